@@ -1,0 +1,1 @@
+"""attn-jax: is attention explanation? The four papers' experiments in JAX."""

@@ -1,0 +1,183 @@
+"""Run configuration: defaults, variants and validation.
+
+The files in `configs/` call `default_config(dataset, encoder, variant)`;
+`variant` is what follows the colon in `--config=configs/sst_bilstm.py:smoke`
+('' is the full J&W recipe, 'smoke' a tiny model on a few documents for
+tests). Everything can be overridden on the command line
+(`--config.train.epochs=2`).
+"""
+
+import difflib
+
+import ml_collections
+from ml_collections import config_dict
+
+from attn_jax.errors import ConfigError
+from attn_jax.models import projections
+from attn_jax.models.model import ENCODERS
+
+DATASETS = ('sst', 'imdb', '20news', 'agnews', 'synthetic')
+VARIANTS = ('', 'smoke')
+CHOICES = {
+    'data.dataset': DATASETS,
+    'model.encoder': ENCODERS,
+    'model.attention': ('tanh', 'dot'),
+    'model.projection': projections.NAMES,
+    'train.select_on': ('dev', 'test'),
+}
+# Keys that say where things are or how they are shown, not what is computed:
+# a finished workdir may be reused with other values of these.
+RUNTIME_KEYS = frozenset({
+    'name', 'data.manual_dir', 'data.tfds_data_dir', 'train.progress',
+    'train.checkpoint_every_steps', 'train.eval_batch_size', 'analyses'})
+
+
+def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collections.ConfigDict:
+  """The J&W recipe (§A.5) for `encoder` on `dataset`."""
+  if variant not in VARIANTS:
+    raise ConfigError(f'unknown config variant {variant!r}; choose from {VARIANTS}')
+  c = ml_collections.ConfigDict()
+  c.name = f'{dataset}_{encoder}' + (f'_{variant}' if variant else '')
+  c.seed = 0
+
+  c.data = ml_collections.ConfigDict()
+  c.data.dataset = dataset
+  c.data.manual_dir = config_dict.placeholder(str)     # None: $ATTN_JAX_DATA, else download
+  c.data.tfds_data_dir = config_dict.placeholder(str)  # None: $TFDS_DATA_DIR or ~/tensorflow_datasets
+  c.data.min_df = config_dict.placeholder(int)         # None: J&W's value for the dataset
+  c.data.max_docs_per_split = config_dict.placeholder(int)  # None: all (a seeded sample otherwise)
+  c.data.bucket_growth = 1.25
+  c.data.synthetic = ml_collections.ConfigDict(dict(
+      seed=0, train_size=2000, dev_size=400, test_size=400, vocab_size=500,
+      planted_words=3, min_length=8, max_length=40))
+
+  c.model = ml_collections.ConfigDict()
+  c.model.encoder = encoder
+  c.model.attention = 'dot' if encoder == 'transformer' else 'tanh'
+  c.model.projection = 'softmax'
+  c.model.sparsegen_lambda = 0.5
+  c.model.embed_dim = 300
+  c.model.embeddings_file = config_dict.placeholder(str)  # word2vec/fastText text file
+  c.model.hidden_dim = 128  # per direction for the BiLSTM (H = 256), total otherwise
+  c.model.lstm_unroll = 1  # larger unrolls measured slower on XLA:CPU
+  c.model.cnn_kernel_sizes = (1, 3, 5, 7)
+  c.model.transformer_layers = 2
+  c.model.transformer_heads = 1
+  c.model.transformer_ffn_dim = 128
+  c.model.dropout = 0.1 if encoder == 'transformer' else 0.0
+
+  c.train = ml_collections.ConfigDict()
+  c.train.epochs = 8
+  c.train.batch_size = 32
+  c.train.eval_batch_size = 64
+  c.train.learning_rate = 1e-3
+  c.train.weight_decay = 1e-5
+  c.train.select_on = 'dev'         # 'test' reproduces W&P's fork (§C)
+  c.train.skip_first_epoch = True   # J&W HEAD never selects epoch 0
+  c.train.checkpoint_every_steps = 200
+  c.train.progress = True
+
+  c.analyses = ''  # analysis stages to run after training (comma-separated)
+
+  if encoder == 'transformer':
+    # Meister et al. train their Transformer at lr 1e-5 from fastText vectors
+    # (epochs unspecified); from scratch that barely moves in 8 epochs.
+    c.train.learning_rate = 1e-4
+    c.train.epochs = 20
+  if dataset == 'synthetic':
+    c.model.embed_dim = 32
+    c.model.hidden_dim = 32
+    c.model.transformer_ffn_dim = 32
+    c.train.epochs = 4
+    c.train.learning_rate = 3e-3
+  if variant == 'smoke':
+    c.model.embed_dim = 16
+    c.model.hidden_dim = 8
+    c.model.transformer_ffn_dim = 16
+    c.data.max_docs_per_split = 64
+    c.data.synthetic.update(train_size=96, dev_size=48, test_size=48, vocab_size=60)
+    c.train.epochs = 2
+    c.train.batch_size = 8
+    c.train.eval_batch_size = 16
+    c.train.checkpoint_every_steps = 4
+  return c
+
+
+def flat_items(cfg: ml_collections.ConfigDict, prefix: str = ''):
+  """(dotted key, value) pairs of a nested config."""
+  for key, value in cfg.items():
+    if isinstance(value, ml_collections.ConfigDict):
+      yield from flat_items(value, f'{prefix}{key}.')
+    else:
+      yield f'{prefix}{key}', value
+
+
+def result_items(cfg: ml_collections.ConfigDict) -> dict:
+  """The keys that change what a run computes, with their values."""
+  return {k: (list(v) if isinstance(v, tuple) else v)
+          for k, v in flat_items(cfg) if k not in RUNTIME_KEYS}
+
+
+def unknown_key_message(key: str, known) -> str:
+  """Names `key` and the valid keys of its section."""
+  section = key.rpartition('.')[0]
+  valid = sorted(k for k in known if k.rpartition('.')[0] == section) or sorted(known)
+  close = difflib.get_close_matches(key, list(known), n=1)
+  hint = f' (did you mean {close[0]!r}?)' if close else ''
+  return f'unknown config key {key!r}{hint}; valid keys here: {", ".join(valid)}'
+
+
+def unknown_override(cfg: ml_collections.ConfigDict, overrides) -> str | None:
+  """The message for the first of `overrides` (dotted keys) not in `cfg`, if any."""
+  known = dict(flat_items(cfg))
+  for key in overrides:
+    if key not in known and not any(k.startswith(key + '.') for k in known):
+      return unknown_key_message(key, known)
+  return None
+
+
+def validate(cfg: ml_collections.ConfigDict) -> None:
+  """Raises ConfigError naming any unknown key or invalid value, and the valid ones."""
+  for key, choices in CHOICES.items():
+    section, name = key.split('.')
+    value = cfg.get(section, {}).get(name)
+    if value not in choices:
+      raise ConfigError(f'{key}={value!r} is not valid; choose from {", ".join(choices)}')
+  reference = dict(flat_items(default_config(cfg.data.dataset, cfg.model.encoder)))
+  given = dict(flat_items(cfg))
+  unknown = sorted(set(given) - set(reference))
+  if unknown:
+    raise ConfigError(unknown_key_message(unknown[0], reference))
+  missing = sorted(set(reference) - set(given))
+  if missing:
+    raise ConfigError(f'config lacks key(s) {", ".join(missing)}; start from '
+                      'attn_jax.config.default_config()')
+  _check_ranges(cfg)
+
+
+def _check_ranges(cfg: ml_collections.ConfigDict) -> None:
+  m, t = cfg.model, cfg.train
+  checks = [
+      (t.epochs >= (2 if t.skip_first_epoch else 1),
+       'train.epochs must be >= 2 when train.skip_first_epoch (epoch 0 is never selected)'),
+      (t.batch_size >= 1 and t.eval_batch_size >= 1, 'batch sizes must be >= 1'),
+      (t.learning_rate > 0, 'train.learning_rate must be > 0'),
+      (t.weight_decay >= 0, 'train.weight_decay must be >= 0'),
+      (t.checkpoint_every_steps >= 1, 'train.checkpoint_every_steps must be >= 1'),
+      (m.sparsegen_lambda < 1, 'model.sparsegen_lambda must be < 1 (sparsegen-lin is defined for λ < 1)'),
+      (m.embed_dim >= 1 and m.hidden_dim >= 2, 'model.embed_dim and model.hidden_dim must be positive'),
+      (m.attention != 'tanh' or (m.hidden_dim * (2 if m.encoder == 'bilstm' else 1)) % 2 == 0,
+       'tanh attention needs an even encoder output size (its layer maps H -> H/2)'),
+      (m.encoder != 'cnn' or m.hidden_dim % len(m.cnn_kernel_sizes) == 0,
+       'model.hidden_dim must be divisible by the number of CNN kernel sizes'),
+      (m.encoder != 'transformer' or m.hidden_dim % m.transformer_heads == 0,
+       'model.hidden_dim must be divisible by model.transformer_heads'),
+      (0 <= m.dropout < 1, 'model.dropout must be in [0, 1)'),
+      (m.lstm_unroll >= 1, 'model.lstm_unroll must be >= 1'),
+      (cfg.data.bucket_growth > 1, 'data.bucket_growth must be > 1'),
+      (cfg.data.max_docs_per_split is None or cfg.data.max_docs_per_split >= 1,
+       'data.max_docs_per_split must be >= 1 (or None for all)'),
+  ]
+  for ok, message in checks:
+    if not ok:
+      raise ConfigError(message)

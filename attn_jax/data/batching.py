@@ -1,0 +1,79 @@
+"""Length-bucketed, padded batches (J&W's `BatchHolder` and noisy sort, §A.2).
+
+Every batch has exactly `batch_size` rows and a length from a short list of
+bucket lengths, so a jitted step compiles once per bucket. Rows that only
+fill a short last batch have weight 0 and index -1.
+"""
+
+import math
+from typing import Iterator, NamedTuple, Sequence
+
+import numpy as np
+
+from attn_jax.data.vocabulary import EOS, SOS, UNK
+
+
+class Batch(NamedTuple):
+  tokens: np.ndarray   # [B, L] int32, right-padded with PAD (0)
+  lengths: np.ndarray  # [B] int32, full lengths including SOS and EOS
+  labels: np.ndarray   # [B] float32, 0 or 1
+  weights: np.ndarray  # [B] float32: loss weight; 0 for filler rows
+  index: np.ndarray    # [B] int32: position in the split; -1 for filler rows
+
+
+def bucket_lengths(max_length: int, growth: float = 1.25, multiple: int = 8) -> tuple[int, ...]:
+  """Padded lengths: multiples of `multiple` growing by about `growth`, the
+  last one >= `max_length`."""
+  buckets = [multiple]
+  while buckets[-1] < max_length:
+    buckets.append(max(buckets[-1] + multiple,
+                       int(math.ceil(buckets[-1] * growth / multiple)) * multiple))
+  return tuple(buckets)
+
+
+def make_batch(sequences: Sequence[np.ndarray], labels: np.ndarray, index: np.ndarray,
+               batch_size: int, buckets: Sequence[int], pos_weight: float = 1.0) -> Batch:
+  """Pads `sequences[index]` into one batch of `batch_size` rows."""
+  n = len(index)
+  lengths = np.full(batch_size, 3, dtype=np.int32)
+  lengths[:n] = [len(sequences[i]) for i in index]
+  width = next(b for b in buckets if b >= lengths.max())
+  tokens = np.zeros((batch_size, width), dtype=np.int32)
+  tokens[n:, :3] = (SOS, UNK, EOS)  # filler rows: one real token, weight 0
+  for row, i in enumerate(index):
+    tokens[row, :lengths[row]] = sequences[i]
+  batch_labels = np.zeros(batch_size, dtype=np.float32)
+  batch_labels[:n] = labels[index]
+  weights = np.zeros(batch_size, dtype=np.float32)
+  weights[:n] = np.where(batch_labels[:n] == 1, pos_weight, 1.0)
+  batch_index = np.full(batch_size, -1, dtype=np.int32)
+  batch_index[:n] = index
+  return Batch(tokens, lengths, batch_labels, weights, batch_index)
+
+
+def noisy_length_order(lengths: np.ndarray, rng: np.random.Generator, noise: float = 0.1) -> np.ndarray:
+  """Indices sorted by `L + randint(floor(-noise L), ceil(noise L))`."""
+  low = np.floor(-noise * lengths).astype(np.int64)
+  high = np.ceil(noise * lengths).astype(np.int64)
+  jitter = rng.integers(low, np.maximum(high, low + 1))
+  return np.argsort(lengths + jitter, kind='stable')
+
+
+def train_batches(sequences: Sequence[np.ndarray], labels: np.ndarray, batch_size: int,
+                  buckets: Sequence[int], pos_weight: float, seed: int, epoch: int) -> list[Batch]:
+  """One epoch of J&W training batches: noisy length sort, contiguous chunks
+  of `batch_size`, chunks in shuffled order. Depends only on (seed, epoch)."""
+  rng = np.random.default_rng([seed, epoch])
+  lengths = np.array([len(s) for s in sequences])
+  order = noisy_length_order(lengths, rng)
+  chunks = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+  return [make_batch(sequences, labels, chunks[c], batch_size, buckets, pos_weight)
+          for c in rng.permutation(len(chunks))]
+
+
+def eval_batches(sequences: Sequence[np.ndarray], labels: np.ndarray, batch_size: int,
+                 buckets: Sequence[int]) -> Iterator[Batch]:
+  """Batches in length order (least padding), every document once."""
+  order = np.argsort([len(s) for s in sequences], kind='stable')
+  for i in range(0, len(order), batch_size):
+    yield make_batch(sequences, labels, order[i:i + batch_size], batch_size, buckets)

@@ -1,0 +1,57 @@
+"""IMDB Large Movie Review Dataset, from the aclImdb archive."""
+
+import re
+
+import numpy as np
+import tensorflow_datasets as tfds
+
+from attn_jax.data.builders import base
+
+_REVIEW = re.compile(r'^(\d+)_(\d+)\.txt$')
+
+
+class AclImdb(base.ArchiveBuilder, skip_registration=True):
+  """aclImdb v1.0 (Maas et al. 2011): labelled train and test reviews.
+
+  `train/unsup` is skipped. Reviews are ordered by (label, id) so the split
+  order does not depend on the order of members in the archive.
+  """
+  DATASET = 'imdb'
+
+  def _info(self):
+    return self.dataset_info_from_configs(
+        features=tfds.features.FeaturesDict({
+            'text': tfds.features.Text(),
+            'label': tfds.features.ClassLabel(names=['neg', 'pos']),
+            'rating': tfds.features.Scalar(dtype=np.int32),
+            'id': tfds.features.Text(),
+        }),
+        homepage='https://ai.stanford.edu/~amaas/data/sentiment/',
+        disable_shuffling=True,
+    )
+
+  def _read(self, files):
+    path = files['archive']
+    splits = {'train': [], 'test': []}
+    for name, data in base.tar_members(path):
+      parts = base.member_parts(name)
+      if len(parts) < 4 or parts[-4] != 'aclImdb' or parts[-3] not in splits or parts[-2] not in ('neg', 'pos'):
+        continue
+      match = _REVIEW.match(parts[-1])
+      if not match:
+        raise base.malformed(path, f'review file {name!r} is not named ID_RATING.txt')
+      try:
+        text = data.decode('utf-8')
+      except UnicodeDecodeError as e:
+        raise base.malformed(path, f'{name} is not UTF-8') from e
+      review_id, rating = int(match.group(1)), int(match.group(2))
+      label = parts[-2]
+      splits[parts[-3]].append(((label, review_id), {
+          'text': text, 'label': label, 'rating': rating,
+          'id': f'{parts[-3]}/{label}/{parts[-1]}'}))
+    for split, examples in splits.items():
+      if not examples:
+        raise base.malformed(path, f'no aclImdb/{split}/{{neg,pos}}/*.txt reviews')
+      examples.sort(key=lambda kv: kv[0])
+    return {split: [(f'{k[0]}/{k[1]}', ex) for k, ex in examples]
+            for split, examples in splits.items()}

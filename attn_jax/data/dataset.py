@@ -1,0 +1,114 @@
+"""The data a run trains and analyses on: encoded splits, vocabulary, fingerprint."""
+
+import dataclasses
+import hashlib
+from typing import Optional, Sequence
+
+import ml_collections
+import numpy as np
+
+from attn_jax.data import builders, jain_wallace, synthetic
+from attn_jax.data.vocabulary import Vocabulary
+from attn_jax.errors import DataError
+
+MIN_REAL_TOKENS = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class EncodedSplit:
+  sequences: list[np.ndarray]  # each int32 [n + 2]: SOS, n word ids, EOS
+  labels: np.ndarray           # [N] int32
+  ids: list[str]
+
+  def __len__(self) -> int:
+    return len(self.sequences)
+
+  @property
+  def lengths(self) -> np.ndarray:
+    return np.array([len(s) for s in self.sequences], dtype=np.int32)
+
+
+@dataclasses.dataclass(frozen=True)
+class Dataset:
+  name: str
+  vocab: Vocabulary
+  splits: dict[str, EncodedSplit]
+  fingerprint: str  # changes whenever any token id, label or split member does
+
+  @property
+  def pos_weight(self) -> float:
+    """n_neg / n_pos of the train split: J&W's weight on positive examples."""
+    labels = self.splits['train'].labels
+    return float((labels == 0).sum() / max((labels == 1).sum(), 1))
+
+  def summary(self) -> dict:
+    return {'dataset': self.name, 'fingerprint': self.fingerprint, 'vocab_size': len(self.vocab),
+            'splits': {s: {'size': len(v), 'positive': int(v.labels.sum())}
+                       for s, v in self.splits.items()}}
+
+
+def encode_documents(docs: Sequence[Sequence[str]], vocab: Vocabulary,
+                     ids: Sequence[str], where: str = 'input') -> list[np.ndarray]:
+  """Encodes tokenised documents; each needs at least two real tokens.
+
+  Raises:
+    DataError: naming the first empty or one-token document.
+  """
+  for doc, doc_id in zip(docs, ids):
+    if len(doc) < MIN_REAL_TOKENS:
+      raise DataError(
+          f'{where}: document {doc_id!r} has {len(doc)} token(s) after tokenisation; '
+          f'at least {MIN_REAL_TOKENS} are needed (attention over one token is '
+          'trivially 1, and rankings, Kendall tau and leave-one-out are undefined). '
+          'Remove it, or keep the length filter of the J&W protocol.')
+  return [vocab.encode(doc) for doc in docs]
+
+
+def fingerprint(vocab: Vocabulary, splits: dict[str, EncodedSplit]) -> str:
+  h = hashlib.sha256('\n'.join(vocab.tokens).encode())
+  for name in sorted(splits):
+    split = splits[name]
+    h.update(name.encode())
+    h.update(split.labels.astype(np.int32).tobytes())
+    h.update(split.lengths.tobytes())
+    for seq in split.sequences:
+      h.update(seq.tobytes())
+  return h.hexdigest()[:16]
+
+
+def _subsample(split: jain_wallace.TokenizedSplit, limit: Optional[int], seed: int):
+  if limit is None or len(split) <= limit:
+    return split
+  keep = np.sort(np.random.RandomState(seed).choice(len(split), size=limit, replace=False))
+  return split.subset(keep)
+
+
+def load_dataset(cfg: ml_collections.ConfigDict, wanted: Sequence[str] = ('train', 'dev', 'test'),
+                 vocab: Optional[Vocabulary] = None) -> Dataset:
+  """Prepares (once) and encodes the splits of `cfg.dataset`.
+
+  Args:
+    cfg: `config.data`.
+    wanted: splits to return.
+    vocab: an existing vocabulary (e.g. a restored model's); by default one is
+      built from the train split with `cfg.min_df` (None: J&W's value).
+  """
+  if cfg.dataset == 'synthetic':
+    prepared = synthetic.generate(cfg.synthetic, wanted)
+  else:
+    raw = builders.load_raw(cfg.dataset, cfg.manual_dir, cfg.tfds_data_dir)
+    prepared = jain_wallace.PROTOCOLS[cfg.dataset](raw, wanted)
+  if vocab is None:
+    if prepared.vocab_docs is None:
+      raise DataError('a vocabulary is built from the train split: ask for it too, or pass vocab=')
+    min_df = prepared.min_df if cfg.min_df is None else cfg.min_df
+    vocab = Vocabulary.build(prepared.vocab_docs, min_df)
+  splits = {}
+  for offset, name in enumerate(wanted):
+    tokenized = _subsample(prepared.splits[name], cfg.max_docs_per_split, offset)
+    if len(tokenized) == 0:
+      raise DataError(f'{cfg.dataset}: split {name!r} is empty after the length filter')
+    splits[name] = EncodedSplit(
+        encode_documents(tokenized.docs, vocab, tokenized.ids, f'{cfg.dataset}/{name}'),
+        tokenized.labels, tokenized.ids)
+  return Dataset(cfg.dataset, vocab, splits, fingerprint(vocab, splits))

@@ -1,0 +1,25 @@
+"""Errors a user can act on.
+
+Each message names the problem and the fix; `run.py` prints them without a
+traceback. Anything else escaping the library is a bug.
+"""
+
+
+class AttnJaxError(Exception):
+  """Base class: a problem with the input, not with attn-jax."""
+
+
+class ConfigError(AttnJaxError):
+  """An unknown config key, or a value outside the valid choices."""
+
+
+class DataError(AttnJaxError):
+  """Missing, truncated or malformed data, or an unusable document."""
+
+
+class CheckpointError(AttnJaxError):
+  """A workdir whose checkpoint does not match the requested config or data."""
+
+
+class TrainingError(AttnJaxError):
+  """Training cannot continue (for example the loss became NaN)."""

@@ -1,0 +1,135 @@
+"""The model as pure functions of a params pytree.
+
+    e = model.embed(params, tokens)                  # [B, L] -> [B, L, D]
+    h = model.encode(params, e, lengths)             # -> [B, L, H]
+    s = model.score(params, h)                       # -> [B, L]
+    α = model.project(s, mask)                       # -> [B, L], 0 off the words
+    z = model.decode(params, h, α)                   # -> [B] logits
+
+Every stage is a plain function, so `jax.grad` / `jax.vmap` can take the
+output with respect to the embeddings, the hidden states or α, and any α can
+be imposed on `decode`. The params pytree has one subtree per stage:
+`embedding`, `encoder`, `attention` (the scorer) and `decoder`.
+"""
+
+import dataclasses
+from typing import Callable, NamedTuple, Optional
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import ml_collections
+
+from attn_jax.models import masks, projections
+from attn_jax.models.average import AverageEncoder
+from attn_jax.models.bilstm import BiLSTMEncoder
+from attn_jax.models.cnn import CNNEncoder
+from attn_jax.models.decoder import Decoder
+from attn_jax.models.embedding import Embedding
+from attn_jax.models.scorers import SCORERS
+from attn_jax.models.transformer import TransformerEncoder
+
+ENCODERS = ('bilstm', 'cnn', 'average', 'transformer')
+
+
+class AttentionClassifier(nn.Module):
+  """The four stages; `Model` calls them one at a time through `apply`."""
+  embedding: nn.Module
+  encoder: nn.Module
+  attention: nn.Module
+  decoder: nn.Module
+
+  def embed(self, tokens):
+    return self.embedding(tokens)
+
+  def encode(self, embedded, lengths, deterministic=True):
+    return self.encoder(embedded, lengths, deterministic=deterministic)
+
+  def score(self, hidden):
+    return self.attention(hidden)
+
+  def decode(self, hidden, alpha):
+    return self.decoder(hidden, alpha)
+
+  def __call__(self, tokens, lengths):
+    hidden = self.encode(self.embed(tokens), lengths)
+    scores = self.score(hidden)
+    return self.decode(hidden, projections.uniform(scores, masks.attention_mask(tokens, lengths)))
+
+
+class Forward(NamedTuple):
+  """Everything one forward pass computes; all [B, ...]."""
+  logits: jnp.ndarray    # [B]
+  alpha: jnp.ndarray     # [B, L]
+  scores: jnp.ndarray    # [B, L] before projection
+  hidden: jnp.ndarray    # [B, L, H]
+  embedded: jnp.ndarray  # [B, L, D]
+  mask: jnp.ndarray      # [B, L] bool, the attention mask
+
+  @property
+  def probs(self) -> jnp.ndarray:
+    return jax.nn.sigmoid(self.logits)
+
+
+@dataclasses.dataclass(frozen=True)
+class Model:
+  module: AttentionClassifier
+  project: Callable[[jnp.ndarray, jnp.ndarray], jnp.ndarray]  # (scores, mask) -> α
+
+  def init(self, rng: jax.Array) -> dict:
+    tokens = jnp.array([[2, 4, 5, 3]], dtype=jnp.int32)
+    return self.module.init(rng, tokens, jnp.array([4], dtype=jnp.int32))['params']
+
+  def embed(self, params, tokens: jnp.ndarray) -> jnp.ndarray:
+    return self.module.apply({'params': params}, tokens, method='embed')
+
+  def encode(self, params, embedded: jnp.ndarray, lengths: jnp.ndarray,
+             dropout_rng: Optional[jax.Array] = None) -> jnp.ndarray:
+    """Deterministic unless a `dropout_rng` is given (only the Transformer has dropout)."""
+    rngs = {} if dropout_rng is None else {'dropout': dropout_rng}
+    return self.module.apply({'params': params}, embedded, lengths, dropout_rng is None,
+                             method='encode', rngs=rngs)
+
+  def score(self, params, hidden: jnp.ndarray) -> jnp.ndarray:
+    return self.module.apply({'params': params}, hidden, method='score')
+
+  def decode(self, params, hidden: jnp.ndarray, alpha: jnp.ndarray) -> jnp.ndarray:
+    return self.module.apply({'params': params}, hidden, alpha, method='decode')
+
+  def forward_embedded(self, params, embedded: jnp.ndarray, lengths: jnp.ndarray,
+                       mask: jnp.ndarray, dropout_rng: Optional[jax.Array] = None) -> Forward:
+    """The pass from given embeddings (for gradients with respect to them)."""
+    hidden = self.encode(params, embedded, lengths, dropout_rng)
+    scores = self.score(params, hidden)
+    alpha = self.project(scores, mask)
+    return Forward(self.decode(params, hidden, alpha), alpha, scores, hidden, embedded, mask)
+
+  def forward(self, params, tokens: jnp.ndarray, lengths: jnp.ndarray,
+              dropout_rng: Optional[jax.Array] = None) -> Forward:
+    """tokens [B, L] int32, lengths [B] (with SOS and EOS) -> `Forward`."""
+    return self.forward_embedded(params, self.embed(params, tokens), lengths,
+                                 masks.attention_mask(tokens, lengths), dropout_rng)
+
+
+def build_encoder(cfg: ml_collections.ConfigDict) -> nn.Module:
+  if cfg.encoder == 'bilstm':
+    return BiLSTMEncoder(hidden=cfg.hidden_dim, unroll=cfg.lstm_unroll)
+  if cfg.encoder == 'cnn':
+    return CNNEncoder(hidden=cfg.hidden_dim, kernel_sizes=tuple(cfg.cnn_kernel_sizes))
+  if cfg.encoder == 'average':
+    return AverageEncoder(hidden=cfg.hidden_dim)
+  if cfg.encoder == 'transformer':
+    return TransformerEncoder(hidden=cfg.hidden_dim, layers=cfg.transformer_layers,
+                              heads=cfg.transformer_heads, ffn_dim=cfg.transformer_ffn_dim,
+                              dropout=cfg.dropout)
+  raise ValueError(f'unknown encoder {cfg.encoder!r}; choose from {ENCODERS}')
+
+
+def build_model(cfg: ml_collections.ConfigDict, vocab_size: int) -> Model:
+  """The model described by `config.model`."""
+  module = AttentionClassifier(
+      embedding=Embedding(vocab_size, cfg.embed_dim),
+      encoder=build_encoder(cfg),
+      attention=SCORERS[cfg.attention](),
+      decoder=Decoder())
+  return Model(module, projections.get(cfg.projection, cfg.sparsegen_lambda))

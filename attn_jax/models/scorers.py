@@ -1,0 +1,38 @@
+"""Attention scores s_t of hidden states (§A.4). No query: classification."""
+
+import math
+
+import flax.linen as nn
+import jax.numpy as jnp
+
+from attn_jax.models.initializers import torch_uniform
+
+
+class AdditiveScorer(nn.Module):
+  """J&W `tanh` (Bahdanau-style): s_t = v . tanh(W1 h_t + b1), W1: H -> H/2.
+
+  [B, L, H] -> [B, L] unmasked scores.
+  """
+
+  @nn.compact
+  def __call__(self, hidden: jnp.ndarray) -> jnp.ndarray:
+    size = hidden.shape[-1]
+    u = jnp.tanh(nn.Dense(size // 2, kernel_init=torch_uniform(size),
+                          bias_init=torch_uniform(size), name='projection')(hidden))
+    return nn.Dense(1, use_bias=False, kernel_init=torch_uniform(size // 2), name='v')(u)[..., 0]
+
+
+class DotScorer(nn.Module):
+  """J&W `dot`: s_t = u . h_t / sqrt(H) with a learned query u.
+
+  [B, L, H] -> [B, L] unmasked scores.
+  """
+
+  @nn.compact
+  def __call__(self, hidden: jnp.ndarray) -> jnp.ndarray:
+    size = hidden.shape[-1]
+    u = nn.Dense(1, use_bias=False, kernel_init=torch_uniform(size), name='query')(hidden)
+    return u[..., 0] / math.sqrt(size)
+
+
+SCORERS = {'tanh': AdditiveScorer, 'dot': DotScorer}

@@ -1,0 +1,54 @@
+"""Transformer encoder (Meister et al. 2021, App. B: 2 layers, 1 head, dim 128)."""
+
+import flax.linen as nn
+import jax.numpy as jnp
+import numpy as np
+
+from attn_jax.models import masks
+
+
+def sinusoidal_positions(width: int, dim: int) -> np.ndarray:
+  """[width, dim] fixed sine/cosine position encodings (Vaswani et al. 2017)."""
+  position = np.arange(width)[:, None]
+  rate = np.exp(-np.log(10000.0) * np.arange(0, dim, 2) / dim)[None, :]
+  table = np.zeros((width, dim), dtype=np.float32)
+  table[:, 0::2] = np.sin(position * rate)
+  table[:, 1::2] = np.cos(position * rate)[:, : dim // 2]
+  return table
+
+
+class TransformerEncoder(nn.Module):
+  """[B, L, D], [B] lengths -> [B, L, hidden].
+
+  Embeddings are projected to `hidden`, sinusoidal positions added, then
+  post-LN layers (PyTorch `nn.TransformerEncoderLayer` defaults: ReLU
+  feed-forward, dropout). Keys past a row's length are masked, so padding
+  never changes an output; outputs at padding are zero. Meister et al. leave
+  these details unspecified (ALGORITHMS.md §A.7).
+  """
+  hidden: int = 128
+  layers: int = 2
+  heads: int = 1
+  ffn_dim: int = 128
+  dropout: float = 0.1
+
+  @nn.compact
+  def __call__(self, embedded: jnp.ndarray, lengths: jnp.ndarray,
+               deterministic: bool = True) -> jnp.ndarray:
+    width = embedded.shape[1]
+    valid = masks.sequence_mask(lengths, width)
+    x = nn.Dense(self.hidden, name='input_projection')(embedded)
+    x = x + jnp.asarray(sinusoidal_positions(width, self.hidden))[None]
+    attend = nn.make_attention_mask(valid, valid)
+    for i in range(self.layers):
+      attended = nn.MultiHeadDotProductAttention(
+          num_heads=self.heads, qkv_features=self.hidden, dropout_rate=self.dropout,
+          deterministic=deterministic, name=f'layer{i}_attention')(x, x, mask=attend)
+      x = nn.LayerNorm(name=f'layer{i}_norm1')(
+          x + nn.Dropout(self.dropout)(attended, deterministic=deterministic))
+      ff = nn.Dense(self.ffn_dim, name=f'layer{i}_ffn_in')(x)
+      ff = nn.Dropout(self.dropout)(nn.relu(ff), deterministic=deterministic)
+      ff = nn.Dense(self.hidden, name=f'layer{i}_ffn_out')(ff)
+      x = nn.LayerNorm(name=f'layer{i}_norm2')(
+          x + nn.Dropout(self.dropout)(ff, deterministic=deterministic))
+    return x * valid[..., None].astype(x.dtype)

@@ -1,0 +1,1 @@
+"""Figures, written as PNG and SVG next to the numbers they show."""

@@ -1,0 +1,1 @@
+"""Training: the J&W recipe (§A.5), checkpoints, model selection."""

@@ -1,0 +1,77 @@
+"""What a workdir holds besides checkpoints, and whether it fits a config.
+
+    <workdir>/config.json    the resolved config the model was trained with
+    <workdir>/vocab.json     the vocabulary, ids in order
+    <workdir>/data.json      fingerprint and sizes of the prepared splits
+"""
+
+import json
+import os
+
+import ml_collections
+
+from attn_jax import atomic_io, config as config_lib
+from attn_jax.data.dataset import Dataset
+from attn_jax.data.vocabulary import Vocabulary
+from attn_jax.errors import CheckpointError
+
+
+def paths(workdir: str) -> dict[str, str]:
+  return {name: os.path.join(workdir, f'{name}.json') for name in ('config', 'vocab', 'data', 'eval')}
+
+
+def check_config(cfg: ml_collections.ConfigDict, workdir: str) -> None:
+  """Raises CheckpointError if the workdir was made with a different config.
+
+  Only keys that change results count (`config.RUNTIME_KEYS` may differ).
+  """
+  path = paths(workdir)['config']
+  if not os.path.exists(path):
+    return
+  saved = config_lib.result_items(ml_collections.ConfigDict(atomic_io.read_json(path)))
+  wanted = config_lib.result_items(cfg)
+  differing = sorted(k for k in set(saved) | set(wanted) if saved.get(k) != wanted.get(k))
+  if differing:
+    shown = '; '.join(f'{k}: workdir has {saved.get(k)!r}, config asks {wanted.get(k)!r}'
+                      for k in differing[:6])
+    raise CheckpointError(
+        f'{workdir} holds a model trained with a different config ({shown}). '
+        'Pass a new --workdir, or override the config back to what the workdir has.')
+
+
+def check_data(dataset: Dataset, workdir: str) -> None:
+  """Raises CheckpointError if the workdir's model saw other prepared data."""
+  path = paths(workdir)['data']
+  if not os.path.exists(path):
+    return
+  saved = atomic_io.read_json(path)
+  if saved['fingerprint'] != dataset.fingerprint:
+    raise CheckpointError(
+        f'the prepared {dataset.name} data (fingerprint {dataset.fingerprint}) differs from '
+        f'the data the model in {workdir} was trained on ({saved["fingerprint"]}): the '
+        'source files or the preprocessing changed. Use a new --workdir to retrain, or '
+        'restore the original files.')
+
+
+def write_description(cfg: ml_collections.ConfigDict, dataset: Dataset, workdir: str) -> None:
+  """Writes config.json, vocab.json and data.json if they are not there yet."""
+  p = paths(workdir)
+  if not os.path.exists(p['config']):
+    atomic_io.atomic_write(p['config'], lambda f: f.write(cfg.to_json_best_effort(indent=2, sort_keys=True)))
+  if not os.path.exists(p['vocab']):
+    dataset.vocab.save(p['vocab'])
+  if not os.path.exists(p['data']):
+    atomic_io.write_json(p['data'], dataset.summary())
+
+
+def load_config(workdir: str) -> ml_collections.ConfigDict:
+  path = paths(workdir)['config']
+  if not os.path.exists(path):
+    raise CheckpointError(f'{workdir} holds no trained model (no config.json); train one with '
+                          f'`python run.py --config=... --workdir={workdir}`')
+  with open(path) as f:
+    return ml_collections.ConfigDict(json.load(f))
+
+
+def load_vocab(workdir: str) -> Vocabulary:
+  return Vocabulary.load(paths(workdir)['vocab'])

@@ -1,0 +1,7 @@
+"""J&W recipe: bilstm encoder on imdb (variants: '' full, 'smoke' tiny)."""
+
+from attn_jax.config import default_config
+
+
+def get_config(variant: str = ''):
+  return default_config('imdb', 'bilstm', variant)

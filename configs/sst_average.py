@@ -1,0 +1,7 @@
+"""J&W recipe: average encoder on sst (variants: '' full, 'smoke' tiny)."""
+
+from attn_jax.config import default_config
+
+
+def get_config(variant: str = ''):
+  return default_config('sst', 'average', variant)
