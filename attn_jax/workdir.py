@@ -25,10 +25,9 @@ def check_config(cfg: ml_collections.ConfigDict, workdir: str) -> None:
 
   Only keys that change results count (`config.RUNTIME_KEYS` may differ).
   """
-  path = paths(workdir)['config']
-  if not os.path.exists(path):
+  if not os.path.exists(paths(workdir)['config']):
     return
-  saved = config_lib.result_items(ml_collections.ConfigDict(atomic_io.read_json(path)))
+  saved = config_lib.result_items(load_config(workdir))
   wanted = config_lib.result_items(cfg)
   differing = sorted(k for k in set(saved) | set(wanted) if saved.get(k) != wanted.get(k))
   if differing:
@@ -64,13 +63,26 @@ def write_description(cfg: ml_collections.ConfigDict, dataset: Dataset, workdir:
     atomic_io.write_json(p['data'], dataset.summary())
 
 
+def _overlay(cfg: ml_collections.ConfigDict, saved: dict) -> None:
+  for key, value in saved.items():
+    if isinstance(value, dict) and isinstance(cfg.get(key), ml_collections.ConfigDict):
+      _overlay(cfg[key], value)
+    else:
+      cfg[key] = tuple(value) if isinstance(value, list) else value
+
+
 def load_config(workdir: str) -> ml_collections.ConfigDict:
+  """The workdir's config: today's defaults overlaid with the saved values, so
+  keys added to the schema since the model was trained take their default."""
   path = paths(workdir)['config']
   if not os.path.exists(path):
     raise CheckpointError(f'{workdir} holds no trained model (no config.json); train one with '
                           f'`python run.py --config=... --workdir={workdir}`')
   with open(path) as f:
-    return ml_collections.ConfigDict(json.load(f))
+    saved = json.load(f)
+  cfg = config_lib.default_config(saved['data']['dataset'], saved['model']['encoder'])
+  _overlay(cfg, saved)
+  return cfg
 
 
 def load_vocab(workdir: str) -> Vocabulary:

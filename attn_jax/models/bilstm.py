@@ -30,8 +30,9 @@ def _gate_activations(pre: jnp.ndarray) -> jnp.ndarray:
   """
   hidden = pre.shape[-1] // 4
   half = jnp.full((hidden,), 0.5, pre.dtype)
-  scale = jnp.concatenate([half, half, jnp.ones((hidden,), pre.dtype), half])
-  shift = jnp.concatenate([half, half, jnp.zeros((hidden,), pre.dtype), half])
+  rank = (1,) * (pre.ndim - 1) + (4 * hidden,)
+  scale = jnp.concatenate([half, half, jnp.ones((hidden,), pre.dtype), half]).reshape(rank)
+  shift = jnp.concatenate([half, half, jnp.zeros((hidden,), pre.dtype), half]).reshape(rank)
   return jnp.tanh(pre * scale) * scale + shift
 
 

@@ -7,18 +7,19 @@ from attn_jax.data.vocabulary import PAD
 
 
 class Embedding(nn.Module):
-  """[B, L] int32 token ids -> [B, L, dim] vectors; table init N(0, 1) as PyTorch.
+  """[B, L] int32 token ids -> [B, L, dim] vectors; table init N(0, init_std²).
 
   PAD embeds to the zero vector whatever the table holds, so padding never
   changes an output and row 0 receives no gradient (J&W's `padding_idx=0`).
   """
   vocab_size: int
   dim: int
+  init_std: float = 0.1  # the configs' default; PyTorch nn.Embedding uses 1
 
   @nn.compact
   def __call__(self, tokens: jnp.ndarray) -> jnp.ndarray:
     def init(key, shape, dtype=jnp.float32):
-      return nn.initializers.normal(1.0)(key, shape, dtype).at[PAD].set(0.0)
+      return nn.initializers.normal(self.init_std)(key, shape, dtype).at[PAD].set(0.0)
 
     table = self.param('table', init, (self.vocab_size, self.dim))
     return jnp.take(table, tokens, axis=0) * (tokens != PAD)[..., None].astype(table.dtype)

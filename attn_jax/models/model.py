@@ -128,7 +128,7 @@ def build_encoder(cfg: ml_collections.ConfigDict) -> nn.Module:
 def build_model(cfg: ml_collections.ConfigDict, vocab_size: int) -> Model:
   """The model described by `config.model`."""
   module = AttentionClassifier(
-      embedding=Embedding(vocab_size, cfg.embed_dim),
+      embedding=Embedding(vocab_size, cfg.embed_dim, cfg.embed_init_std),
       encoder=build_encoder(cfg),
       attention=SCORERS[cfg.attention](),
       decoder=Decoder())

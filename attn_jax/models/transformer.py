@@ -38,7 +38,7 @@ class TransformerEncoder(nn.Module):
     width = embedded.shape[1]
     valid = masks.sequence_mask(lengths, width)
     x = nn.Dense(self.hidden, name='input_projection')(embedded)
-    x = x + jnp.asarray(sinusoidal_positions(width, self.hidden))[None]
+    x = x + jnp.asarray(sinusoidal_positions(width, self.hidden), x.dtype)[None]
     attend = nn.make_attention_mask(valid, valid)
     for i in range(self.layers):
       attended = nn.MultiHeadDotProductAttention(

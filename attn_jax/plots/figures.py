@@ -1,16 +1,21 @@
-"""Saving a matplotlib figure as PNG and SVG, atomically, without a display."""
+"""Saving a matplotlib figure as PNG and SVG, atomically.
 
-import os
+Figures are `matplotlib.figure.Figure` objects, not pyplot's: they need no
+display and leave the user's backend (e.g. a notebook's inline one) alone.
+"""
 
-import matplotlib
-
-matplotlib.use('Agg')
-import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top,wrong-import-position
+from matplotlib.figure import Figure
 
 from attn_jax import atomic_io
 
 
-def save(fig, stem: str) -> list[str]:
+def new_figure(nrows: int = 1, ncols: int = 1, **kwargs):
+  """(figure, axes) like `plt.subplots`, without pyplot."""
+  fig = Figure(figsize=kwargs.pop('figsize', None))
+  return fig, fig.subplots(nrows, ncols, **kwargs)
+
+
+def save(fig: Figure, stem: str) -> list[str]:
   """Writes `<stem>.png` and `<stem>.svg`; returns their paths."""
   written = []
   for ext in ('png', 'svg'):
@@ -18,10 +23,4 @@ def save(fig, stem: str) -> list[str]:
     atomic_io.atomic_write(path, lambda f, e=ext: fig.savefig(f, format=e, dpi=150,
                                                               bbox_inches='tight'), mode='wb')
     written.append(path)
-  plt.close(fig)
   return written
-
-
-def new_figure(*args, **kwargs):
-  os.environ.setdefault('MPLBACKEND', 'Agg')
-  return plt.subplots(*args, **kwargs)

@@ -66,5 +66,17 @@ def tar_members(path: str):
     raise corrupt(path, e) from e
 
 
+def in_key_order(path: str, splits: dict[str, list], expected: str) -> dict[str, list]:
+  """Sorts each split's (sort key tuple, example) pairs by key and joins the
+  key into a string; a split with no example means a malformed archive."""
+  ordered = {}
+  for split, examples in splits.items():
+    if not examples:
+      raise malformed(path, 'no ' + expected.format(split=split))
+    examples.sort(key=lambda kv: kv[0])
+    ordered[split] = [('/'.join(map(str, key)), example) for key, example in examples]
+  return ordered
+
+
 def member_parts(name: str) -> list[str]:
   return [p for p in name.replace(os.sep, '/').split('/') if p not in ('', '.')]

@@ -49,9 +49,4 @@ class AclImdb(base.ArchiveBuilder, skip_registration=True):
       splits[parts[-3]].append(((label, review_id), {
           'text': text, 'label': label, 'rating': rating,
           'id': f'{parts[-3]}/{label}/{parts[-1]}'}))
-    for split, examples in splits.items():
-      if not examples:
-        raise base.malformed(path, f'no aclImdb/{split}/{{neg,pos}}/*.txt reviews')
-      examples.sort(key=lambda kv: kv[0])
-    return {split: [(f'{k[0]}/{k[1]}', ex) for k, ex in examples]
-            for split, examples in splits.items()}
+    return base.in_key_order(path, splits, 'aclImdb/{split}/{{neg,pos}}/*.txt reviews')

@@ -46,9 +46,4 @@ class Newsgroups20Bydate(base.ArchiveBuilder, skip_registration=True):
       split = _SPLIT_DIRS[parts[-3]]
       splits[split].append(((group, int(post)), {
           'text': data.decode('latin-1'), 'group': group, 'id': f'{split}/{group}/{post}'}))
-    for split, examples in splits.items():
-      if not examples:
-        raise base.malformed(path, f'no 20news-bydate-{split}/<group>/<id> posts')
-      examples.sort(key=lambda kv: kv[0])
-    return {split: [(f'{k[0]}/{k[1]}', ex) for k, ex in examples]
-            for split, examples in splits.items()}
+    return base.in_key_order(path, splits, '20news-bydate-{split}/<group>/<id> posts')

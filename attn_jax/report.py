@@ -1,0 +1,148 @@
+"""Measured vs published numbers, and the README tables made from them.
+
+    python -m attn_jax.report training WORKDIR_OR_RESULTS_DIR ... [--save results] [--readme README.md]
+    python -m attn_jax.report data [--save results] [--readme README.md]
+
+`training` reads `eval.json` and `config.json` of each run and prints
+measured test metrics beside Jain & Wallace's; `--save` copies each run's
+small result files (eval.json, metrics.jsonl, config.json, data.json) to
+`results/<run>/`, which is committed. `data` prepares every dataset
+(ATTN_JAX_DATA) and prints split sizes and vocabularies beside J&W's;
+`--save` writes them to `results/data_splits.json`. `--readme` rewrites the
+README block between that table's markers from the saved files.
+"""
+
+import argparse
+import json
+import os
+import shutil
+
+from attn_jax import atomic_io, config as config_lib, published
+
+RESULT_FILES = ('eval.json', 'metrics.jsonl', 'config.json', 'data.json')
+METRICS = ('accuracy', 'f1_pos', 'roc_auc')
+DATASETS = ('sst', 'imdb', '20news', 'agnews')
+
+
+def load_run(path: str) -> dict:
+  with open(os.path.join(path, 'eval.json')) as f:
+    results = json.load(f)
+  with open(os.path.join(path, 'config.json')) as f:
+    config = json.load(f)
+  model = config['model']
+  return {'name': os.path.basename(os.path.normpath(path)), 'path': path,
+          'dataset': config['data']['dataset'], 'seed': config['seed'],
+          'model': f'{model["encoder"]} + {model["attention"]} / {model["projection"]}',
+          'embed_init': f'N(0, {model.get("embed_init_std", 1.0):g}²)', 'results': results}
+
+
+def training_rows(runs: list[dict]) -> list[list[str]]:
+  rows = [['run', 'model', 'embeddings', 'seed', 'test n', *[f'{m} (J&W)' for m in METRICS],
+           'selected epoch', 'its dev roc_auc', 'train time']]
+  for run in runs:
+    r, paper = run['results'], published.JAIN_WALLACE_TEST.get(run['dataset'], {})
+    cells = [f'{r[m]:.3f} ({paper[m]:.3f})' if m in paper else f'{r[m]:.3f} (–)' for m in METRICS]
+    selection = next((v for k, v in r.items() if k.startswith('selection_')), float('nan'))
+    minutes = r.get('training_seconds', float('nan')) / 60
+    rows.append([run['name'], run['model'], run['embed_init'], str(run['seed']), str(r['n']), *cells,
+                 str(r['selected_epoch']), f'{selection:.3f}', f'{minutes:.1f} min'])
+  return rows
+
+
+def markdown(rows: list[list[str]]) -> str:
+  lines = ['| ' + ' | '.join(rows[0]) + ' |', '|' + '---|' * len(rows[0])]
+  lines += ['| ' + ' | '.join(row) + ' |' for row in rows[1:]]
+  return '\n'.join(lines)
+
+
+def plain(rows: list[list[str]]) -> str:
+  widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+  return '\n'.join('  '.join(c.ljust(w) for c, w in zip(row, widths)) for row in rows)
+
+
+def save(run: dict, directory: str) -> str:
+  target = os.path.join(directory, run['name'])
+  os.makedirs(target, exist_ok=True)
+  for name in RESULT_FILES:
+    source = os.path.join(run['path'], name)
+    if os.path.exists(source) and os.path.abspath(source) != os.path.abspath(os.path.join(target, name)):
+      shutil.copyfile(source, os.path.join(target, name))
+  return target
+
+
+def measure_splits() -> dict:
+  """dataset -> split -> [n, negatives, positives], plus the vocabulary size."""
+  from attn_jax.data import builders, jain_wallace  # pylint: disable=g-import-not-at-top
+  from attn_jax.data.dataset import load_dataset  # pylint: disable=g-import-not-at-top
+  measured = {}
+  for dataset in DATASETS:
+    cfg = config_lib.default_config(dataset, 'bilstm').data
+    if dataset == 'agnews':  # only test.csv is distributed beside the project
+      test = jain_wallace.ag_news(builders.load_raw(dataset), ('test',)).splits['test']
+      splits, vocab = {'test': test.labels}, None
+    else:
+      data = load_dataset(cfg)
+      splits, vocab = {s: v.labels for s, v in data.splits.items()}, len(data.vocab)
+    measured[dataset] = {s: [len(y), int((y == 0).sum()), int((y == 1).sum())] for s, y in splits.items()}
+    measured[dataset]['vocab'] = vocab
+  return measured
+
+
+def data_rows(measured: dict) -> list[list[str]]:
+  def cell(value):
+    return '–' if value is None else '/'.join(str(v) for v in value) if isinstance(value, (list, tuple)) else str(value)
+
+  rows = [['dataset', 'train (n/neg/pos)', 'dev', 'test', 'test (J&W)', 'vocab', 'vocab (J&W)']]
+  for dataset, m in measured.items():
+    paper = published.JAIN_WALLACE_SPLITS.get(dataset, {})
+    rows.append([dataset, cell(m.get('train')), cell(m.get('dev')), cell(m.get('test')),
+                 cell(paper.get('test')), cell(m.get('vocab')), cell(paper.get('vocab'))])
+  return rows
+
+
+def write_readme(readme: str, table_name: str, table: str, command: str, files: list[str]) -> None:
+  markers = (f'<!-- {table_name}:start -->', f'<!-- {table_name}:end -->')
+  with open(readme) as f:
+    text = f.read()
+  start, end = (text.index(m) for m in markers)
+  block = (f'{markers[0]}\n<!-- generated by `{command} --readme README.md`; do not edit -->\n\n'
+           f'{table}\n\nFrom ' + ', '.join(f'`{f}`' for f in files) + '.\n')
+  atomic_io.atomic_write(readme, lambda f: f.write(text[:start] + block + text[end:]))
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(description='Measured vs published numbers.')
+  parser.add_argument('table', choices=['training', 'data'])
+  parser.add_argument('runs', nargs='*', help='training: workdirs or results/<run> folders; '
+                      'data: a saved data_splits.json to show instead of measuring')
+  parser.add_argument('--save', help='folder to copy / write the result files into')
+  parser.add_argument('--readme', help='rewrite this README\'s block for the table')
+  args = parser.parse_args(argv)
+  here = os.path.dirname(os.path.abspath(args.readme)) if args.readme else os.getcwd()
+  if args.table == 'training':
+    runs = [load_run(p) for p in args.runs]
+    print(plain(training_rows(runs)))
+    if args.save:
+      runs = [load_run(save(run, args.save)) for run in runs]
+    if args.readme:
+      sources = [os.path.relpath(run['path'], here) for run in runs]
+      write_readme(args.readme, 'training-results', markdown(training_rows(runs)),
+                   'python -m attn_jax.report training ' + ' '.join(sources),
+                   [f'{s}/eval.json' for s in sources])
+    return
+  if args.runs:
+    measured, path = atomic_io.read_json(args.runs[0]), args.runs[0]
+  else:
+    measured, path = measure_splits(), None
+  print(plain(data_rows(measured)))
+  if args.save:
+    path = os.path.join(args.save, 'data_splits.json')
+    atomic_io.write_json(path, measured)
+  if args.readme and path:
+    source = os.path.relpath(path, here)
+    write_readme(args.readme, 'data-splits', markdown(data_rows(measured)),
+                 f'python -m attn_jax.report data {source}', [source])
+
+
+if __name__ == '__main__':
+  main()

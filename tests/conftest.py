@@ -1,0 +1,40 @@
+"""Shared fixtures. JAX runs with strict dtype and rank promotion, so an
+implicit float64 upcast or a silent broadcast between ranks is an error."""
+
+import os
+
+import jax
+import pytest
+
+jax.config.update('jax_numpy_dtype_promotion', 'strict')
+jax.config.update('jax_numpy_rank_promotion', 'raise')
+
+from attn_jax import config as config_lib  # noqa: E402  (after the JAX settings)
+
+REAL_DATA = os.environ.get('ATTN_JAX_DATA')
+
+
+def tiny_model_config(encoder='bilstm', attention='tanh', projection='softmax'):
+  cfg = config_lib.default_config('synthetic', encoder, 'smoke').model
+  cfg.encoder, cfg.attention, cfg.projection = encoder, attention, projection
+  cfg.dropout = 0.0
+  return cfg
+
+
+@pytest.fixture(scope='session')
+def tfds_dir(tmp_path_factory):
+  """One prepared-data folder for the whole session (real data prepares once)."""
+  return str(tmp_path_factory.mktemp('tfds'))
+
+
+requires_real_data = pytest.mark.skipif(
+    not REAL_DATA, reason='set ATTN_JAX_DATA to the data folder (../shared/data) to run')
+
+
+@pytest.fixture
+def optax_promotion():
+  """optax's Adam bias correction raises a float to an int32 step count,
+  which strict dtype promotion rejects; tests that run the optimiser use
+  standard promotion (rank promotion stays strict)."""
+  with jax.numpy_dtype_promotion('standard'):
+    yield

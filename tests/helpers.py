@@ -1,0 +1,32 @@
+"""Running the pipeline on the synthetic task inside tests."""
+
+import json
+import os
+
+from attn_jax import config as config_lib, pipeline
+
+TIMING_KEYS = ('seconds_this_run', 'training_seconds')
+
+
+def synthetic_config(**overrides):
+  """The synthetic smoke config with `section__key=value` overrides."""
+  cfg = config_lib.default_config('synthetic', 'bilstm', 'smoke')
+  cfg.train.progress = False
+  for dotted, value in overrides.items():
+    section, key = dotted.split('__')
+    cfg[section][key] = value
+  return cfg
+
+
+def run(cfg, workdir, logs=None):
+  return pipeline.run(cfg, str(workdir), log=(logs.append if logs is not None else lambda _: None))
+
+
+def eval_without_timing(workdir):
+  with open(os.path.join(workdir, 'eval.json')) as f:
+    return {k: v for k, v in json.load(f).items() if k not in TIMING_KEYS}
+
+
+def history(workdir):
+  with open(os.path.join(workdir, 'metrics.jsonl')) as f:
+    return [json.loads(line) for line in f]

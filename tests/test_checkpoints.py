@@ -1,0 +1,187 @@
+"""Checkpoints: exact save/restore, restore-instead-of-retrain, resume after
+NaN and after kill -9, and refusal of incompatible workdirs."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from attn_jax.errors import CheckpointError, TrainingError
+from attn_jax.models import build_model
+from attn_jax.restore import restore
+from attn_jax.training import optimizer as optimizer_lib, step as step_lib, trainer
+from attn_jax.training.checkpoints import CheckpointStore
+from conftest import tiny_model_config
+import helpers
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+pytestmark = pytest.mark.usefixtures('optax_promotion')
+
+
+def test_state_and_progress_round_trip_exactly(tmp_path):
+  model = build_model(tiny_model_config('cnn'), 30)
+  tx = optimizer_lib.make_optimizer(helpers.synthetic_config().train)
+  state = step_lib.init_state(tx, model.init(jax.random.PRNGKey(3)))
+  state = state.replace(step=jnp.array(17, jnp.int32))
+  progress = {**trainer.fresh_progress(), 'epoch': 2, 'history': [{'epoch': 0, 'x': 0.25}]}
+  with CheckpointStore(str(tmp_path)) as store:
+    store.save_latest(17, state, progress)
+  template = step_lib.init_state(tx, model.init(jax.random.PRNGKey(0)))
+  with CheckpointStore(str(tmp_path)) as store:
+    restored, restored_progress = store.restore_latest(template)
+  assert restored_progress == progress and int(restored.step) == 17
+  assert jax.tree.structure(restored) == jax.tree.structure(state)
+  for a, b in zip(jax.tree.leaves(restored), jax.tree.leaves(state)):
+    np.testing.assert_array_equal(a, b)
+
+
+def test_saving_a_step_again_replaces_it(tmp_path):
+  params = {'w': jnp.zeros(3)}
+  with CheckpointStore(str(tmp_path)) as store:
+    store.save_best(5, params, {'score': 0.1})
+    store.save_best(5, {'w': jnp.ones(3)}, {'score': 0.2})
+  with CheckpointStore(str(tmp_path)) as store:
+    restored, selection = store.restore_best(params)
+  np.testing.assert_array_equal(restored['w'], np.ones(3))
+  assert selection == {'score': 0.2}
+
+
+def test_a_checkpoint_of_another_model_is_refused(tmp_path):
+  tx = optimizer_lib.make_optimizer(helpers.synthetic_config().train)
+  small = build_model(tiny_model_config('average'), 30)
+  with CheckpointStore(str(tmp_path)) as store:
+    store.save_latest(1, step_lib.init_state(tx, small.init(jax.random.PRNGKey(0))), {})
+  other = build_model(tiny_model_config('cnn'), 30)
+  with CheckpointStore(str(tmp_path)) as store, pytest.raises(CheckpointError, match='does not fit'):
+    store.restore_latest(step_lib.init_state(tx, other.init(jax.random.PRNGKey(0))))
+
+
+@pytest.fixture(scope='module')
+def trained(tmp_path_factory):
+  workdir = tmp_path_factory.mktemp('trained')
+  with jax.numpy_dtype_promotion('standard'):
+    helpers.run(helpers.synthetic_config(), workdir)
+  return workdir
+
+
+def test_restore_gives_the_model_that_made_the_saved_predictions(trained):
+  r = restore(str(trained))
+  with np.load(trained / 'predictions_test.npz') as f:
+    probs, ids = f['probs'], list(f['ids'])
+  from attn_jax.data.dataset import load_dataset  # pylint: disable=g-import-not-at-top
+  test = load_dataset(r.config.data).splits['test']
+  assert test.ids == ids
+  for i in (0, 7, 31):
+    seq = jnp.asarray(test.sequences[i])[None]
+    prob = jax.nn.sigmoid(r.model.forward(r.params, seq, jnp.array([seq.shape[1]])).logits)[0]
+    np.testing.assert_allclose(prob, probs[i], atol=1e-6)
+  assert r.vocab.tokens[:4] == ('<PAD>', '<UNK>', '<SOS>', '<EOS>')
+  assert r.selection['epoch'] >= 1 and r.data['fingerprint']
+
+
+def test_rerun_restores_instead_of_retraining(trained):
+  before = helpers.eval_without_timing(trained)
+  logs = []
+  helpers.run(helpers.synthetic_config(), trained, logs)
+  assert any('training already finished' in line for line in logs)
+  assert helpers.eval_without_timing(trained) == before
+
+
+def test_rerun_with_another_config_is_refused(trained):
+  with pytest.raises(CheckpointError, match='train.learning_rate: workdir has 0.003, config asks 0.01'):
+    helpers.run(helpers.synthetic_config(train__learning_rate=0.01), trained)
+  helpers.run(helpers.synthetic_config(train__progress=True), trained)  # display keys may differ
+
+
+def test_rerun_on_other_data_is_refused(trained):
+  cfg = helpers.synthetic_config()
+  cfg.data.synthetic.seed = 1
+  with pytest.raises(CheckpointError):
+    helpers.run(cfg, trained)  # the config check fires first: data.synthetic.seed differs
+  os.rename(trained / 'config.json', trained / 'config.saved')
+  try:
+    with pytest.raises(CheckpointError, match='fingerprint'):
+      helpers.run(cfg, trained)
+  finally:
+    os.rename(trained / 'config.saved', trained / 'config.json')
+
+
+def test_nan_loss_stops_training_and_keeps_the_last_good_checkpoint(tmp_path, monkeypatch):
+  cfg = helpers.synthetic_config(train__epochs=3)
+  reference = tmp_path / 'reference'
+  helpers.run(cfg, reference)
+
+  real_batches = trainer.train_batches
+
+  def poisoned(*args, **kwargs):
+    batches = real_batches(*args, **kwargs)
+    if kwargs.get('epoch', args[-1]) == 1:
+      b = batches[6]
+      batches[6] = b._replace(weights=np.full_like(b.weights, np.nan))
+    return batches
+
+  monkeypatch.setattr(trainer, 'train_batches', poisoned)
+  broken = tmp_path / 'broken'
+  with pytest.raises(TrainingError, match='loss became nan at epoch 1, batch 6'):
+    helpers.run(cfg, broken)
+  model = build_model(cfg.model, len(restore_vocab(broken)))
+  tx = optimizer_lib.make_optimizer(cfg.train)
+  with CheckpointStore(str(broken)) as store:
+    state, progress = store.restore_latest(step_lib.init_state(tx, model.init(jax.random.PRNGKey(0))))
+  assert (progress['epoch'], progress['batch']) == (1, 4)  # saved every 4 steps, before the NaN
+  assert all(bool(jnp.isfinite(x).all()) for x in jax.tree.leaves(state.params))
+
+  monkeypatch.setattr(trainer, 'train_batches', real_batches)
+  helpers.run(cfg, broken)  # resumes from the intact checkpoint
+  assert helpers.eval_without_timing(broken) == helpers.eval_without_timing(reference)
+
+
+def restore_vocab(workdir):
+  from attn_jax.workdir import load_vocab  # pylint: disable=g-import-not-at-top
+  return load_vocab(str(workdir))
+
+
+def cli(workdir, *extra):
+  return [sys.executable, os.path.join(ROOT, 'run.py'), '--config=configs/synthetic.py',
+          f'--workdir={workdir}', '--config.train.epochs=3', '--config.train.batch_size=16',
+          '--config.train.checkpoint_every_steps=7', '--config.data.synthetic.train_size=1600',
+          '--config.train.progress=False', *extra]
+
+
+def latest_steps(workdir):
+  folder = os.path.join(workdir, 'checkpoints', 'latest')
+  return [int(n) for n in os.listdir(folder) if n.isdigit()] if os.path.isdir(folder) else []
+
+
+@pytest.mark.slow
+def test_kill_9_mid_epoch_then_rerun_matches_an_uninterrupted_run(tmp_path):
+  env = dict(os.environ, JAX_PLATFORMS='cpu')
+  whole, killed = tmp_path / 'whole', tmp_path / 'killed'
+  subprocess.run(cli(whole), cwd=ROOT, env=env, check=True, capture_output=True, timeout=600)
+
+  process = subprocess.Popen(cli(killed), cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+  deadline = time.time() + 300
+  # 100 steps an epoch: a latest checkpoint past step 100 that is not an epoch
+  # end means the run is in the middle of its second epoch.
+  while time.time() < deadline and not any(s > 100 and s % 100 for s in latest_steps(killed)):
+    assert process.poll() is None, 'the run ended before it could be killed'
+    time.sleep(0.01)
+  process.send_signal(signal.SIGKILL)
+  process.wait()
+  assert not (killed / 'eval.json').exists()
+
+  rerun = subprocess.run(cli(killed), cwd=ROOT, env=env, check=True, capture_output=True,
+                         text=True, timeout=600)
+  assert 'resuming from' in rerun.stdout
+  assert helpers.history(killed) == helpers.history(whole)
+  assert helpers.eval_without_timing(killed) == helpers.eval_without_timing(whole)
+  a, b = restore(str(whole)), restore(str(killed))
+  for x, y in zip(jax.tree.leaves(a.params), jax.tree.leaves(b.params)):
+    np.testing.assert_array_equal(x, y)

@@ -1,0 +1,84 @@
+"""Configs: every file loads and validates; bad keys and values are named."""
+
+import glob
+import importlib.util
+import os
+import subprocess
+import sys
+
+import pytest
+
+from attn_jax import config as config_lib
+from attn_jax.errors import ConfigError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CONFIG_FILES = sorted(glob.glob(os.path.join(ROOT, 'configs', '*.py')))
+
+
+def load(path, variant=''):
+  spec = importlib.util.spec_from_file_location('cfg', path)
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  return module.get_config(variant)
+
+
+def test_the_config_matrix_exists():
+  names = {os.path.basename(p)[:-3] for p in CONFIG_FILES}
+  for dataset in ('sst', 'imdb', '20news'):
+    for encoder in ('bilstm', 'cnn', 'average', 'transformer'):
+      assert f'{dataset}_{encoder}' in names
+  assert 'synthetic' in names
+
+
+@pytest.mark.parametrize('path', CONFIG_FILES, ids=os.path.basename)
+@pytest.mark.parametrize('variant', ['', 'smoke'])
+def test_every_config_validates(path, variant):
+  config_lib.validate(load(path, variant))
+
+
+def test_jw_recipe_defaults():
+  cfg = load(os.path.join(ROOT, 'configs', 'imdb_bilstm.py'))
+  assert (cfg.train.epochs, cfg.train.batch_size, cfg.train.learning_rate, cfg.train.weight_decay) == (8, 32, 1e-3, 1e-5)
+  assert (cfg.model.encoder, cfg.model.attention, cfg.model.projection) == ('bilstm', 'tanh', 'softmax')
+  assert (cfg.model.embed_dim, cfg.model.hidden_dim, cfg.train.select_on) == (300, 128, 'dev')
+
+
+@pytest.mark.parametrize('key,value,message', [
+    ('model.encoder', 'gru', 'choose from bilstm, cnn, average, transformer'),
+    ('model.projection', 'entmax', 'choose from softmax, sparsemax, sparsegen, uniform'),
+    ('model.sparsegen_lambda', 1.0, 'must be < 1'),
+    ('train.epochs', 1, 'epochs must be >= 2'),
+])
+def test_invalid_values_are_named(key, value, message):
+  cfg = config_lib.default_config('sst', 'bilstm')
+  section, name = key.split('.')
+  cfg[section][name] = value
+  with pytest.raises(ConfigError, match=message):
+    config_lib.validate(cfg)
+
+
+def test_unknown_key_is_named_with_the_valid_ones():
+  cfg = config_lib.default_config('sst', 'bilstm')
+  cfg.train.lr = 0.1
+  with pytest.raises(ConfigError, match=r"unknown config key 'train.lr'.*train.learning_rate"):
+    config_lib.validate(cfg)
+
+
+def run_cli(*args):
+  return subprocess.run([sys.executable, os.path.join(ROOT, 'run.py'), *args],
+                        capture_output=True, text=True, cwd=ROOT, timeout=120)
+
+
+def test_cli_names_an_unknown_override_without_a_traceback():
+  result = run_cli('--config=configs/synthetic.py:smoke', '--config.train.epoch=3')
+  assert result.returncode == 2
+  assert "unknown config key 'train.epoch' (did you mean 'train.epochs'?)" in result.stderr
+  assert 'Traceback' not in result.stderr
+
+
+def test_cli_names_an_invalid_value_and_variant():
+  result = run_cli('--config=configs/synthetic.py:smoke', '--config.model.attention=general',
+                   '--workdir=/nonexistent/never-written')
+  assert result.returncode == 2 and "model.attention='general' is not valid" in result.stderr
+  result = run_cli('--config=configs/synthetic.py:tiny')
+  assert result.returncode == 2 and "unknown config variant 'tiny'" in result.stderr

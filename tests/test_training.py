@@ -1,0 +1,89 @@
+"""Loss, optimiser, train step and a tiny end-to-end run."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from attn_jax.data.batching import make_batch
+from attn_jax.models import build_model
+from attn_jax.training import loss as loss_lib
+from attn_jax.training import optimizer as optimizer_lib
+from attn_jax.training import step as step_lib
+from conftest import tiny_model_config
+import helpers
+
+
+def test_weighted_bce_is_a_weighted_sum():
+  logits = jnp.array([2.0, -1.0, 0.5])
+  labels = jnp.array([1.0, 0.0, 1.0])
+  weights = jnp.array([3.0, 1.0, 0.0])
+  p = 1 / (1 + np.exp(-np.array([2.0, -1.0, 0.5])))
+  expected = -3.0 * np.log(p[0]) - 1.0 * np.log(1 - p[1])
+  np.testing.assert_allclose(loss_lib.weighted_bce_sum(logits, labels, weights), expected, rtol=1e-6)
+
+
+@pytest.mark.usefixtures('optax_promotion')
+def test_weight_decay_spares_the_attention_parameters():
+  model = build_model(tiny_model_config(), 30)
+  params = model.init(jax.random.PRNGKey(0))
+  cfg = helpers.synthetic_config().train
+  cfg.weight_decay = 0.1
+  tx = optimizer_lib.make_optimizer(cfg)
+  zeros = jax.tree.map(jnp.zeros_like, params)
+  updates, _ = tx.update(zeros, tx.init(params), params)
+  for name, subtree in updates.items():
+    moved = max(float(jnp.abs(u).max()) for u in jax.tree.leaves(subtree))
+    assert (moved == 0.0) == (name == 'attention'), name
+
+
+def batch(seed=0):
+  rng = np.random.default_rng(seed)
+  docs = [np.array([2] + list(rng.integers(4, 30, size=rng.integers(3, 10))) + [3], np.int32) for _ in range(8)]
+  return make_batch(docs, rng.integers(0, 2, 8).astype(np.float32), np.arange(8), 8, (16,), 1.5)
+
+
+@pytest.mark.usefixtures('optax_promotion')
+def test_train_step_lowers_the_loss_on_a_batch():
+  model = build_model(tiny_model_config(), 30)
+  tx = optimizer_lib.make_optimizer(helpers.synthetic_config().train)
+  state = step_lib.init_state(tx, model.init(jax.random.PRNGKey(0)))
+  step = jax.jit(step_lib.make_train_step(model, tx))
+  b = batch()
+  first = None
+  for _ in range(150):
+    state, loss = step(state, b)
+    first = float(loss) if first is None else first
+  assert float(loss) < 0.5 * first and int(state.step) == 150
+
+
+@pytest.mark.usefixtures('optax_promotion')
+def test_several_seeds_train_as_one_vmapped_program():
+  model = build_model(tiny_model_config(), 30)
+  tx = optimizer_lib.make_optimizer(helpers.synthetic_config().train)
+  states = [step_lib.init_state(tx, model.init(jax.random.PRNGKey(s))) for s in (0, 1)]
+  stacked = jax.tree.map(lambda *x: jnp.stack(x), *states)
+  train_step = step_lib.make_train_step(model, tx)
+  b = batch(1)
+  together, losses = jax.jit(jax.vmap(train_step, in_axes=(0, None)))(stacked, b)
+  for i, state in enumerate(states):
+    alone, loss = jax.jit(train_step)(state, b)
+    np.testing.assert_allclose(losses[i], loss, rtol=1e-5)
+    for a, t in zip(jax.tree.leaves(alone.params), jax.tree.leaves(together.params)):
+      np.testing.assert_allclose(t[i], a, atol=1e-6)
+
+
+@pytest.mark.usefixtures('optax_promotion')
+def test_tiny_run_lowers_the_loss_and_writes_its_results(tmp_path):
+  cfg = helpers.synthetic_config(train__epochs=4, data__max_docs_per_split=None)
+  results = helpers.run(cfg, tmp_path)
+  records = helpers.history(tmp_path)
+  assert len(records) == 4 and records[-1]['train_loss'] < records[0]['train_loss']
+  for key in ('accuracy', 'f1_pos', 'roc_auc', 'pr_auc', 'selected_epoch'):
+    assert key in results
+  assert results['selected_epoch'] >= 1  # epoch 0 is never selected
+  for name in ('config.json', 'vocab.json', 'data.json', 'eval.json', 'metrics.jsonl',
+               'predictions_test.npz', 'training_curves.png', 'training_curves.svg'):
+    assert (tmp_path / name).exists(), name
+  with np.load(tmp_path / 'predictions_test.npz') as f:
+    assert f['probs'].shape == (48,) and f['labels'].shape == (48,)
