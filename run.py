@@ -7,6 +7,7 @@ from $ATTN_JAX_DATA or --config.data.manual_dir (see README.md).
 """
 
 import importlib.util
+import os
 import sys
 
 from absl import app, flags, logging
@@ -31,21 +32,37 @@ def _load_config_file(spec: str):
   return module.get_config(variant) if variant else module.get_config()
 
 
+def _config_spec(argv):
+  """The value of --config (`--config=F` or `--config F`), or None."""
+  for i, arg in enumerate(argv):
+    if arg.startswith('--config='):
+      return arg.split('=', 1)[1]
+    if arg == '--config' and i + 1 < len(argv):
+      return argv[i + 1]
+  return None
+
+
+def _fail(message):
+  print(f'error: {message}', file=sys.stderr)
+  sys.exit(2)
+
+
 def _parse_flags(argv):
-  """absl's parser, with unknown `--config.KEY=` overrides reported in one line."""
+  """absl's parser, with config-file problems reported in one line."""
+  spec = _config_spec(argv)
+  if spec and not os.path.isfile(spec.partition(':')[0]):
+    _fail(f'config file {spec.partition(":")[0]!r} not found; the configs are in configs/ '
+          '(e.g. --config=configs/sst_bilstm.py)')
   try:
     return app.parse_flags_with_usage(argv)
   except AttnJaxError as e:  # raised by get_config, e.g. an unknown variant
-    print(f'error: {e}', file=sys.stderr)
-    sys.exit(2)
+    _fail(e)
   except (KeyError, AttributeError):
-    spec = next((a.split('=', 1)[1] for a in argv if a.startswith('--config=')), None)
     overrides = [a[len('--config.'):].split('=', 1)[0] for a in argv if a.startswith('--config.')]
     message = spec and config_lib.unknown_override(_load_config_file(spec), overrides)
     if not message:
       raise
-    print(f'error: {message}', file=sys.stderr)
-    sys.exit(2)
+    _fail(message)
 
 
 def main(argv):
@@ -58,8 +75,7 @@ def main(argv):
   try:
     pipeline.run(cfg, workdir)
   except AttnJaxError as e:
-    print(f'error: {e}', file=sys.stderr)
-    sys.exit(2)
+    _fail(e)
 
 
 if __name__ == '__main__':

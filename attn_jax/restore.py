@@ -5,7 +5,7 @@ from typing import Any
 
 import ml_collections
 
-from attn_jax import atomic_io, workdir as workdir_lib
+from attn_jax import workdir as workdir_lib
 from attn_jax.data.vocabulary import Vocabulary
 from attn_jax.errors import CheckpointError
 from attn_jax.models import Model, build_model
@@ -37,5 +37,5 @@ def restore(workdir: str) -> Restored:
     raise CheckpointError(f'{workdir} has no selected model yet: finish training with '
                           f'`python run.py --config=... --workdir={workdir}`')
   params, selection = restored
-  data = atomic_io.read_json(workdir_lib.paths(workdir)['data'])
+  data = workdir_lib.read_workdir_json(workdir, 'data')
   return Restored(model, params, cfg, vocab, data, selection)

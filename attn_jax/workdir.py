@@ -5,7 +5,6 @@
     <workdir>/data.json      fingerprint and sizes of the prepared splits
 """
 
-import json
 import os
 
 import ml_collections
@@ -38,16 +37,26 @@ def check_config(cfg: ml_collections.ConfigDict, workdir: str) -> None:
         'Pass a new --workdir, or override the config back to what the workdir has.')
 
 
+def read_workdir_json(workdir: str, name: str):
+  """A JSON file of the workdir; CheckpointError if it is missing or damaged."""
+  path = paths(workdir)[name]
+  try:
+    return atomic_io.read_json(path)
+  except (OSError, ValueError) as e:
+    raise CheckpointError(
+        f'{path} is missing or damaged ({type(e).__name__}: {e}); the workdir cannot be '
+        'trusted: train again in a new --workdir') from e
+
+
 def check_data(dataset: Dataset, workdir: str) -> None:
   """Raises CheckpointError if the workdir's model saw other prepared data."""
-  path = paths(workdir)['data']
-  if not os.path.exists(path):
+  if not os.path.exists(paths(workdir)['data']):
     return
-  saved = atomic_io.read_json(path)
-  if saved['fingerprint'] != dataset.fingerprint:
+  saved = read_workdir_json(workdir, 'data')
+  if saved.get('fingerprint') != dataset.fingerprint:
     raise CheckpointError(
         f'the prepared {dataset.name} data (fingerprint {dataset.fingerprint}) differs from '
-        f'the data the model in {workdir} was trained on ({saved["fingerprint"]}): the '
+        f'the data the model in {workdir} was trained on ({saved.get("fingerprint")}): the '
         'source files or the preprocessing changed. Use a new --workdir to retrain, or '
         'restore the original files.')
 
@@ -74,16 +83,19 @@ def _overlay(cfg: ml_collections.ConfigDict, saved: dict) -> None:
 def load_config(workdir: str) -> ml_collections.ConfigDict:
   """The workdir's config: today's defaults overlaid with the saved values, so
   keys added to the schema since the model was trained take their default."""
-  path = paths(workdir)['config']
-  if not os.path.exists(path):
+  if not os.path.exists(paths(workdir)['config']):
     raise CheckpointError(f'{workdir} holds no trained model (no config.json); train one with '
                           f'`python run.py --config=... --workdir={workdir}`')
-  with open(path) as f:
-    saved = json.load(f)
-  cfg = config_lib.default_config(saved['data']['dataset'], saved['model']['encoder'])
-  _overlay(cfg, saved)
+  saved = read_workdir_json(workdir, 'config')
+  try:
+    cfg = config_lib.default_config(saved['data']['dataset'], saved['model']['encoder'])
+    _overlay(cfg, saved)
+  except (KeyError, TypeError, AttributeError) as e:
+    raise CheckpointError(f'{paths(workdir)["config"]} is not an attn-jax config ({e}); '
+                          'train again in a new --workdir') from e
   return cfg
 
 
 def load_vocab(workdir: str) -> Vocabulary:
-  return Vocabulary.load(paths(workdir)['vocab'])
+  tokens = read_workdir_json(workdir, 'vocab')
+  return Vocabulary.from_tokens(tokens, paths(workdir)['vocab'])

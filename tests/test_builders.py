@@ -5,6 +5,7 @@ import os
 import pytest
 
 from attn_jax.data import builders, jain_wallace, sources
+from attn_jax.data.builders.base import NonstandardDataWarning
 from attn_jax.data.builders.imdb import AclImdb
 from attn_jax.errors import DataError
 import archives
@@ -104,3 +105,32 @@ def test_prepared_data_is_reused(tmp_path, monkeypatch):
 
   monkeypatch.setattr(AclImdb, '_read', fail)
   assert builders.load_raw('imdb', str(tmp_path / 'data'), str(tmp_path / 'tfds')) == first
+
+
+def test_empty_source_file_is_malformed(tmp_path):
+  archives.write_sst(tmp_path / 'data', dict(archives.SST_TREES, test=[]))
+  (tmp_path / 'data' / 'sst' / 'test.txt').write_text('')
+  with pytest.raises(DataError, match='test.txt is malformed: no trees'):
+    builders.load_raw('sst', str(tmp_path / 'data'), str(tmp_path / 'tfds'))
+
+
+def test_csv_cut_inside_a_row_is_reported(tmp_path):
+  folder = archives.write_ag_news(tmp_path / 'data', {'test': [(1, 'a', 'b')]})
+  import gzip  # pylint: disable=g-import-not-at-top
+  with gzip.open(os.path.join(folder, 'test.csv.gz'), 'wt') as f:
+    f.write('"1","title","a description cut o')
+  with pytest.raises(DataError, match='test.csv.gz is malformed'):
+    builders.load_raw('agnews', str(tmp_path / 'data'), str(tmp_path / 'tfds'))
+
+
+def test_a_file_of_unofficial_size_warns(tmp_path):
+  archives.write_sst(tmp_path / 'data')
+  with pytest.warns(NonstandardDataWarning, match='train.txt: 4 trees, the official release has 8544'):
+    builders.load_raw('sst', str(tmp_path / 'data'), str(tmp_path / 'tfds'))
+
+
+def test_changed_source_files_are_prepared_again(tmp_path):
+  archives.write_imdb(tmp_path / 'data', imdb_reviews(3))
+  assert len(builders.load_raw('imdb', str(tmp_path / 'data'), str(tmp_path / 'tfds'))['train']) == 6
+  archives.write_imdb(tmp_path / 'data', imdb_reviews(5))
+  assert len(builders.load_raw('imdb', str(tmp_path / 'data'), str(tmp_path / 'tfds'))['train']) == 10

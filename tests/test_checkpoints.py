@@ -93,6 +93,25 @@ def test_rerun_restores_instead_of_retraining(trained):
   assert helpers.eval_without_timing(trained) == before
 
 
+def test_rerun_rewrites_the_epoch_log_from_the_checkpoint(trained):
+  before = helpers.history(trained)
+  os.remove(trained / 'metrics.jsonl')  # as if killed between the last save and this file
+  helpers.run(helpers.synthetic_config(), trained)
+  assert helpers.history(trained) == before
+
+
+def test_damaged_workdir_files_are_named(trained, tmp_path):
+  import shutil  # pylint: disable=g-import-not-at-top
+  copy = tmp_path / 'copy'
+  shutil.copytree(trained, copy)
+  (copy / 'data.json').write_text('{"fingerprint": ')
+  with pytest.raises(CheckpointError, match='data.json is missing or damaged'):
+    restore(str(copy))
+  (copy / 'config.json').write_text('[]')
+  with pytest.raises(CheckpointError, match='config.json is not an attn-jax config'):
+    restore(str(copy))
+
+
 def test_rerun_with_another_config_is_refused(trained):
   with pytest.raises(CheckpointError, match='train.learning_rate: workdir has 0.003, config asks 0.01'):
     helpers.run(helpers.synthetic_config(train__learning_rate=0.01), trained)
@@ -128,7 +147,7 @@ def test_nan_loss_stops_training_and_keeps_the_last_good_checkpoint(tmp_path, mo
 
   monkeypatch.setattr(trainer, 'train_batches', poisoned)
   broken = tmp_path / 'broken'
-  with pytest.raises(TrainingError, match='loss became nan at epoch 1, batch 6'):
+  with pytest.raises(TrainingError, match='loss or its gradient became nan at epoch 1, batch 6'):
     helpers.run(cfg, broken)
   model = build_model(cfg.model, len(restore_vocab(broken)))
   tx = optimizer_lib.make_optimizer(cfg.train)

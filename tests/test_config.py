@@ -76,6 +76,12 @@ def test_cli_names_an_unknown_override_without_a_traceback():
   assert 'Traceback' not in result.stderr
 
 
+def test_cli_names_a_missing_config_file():
+  result = run_cli('--config', 'configs/nope.py:smoke')
+  assert result.returncode == 2 and "config file 'configs/nope.py' not found" in result.stderr
+  assert 'Traceback' not in result.stderr
+
+
 def test_cli_names_an_invalid_value_and_variant():
   result = run_cli('--config=configs/synthetic.py:smoke', '--config.model.attention=general',
                    '--workdir=/nonexistent/never-written')

@@ -94,8 +94,11 @@ def test_sparsemax_gradient_matches_its_jacobian():
   np.testing.assert_allclose(jac, expected, atol=1e-6)
 
 
-def test_all_masked_row_gives_zeros_not_nan():
+def test_all_masked_row_gives_zeros_and_zero_gradients_not_nan():
   scores = jnp.ones((1, 4))
   mask = jnp.zeros((1, 4), dtype=bool)
   for name in projections.NAMES:
-    assert float(jnp.abs(projections.get(name, 0.5)(scores, mask)).sum()) == 0.0
+    project = projections.get(name, 0.5)
+    assert float(jnp.abs(project(scores, mask)).sum()) == 0.0
+    grad = jax.grad(lambda s, p=project: jnp.sum(p(s, mask) * jnp.arange(4.0)[None]))(scores)
+    assert bool(jnp.isfinite(grad).all()) and float(jnp.abs(grad).max()) == 0.0

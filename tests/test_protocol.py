@@ -38,17 +38,31 @@ def test_imdb_protocol_split_sizes():
   lengths = [10 + i for i in range(50)] + [450, 500]
   raw = {s: [review(i, n, i % 2) for i, n in enumerate(lengths)] for s in ('train', 'test')}
   out = jain_wallace.imdb(raw, ('train', 'dev', 'test'))
-  # 50 reviews < 400 words: 40 train / 10 dev; test = floor(0.2 * 50) = 10 before the filter
+  # 50 reviews < 400 words: train_size=0.8 -> 40 train, 10 dev; test: train_size=0.2 of
+  # the 50 -> 10. The filter 6 < n < split max then drops each split's one longest review.
   assert len(out.vocab_docs) == 40
-  assert len(out.splits['train']) <= 40 and len(out.splits['dev']) <= 10
-  assert len(out.splits['test']) <= 10
-  assert all(len(d) < 400 for s in out.splits.values() for d in s.docs)
+  assert [len(out.splits[s]) for s in ('train', 'dev', 'test')] == [39, 9, 9]
   again = jain_wallace.imdb(raw, ('train', 'dev', 'test'))
   assert out.splits['test'].ids == again.splits['test'].ids
 
 
-def test_stratified_split_keeps_class_proportions():
-  labels = np.array([0] * 80 + [1] * 20)
+def test_stratified_split_sizes_round_as_a_test_size():
+  labels = np.array([0] * 57 + [1] * 44)  # 0.2 * 101 = 20.2 -> 21 (ceil, as sklearn's test_size)
   first, rest = jain_wallace._stratified_split(labels, 0.2, seed=13478)
-  assert np.bincount(labels[first]).tolist() == [16, 4]
-  assert len(set(first) | set(rest)) == 100 and not set(first) & set(rest)
+  # proportional 11.85 / 9.15 -> 11 / 9, the leftover to the larger remainder (class 0)
+  assert np.bincount(labels[first]).tolist() == [12, 9]
+  assert len(set(first) | set(rest)) == 101 and not set(first) & set(rest)
+
+
+def test_newsgroups_and_ag_news_split_sizes():
+  posts = [{'text': f'Subject: s\n\n' + ' '.join(['word'] * (10 + i)), 'group': g, 'id': str(i)}
+           for i, g in enumerate([9] * 30 + [10] * 21)]  # baseball, hockey
+  out = jain_wallace.newsgroups({'train': posts, 'test': []}, ('train', 'dev', 'test'))
+  # test = ceil(0.2 * 51) = 11; dev = ceil(0.2 * 40) = 8; train 32 (before the 6 < n < 500 filter)
+  assert len(out.vocab_docs) == 32
+  assert [len(out.splits[s]) for s in ('dev', 'test')] == [8, 11]
+  rows = [{'description': ' '.join(['w'] * (5 + i)), 'title': 't', 'label': 0 if i % 2 else 2,
+           'id': str(i)} for i in range(41)]
+  out = jain_wallace.ag_news({'train': rows, 'test': rows}, ('train', 'dev', 'test'))
+  # dev = ceil(0.15 * 41) = 7, train 34; each loses its shortest and longest document
+  assert [len(out.splits[s]) for s in ('train', 'dev')] == [32, 5]

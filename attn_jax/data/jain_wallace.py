@@ -5,11 +5,12 @@ labelled splits exactly as J&W's preprocessing notebooks and
 `filterbylength` do, plus the documents J&W fit the vocabulary on (the train
 split *before* the length filter). Random splits use numpy's legacy
 `RandomState`, whose streams are frozen across numpy versions, with J&W's
-seeds; the resulting members differ from scikit-learn's `train_test_split`
-(not a dependency), the sizes do not.
+seeds and scikit-learn's rounding of split sizes; the members differ from
+what `train_test_split` (not a dependency) picks, the sizes do not.
 """
 
 import dataclasses
+import math
 from typing import Callable, Optional, Sequence
 
 import numpy as np
@@ -47,29 +48,44 @@ def length_filter(split: TokenizedSplit, min_n: Optional[int], max_n: Optional[i
   Both bounds are strict; a bound of None is the split's own min / max, so
   the shortest and the longest documents are dropped.
   """
-  n = np.array([len(d) for d in split.docs])
+  n = np.array([len(d) for d in split.docs], dtype=np.int64)
+  if not len(n):
+    return split
   lo = n.min() if min_n is None else min_n
   hi = n.max() if max_n is None else max_n
   return split.subset(np.flatnonzero((n > lo) & (n < hi)))
 
 
-def _split(n: int, first_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-  """A seeded shuffle cut into floor(fraction * n) and the rest."""
+def _part_size(n: int, fraction: float, rounding: str) -> int:
+  """scikit-learn's `train_test_split` sizes: a `test_size` fraction is
+  rounded up, a `train_size` fraction down."""
+  return int(math.ceil(fraction * n) if rounding == 'up' else math.floor(fraction * n))
+
+
+def _split(n: int, fraction: float, rounding: str, seed: int) -> tuple[np.ndarray, np.ndarray]:
+  """A seeded shuffle of range(n) cut into a `fraction` part and the rest."""
   order = np.random.RandomState(seed).permutation(n)
-  cut = int(np.floor(first_fraction * n))
+  cut = _part_size(n, fraction, rounding)
   return np.sort(order[:cut]), np.sort(order[cut:])
 
 
-def _stratified_split(labels: np.ndarray, first_fraction: float, seed: int):
-  """`_split` within each class, so both parts keep the class proportions."""
+def _stratified_split(labels: np.ndarray, fraction: float, seed: int):
+  """A `fraction` part (size rounded up, as a `test_size`) whose class counts
+  are proportional to the classes' (largest remainders get the leftovers),
+  and the rest."""
+  classes, counts = np.unique(labels, return_counts=True)
+  total = _part_size(len(labels), fraction, 'up')
+  exact = counts * total / len(labels)
+  take = np.floor(exact).astype(int)
+  for i in np.argsort(-(exact - take), kind='stable')[:total - take.sum()]:
+    take[i] += 1
   rng = np.random.RandomState(seed)
   first, rest = [], []
-  for label in np.unique(labels):
+  for label, k in zip(classes, take):
     members = np.flatnonzero(labels == label)
     members = members[rng.permutation(len(members))]
-    cut = int(np.floor(first_fraction * len(members)))
-    first.append(members[:cut])
-    rest.append(members[cut:])
+    first.append(members[:k])
+    rest.append(members[k:])
   return np.sort(np.concatenate(first)), np.sort(np.concatenate(rest))
 
 
@@ -103,9 +119,9 @@ def imdb(raw: dict[str, list[dict]], wanted: Sequence[str], seed: int = 1378) ->
     return docs.subset([i for i, d in enumerate(docs.docs) if len(d) < 400])
 
   train_all = short_reviews('train')
-  train_idx, dev_idx = _split(len(train_all), 0.8, seed)
+  train_idx, dev_idx = _split(len(train_all), 0.8, 'down', seed)  # train_size=0.8
   test_all = short_reviews('test')
-  test_idx, _ = _split(len(test_all), 0.2, seed)
+  test_idx, _ = _split(len(test_all), 0.2, 'down', seed)  # train_size=0.2
   splits = {'train': train_all.subset(train_idx), 'dev': train_all.subset(dev_idx),
             'test': test_all.subset(test_idx)}
   return _finish(splits, wanted, 6, None, min_df=10)
@@ -121,6 +137,9 @@ def newsgroups(raw: dict[str, list[dict]], wanted: Sequence[str], seed: int = 13
   docs = _tokenized(records, lambda t: tokenize.newsgroups(newsgroups_text.strip_all(t)), 'text',
                     lambda r: classes[GROUPS[r['group']]], lambda r: r['id'])
   docs = docs.subset([i for i, d in enumerate(docs.docs) if d])
+  if len(set(docs.labels.tolist())) < 2:
+    raise DataError('20 Newsgroups: the archive has no non-empty posts of rec.sport.baseball '
+                    'and rec.sport.hockey; is it the 20news-bydate archive?')
   test_idx, train_idx = _stratified_split(docs.labels, 0.2, seed)
   train_all = docs.subset(train_idx)
   dev_idx, train_idx = _stratified_split(train_all.labels, 0.2, seed)
@@ -149,7 +168,7 @@ def ag_news(raw: dict[str, list[dict]], wanted: Sequence[str], seed: int = 16377
   splits = {'test': select('test')}
   if 'train' in raw:
     train_all = select('train')
-    dev_idx, train_idx = _split(len(train_all), 0.15, seed)
+    dev_idx, train_idx = _split(len(train_all), 0.15, 'up', seed)  # test_size=0.15
     splits.update(train=train_all.subset(train_idx), dev=train_all.subset(dev_idx))
   return _finish(splits, wanted, None, None, min_df=5)
 

@@ -48,7 +48,10 @@ class Vocabulary:
   @classmethod
   def load(cls, path: str) -> 'Vocabulary':
     with open(path) as f:
-      tokens = json.load(f)
-    if tuple(tokens[:4]) != SPECIALS:
-      raise CheckpointError(f'{path} is not an attn-jax vocabulary (it must start with {SPECIALS})')
+      return cls.from_tokens(json.load(f), path)
+
+  @classmethod
+  def from_tokens(cls, tokens, where: str = 'vocabulary') -> 'Vocabulary':
+    if not isinstance(tokens, list) or tuple(tokens[:4]) != SPECIALS:
+      raise CheckpointError(f'{where} is not an attn-jax vocabulary (it must start with {SPECIALS})')
     return cls(tuple(tokens))

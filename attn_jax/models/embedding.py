@@ -14,7 +14,7 @@ class Embedding(nn.Module):
   """
   vocab_size: int
   dim: int
-  init_std: float = 0.1  # the configs' default; PyTorch nn.Embedding uses 1
+  init_std: float = 1.0  # PyTorch nn.Embedding's; the configs choose per dataset
 
   @nn.compact
   def __call__(self, tokens: jnp.ndarray) -> jnp.ndarray:

@@ -28,7 +28,10 @@ def init_state(optimizer: optax.GradientTransformation, params: Any) -> TrainSta
 
 
 def make_train_step(model: Model, optimizer: optax.GradientTransformation) -> Callable:
-  """(state, batch, dropout_rng | None) -> (new state, summed weighted loss)."""
+  """(state, batch, dropout_rng | None) -> (new state, summed weighted loss).
+
+  The loss is NaN when it or any gradient is not finite.
+  """
 
   def loss_fn(params, batch: Batch, dropout_rng):
     logits = model.forward(params, batch.tokens, batch.lengths, dropout_rng).logits
@@ -36,6 +39,10 @@ def make_train_step(model: Model, optimizer: optax.GradientTransformation) -> Ca
 
   def train_step(state: TrainState, batch: Batch, dropout_rng=None):
     loss, grads = jax.value_and_grad(loss_fn)(state.params, batch, dropout_rng)
+    # A finite loss with non-finite gradients would poison the params silently:
+    # report it as a NaN loss, which the caller checks every step.
+    finite = jnp.all(jnp.array([jnp.all(jnp.isfinite(g)) for g in jax.tree.leaves(grads)]))
+    loss = jnp.where(finite, loss, jnp.nan)
     updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
     params = optax.apply_updates(state.params, updates)
     return TrainState(params, opt_state, state.step + 1), loss

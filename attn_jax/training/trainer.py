@@ -85,6 +85,9 @@ def train(model: Model, dataset: Dataset, cfg: ml_collections.ConfigDict, workdi
       progress = fresh_progress()
     else:
       state, progress = restored
+      # The checkpoint is the record: a kill between a save and this file's
+      # rewrite must not leave it behind.
+      atomic_io.write_jsonl(metrics_path, progress['history'])
       if progress['finished']:
         log(f'training already finished in {workdir}: restoring the selected model')
         return progress
@@ -113,10 +116,11 @@ def train(model: Model, dataset: Dataset, cfg: ml_collections.ConfigDict, workdi
           loss = float(loss)
           if not math.isfinite(loss):
             raise TrainingError(
-                f'the training loss became {loss} at epoch {epoch}, batch {index} (step '
-                f'{int(state.step)}); training stopped and the last good checkpoint in '
-                f'{store.directory} is intact. Lower --config.train.learning_rate, or check '
-                'the data and pretrained vectors for extreme values.')
+                f'the training loss or its gradient became {loss} at epoch {epoch}, batch '
+                f'{index} (step {int(state.step)}); training stopped and the last good '
+                f'checkpoint in {store.directory} is intact. Check the data and pretrained '
+                'vectors for extreme values, or train with a lower '
+                '--config.train.learning_rate in a new --workdir.')
           progress['loss_sum'] += loss
           progress['examples'] += int((batch.index >= 0).sum())
           progress['batch'] = index + 1
@@ -131,7 +135,8 @@ def train(model: Model, dataset: Dataset, cfg: ml_collections.ConfigDict, workdi
         progress['history'].append(record)
         score = metrics[SELECTION_METRIC]
         best = progress['best']
-        if (epoch > 0 or not t.skip_first_epoch) and (best is None or score > best['score']):
+        eligible = (epoch > 0 or not t.skip_first_epoch) and math.isfinite(score)
+        if eligible and (best is None or score > best['score']):
           progress['best'] = {'epoch': epoch, 'step': int(state.step), 'split': t.select_on,
                               'metric': SELECTION_METRIC, 'score': score}
           store.save_best(int(state.step), state.params, progress['best'])

@@ -2,13 +2,19 @@
 
 `load_raw('imdb')` finds the archive (see `attn_jax.data.sources`), prepares
 it once into the tfds data dir as array_record (`$TFDS_DATA_DIR` respected)
-and reads every split back through a tfds data source.
+— again whenever the source files change — and reads every split back
+through a tfds data source.
 """
 
+import hashlib
+import json
+import os
 from typing import Optional
 
 import numpy as np
+import tensorflow_datasets as tfds
 
+from attn_jax import atomic_io
 from attn_jax.data import sources
 from attn_jax.data.builders.ag_news import AgNewsCsv
 from attn_jax.data.builders.imdb import AclImdb
@@ -24,6 +30,44 @@ def make_builder(dataset: str, files: Optional[dict[str, str]], tfds_data_dir: O
   if dataset == 'agnews':
     kwargs['config'] = 'test_only' if files is not None and 'train' not in files else 'train_test'
   return BUILDERS[dataset](files=files, data_dir=tfds_data_dir, file_format='array_record', **kwargs)
+
+
+SIGNATURE_FILE = 'attn_jax_sources.json'
+
+
+def source_signature(files: dict[str, str]) -> dict:
+  """Name, size and sha256 of each source file."""
+  signature = {}
+  for role, path in sorted(files.items()):
+    digest = hashlib.sha256()
+    with open(path, 'rb') as f:
+      for block in iter(lambda: f.read(1 << 20), b''):
+        digest.update(block)
+    signature[role] = {'name': os.path.basename(path), 'bytes': os.path.getsize(path),
+                       'sha256': digest.hexdigest()}
+  return signature
+
+
+def _prepared_from(builder) -> Optional[dict]:
+  path = os.path.join(builder.data_dir, SIGNATURE_FILE)
+  if not os.path.exists(path):
+    return None
+  with open(path) as f:
+    return json.load(f)
+
+
+def prepare(builder, files: Optional[dict[str, str]]) -> None:
+  """Prepares once, and again whenever the local source files change."""
+  if files is None:
+    if not builder.is_prepared():
+      builder.download_and_prepare()
+    return
+  signature = source_signature(files)
+  if builder.is_prepared() and _prepared_from(builder) == signature:
+    return
+  mode = tfds.download.GenerateMode.REUSE_CACHE_IF_EXISTS  # rebuild over a stale preparation
+  builder.download_and_prepare(download_config=tfds.download.DownloadConfig(download_mode=mode))
+  atomic_io.write_json(os.path.join(builder.data_dir, SIGNATURE_FILE), signature)
 
 
 def _plain(value):
@@ -50,10 +94,8 @@ def load_raw(dataset: str, manual_dir: Optional[str] = None,
   """
   data_dir = sources.archive_dir(manual_dir)
   files = sources.locate(dataset, data_dir) if data_dir else None
-  builder = make_builder(dataset, files, tfds_data_dir)
-  if not builder.is_prepared():
-    builder.download_and_prepare()
-  splits = builder.as_data_source()
+  prepare(make_builder(dataset, files, tfds_data_dir), files)
+  splits = make_builder(dataset, files, tfds_data_dir).as_data_source()
   return {name: [{k: _plain(v) for k, v in record.items()}
                  for record in source.__getitems__(range(len(source)))]
           for name, source in splits.items()}

@@ -35,9 +35,16 @@ class AgNewsCsv(base.ArchiveBuilder, skip_registration=True):
         disable_shuffling=True,
     )
 
+  OFFICIAL_ROWS = {'train': 120000, 'test': 7600}
+
   def _read(self, files):
-    splits = ('test',) if self.builder_config.name == 'test_only' else ('train', 'test')
-    return {split: list(self._read_csv(split, files[split])) for split in splits}
+    splits = {}
+    for split in ('test',) if self.builder_config.name == 'test_only' else ('train', 'test'):
+      splits[split] = list(self._read_csv(split, files[split]))
+      if not splits[split]:
+        raise base.malformed(files[split], 'no rows')
+      base.check_official_count(files[split], 'rows', len(splits[split]), self.OFFICIAL_ROWS[split])
+    return splits
 
   def _read_csv(self, split, path):
     try:
@@ -48,7 +55,11 @@ class AgNewsCsv(base.ArchiveBuilder, skip_registration=True):
       text = raw.decode('utf-8')
     except base.CORRUPT_FILE_ERRORS as e:
       raise base.corrupt(path, e) from e
-    for number, row in enumerate(csv.reader(io.StringIO(text)), 1):
+    try:
+      rows = list(csv.reader(io.StringIO(text, newline=''), strict=True))
+    except csv.Error as e:
+      raise base.malformed(path, f'not CSV ({e})') from e
+    for number, row in enumerate(rows, 1):
       if len(row) != 3 or row[0] not in ('1', '2', '3', '4'):
         raise base.malformed(path, f'row {number} is not "class(1-4)","title","description"')
       yield number, {'title': row[1], 'description': row[2], 'label': int(row[0]) - 1,

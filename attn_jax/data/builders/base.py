@@ -1,7 +1,9 @@
 """Shared machinery of the tfds builders: files in, or downloaded."""
 
+import csv
 import os
 import tarfile
+import warnings
 import zlib
 from typing import Iterable, Optional
 
@@ -11,7 +13,23 @@ from attn_jax.data import sources
 from attn_jax.errors import DataError
 
 # Errors that mean "this file is damaged", whatever the container format.
-CORRUPT_FILE_ERRORS = (tarfile.TarError, EOFError, zlib.error, OSError, UnicodeDecodeError)
+CORRUPT_FILE_ERRORS = (tarfile.TarError, EOFError, zlib.error, OSError, UnicodeDecodeError,
+                       csv.Error)
+
+
+class NonstandardDataWarning(UserWarning):
+  """A source file parses but does not have the official release's size."""
+
+
+def check_official_count(path: str, what: str, count: int, official: int) -> None:
+  """Warns when a file holds another number of items than the official one.
+
+  A text file cut at a line boundary still parses; this is how such a
+  truncation (or a different copy) shows. Not an error: subsets are legitimate.
+  """
+  if count != official:
+    warnings.warn(f'{path}: {count} {what}, the official release has {official}: '
+                  'truncated, or a different copy?', NonstandardDataWarning, stacklevel=2)
 
 
 def corrupt(path: str, error: Exception) -> DataError:
@@ -66,13 +84,15 @@ def tar_members(path: str):
     raise corrupt(path, e) from e
 
 
-def in_key_order(path: str, splits: dict[str, list], expected: str) -> dict[str, list]:
+def in_key_order(path: str, splits: dict[str, list], expected: str,
+                 official: dict[str, int]) -> dict[str, list]:
   """Sorts each split's (sort key tuple, example) pairs by key and joins the
   key into a string; a split with no example means a malformed archive."""
   ordered = {}
   for split, examples in splits.items():
     if not examples:
       raise malformed(path, 'no ' + expected.format(split=split))
+    check_official_count(path, expected.format(split=split), len(examples), official[split])
     examples.sort(key=lambda kv: kv[0])
     ordered[split] = [('/'.join(map(str, key)), example) for key, example in examples]
   return ordered

@@ -49,4 +49,5 @@ class AclImdb(base.ArchiveBuilder, skip_registration=True):
       splits[parts[-3]].append(((label, review_id), {
           'text': text, 'label': label, 'rating': rating,
           'id': f'{parts[-3]}/{label}/{parts[-1]}'}))
-    return base.in_key_order(path, splits, 'aclImdb/{split}/{{neg,pos}}/*.txt reviews')
+    return base.in_key_order(path, splits, 'aclImdb/{split}/{{neg,pos}}/*.txt reviews',
+                             {'train': 25000, 'test': 25000})

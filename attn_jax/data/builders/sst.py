@@ -26,8 +26,16 @@ class SstTrees(base.ArchiveBuilder, skip_registration=True):
         disable_shuffling=True,
     )
 
+  OFFICIAL_TREES = {'train': 8544, 'dev': 1101, 'test': 2210}
+
   def _read(self, files):
-    return {split: list(self._read_split(split, files[split])) for split in ('train', 'dev', 'test')}
+    splits = {}
+    for split in ('train', 'dev', 'test'):
+      splits[split] = list(self._read_split(split, files[split]))
+      if not splits[split]:
+        raise base.malformed(files[split], 'no trees')
+      base.check_official_count(files[split], 'trees', len(splits[split]), self.OFFICIAL_TREES[split])
+    return splits
 
   def _read_split(self, split, path):
     try:
