@@ -30,10 +30,11 @@ CHOICES = {
 # selection metric, favoured N(0, 0.1²) (the runs are in README, Results).
 EMBED_INIT_STD = {'sst': 0.1, '20news': 0.1, 'imdb': 1.0}
 # Keys that say where things are or how they are shown, not what is computed:
-# a finished workdir may be reused with other values of these.
+# a finished workdir may be reused with other values of these. (The eval
+# batch size changes padded shapes, hence float rounding at most.)
 RUNTIME_KEYS = frozenset({
     'name', 'data.manual_dir', 'data.tfds_data_dir', 'train.progress',
-    'train.checkpoint_every_steps', 'train.eval_batch_size', 'analyses'})
+    'train.checkpoint_every_steps', 'train.eval_batch_size'})
 
 
 def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collections.ConfigDict:
@@ -81,8 +82,6 @@ def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collecti
   c.train.skip_first_epoch = True   # J&W HEAD never selects epoch 0
   c.train.checkpoint_every_steps = 200
   c.train.progress = True
-
-  c.analyses = ''  # analysis stages to run after training (comma-separated)
 
   if encoder == 'transformer':
     # Meister et al. train their Transformer at lr 1e-5 from fastText vectors

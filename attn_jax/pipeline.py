@@ -59,7 +59,7 @@ def run(cfg: ml_collections.ConfigDict, workdir: str, log: Callable[[str], None]
 
   model = build_model(cfg.model, len(dataset.vocab))
   progress = trainer.train(model, dataset, cfg, workdir,
-                           initial_params(model, cfg, dataset, log), log)
+                           lambda: initial_params(model, cfg, dataset, log), log)
   restored = trainer.restore_best(model, workdir)
   if restored is None:
     raise CheckpointError(f'{workdir} has no selected model; delete it and train again')

@@ -40,7 +40,10 @@ def training_rows(runs: list[dict]) -> list[list[str]]:
   rows = [['run', 'model', 'embeddings', 'seed', 'test n', *[f'{m} (J&W)' for m in METRICS],
            'selected epoch', 'its dev roc_auc', 'train time']]
   for run in runs:
-    r, paper = run['results'], published.JAIN_WALLACE_TEST.get(run['dataset'], {})
+    r = run['results']
+    # J&W's numbers are for their BiLSTM + tanh + softmax model only.
+    paper = (published.JAIN_WALLACE_TEST.get(run['dataset'], {})
+             if run['model'] == 'bilstm + tanh / softmax' else {})
     cells = [f'{r[m]:.3f} ({paper[m]:.3f})' if m in paper else f'{r[m]:.3f} (–)' for m in METRICS]
     selection = next((v for k, v in r.items() if k.startswith('selection_')), float('nan'))
     minutes = r.get('training_seconds', float('nan')) / 60

@@ -74,6 +74,8 @@ def write_description(cfg: ml_collections.ConfigDict, dataset: Dataset, workdir:
 
 def _overlay(cfg: ml_collections.ConfigDict, saved: dict) -> None:
   for key, value in saved.items():
+    if key not in cfg:
+      continue  # dropped from the schema since: nothing reads it any more
     if isinstance(value, dict) and isinstance(cfg.get(key), ml_collections.ConfigDict):
       _overlay(cfg[key], value)
     else:
@@ -82,7 +84,8 @@ def _overlay(cfg: ml_collections.ConfigDict, saved: dict) -> None:
 
 def load_config(workdir: str) -> ml_collections.ConfigDict:
   """The workdir's config: today's defaults overlaid with the saved values, so
-  keys added to the schema since the model was trained take their default."""
+  keys added to the schema since the model was trained take their default
+  and keys removed since are ignored."""
   if not os.path.exists(paths(workdir)['config']):
     raise CheckpointError(f'{workdir} holds no trained model (no config.json); train one with '
                           f'`python run.py --config=... --workdir={workdir}`')

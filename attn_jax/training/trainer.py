@@ -12,7 +12,7 @@ separately. Per-epoch metrics live in the checkpoint and are mirrored to
 import math
 import os
 import time
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import jax
 import ml_collections
@@ -51,7 +51,7 @@ def dataset_buckets(dataset: Dataset, growth: float) -> tuple[int, ...]:
 
 
 def train(model: Model, dataset: Dataset, cfg: ml_collections.ConfigDict, workdir: str,
-          initial_params, log: Callable[[str], None] = print) -> dict:
+          initial_params: Callable[[], Any], log: Callable[[str], None] = print) -> dict:
   """Trains (or resumes training) and returns the final progress record.
 
   Args:
@@ -59,8 +59,9 @@ def train(model: Model, dataset: Dataset, cfg: ml_collections.ConfigDict, workdi
     dataset: needs 'train' and the `train.select_on` split.
     cfg: the whole config.
     workdir: where checkpoints and metrics.jsonl go.
-    initial_params: params to start from (`model.init(init_key(seed))`, maybe
-      with pretrained embeddings); ignored when resuming.
+    initial_params: makes the params to start from (`model.init(init_key(seed))`,
+      maybe with pretrained embeddings); only called when there is nothing to
+      resume.
     log: where one-line summaries go.
 
   Raises:
@@ -79,10 +80,10 @@ def train(model: Model, dataset: Dataset, cfg: ml_collections.ConfigDict, workdi
   metrics_path = os.path.join(workdir, 'metrics.jsonl')
 
   with CheckpointStore(workdir) as store:
-    state = train_step_lib.init_state(optimizer, initial_params)
-    restored = store.restore_latest(state)
+    template = train_step_lib.init_state(optimizer, model.init(init_key(cfg.seed)))
+    restored = store.restore_latest(template)
     if restored is None:
-      progress = fresh_progress()
+      state, progress = train_step_lib.init_state(optimizer, initial_params()), fresh_progress()
     else:
       state, progress = restored
       # The checkpoint is the record: a kill between a save and this file's
@@ -155,11 +156,10 @@ def _epoch_line(record: dict, split: str, best: Optional[dict]) -> str:
           f'roc-auc {record[f"{split}_roc_auc"]:.4f} | {chosen}')
 
 
-def restore_best(model: Model, workdir: str, init_seed: int = 0):
+def restore_best(model: Model, workdir: str):
   """(params, selection) of the selected model of a trained workdir, or None."""
-  template = model.init(jax.random.PRNGKey(init_seed))
   with CheckpointStore(workdir) as store:
-    return store.restore_best(template)
+    return store.restore_best(model.init(init_key(0)))  # the template's values are unused
 
 
 def count_params(params) -> int:

@@ -1,0 +1,40 @@
+"""The measured-vs-published report and the README blocks it writes."""
+
+import json
+
+from attn_jax import report
+
+
+def fake_run(root, name, dataset, accuracy):
+  folder = root / name
+  folder.mkdir()
+  (folder / 'eval.json').write_text(json.dumps({
+      'accuracy': accuracy, 'f1_pos': 0.5, 'roc_auc': 0.75, 'n': 10, 'selected_epoch': 2,
+      'selection_dev_roc_auc': 0.7, 'training_seconds': 120.0}))
+  (folder / 'config.json').write_text(json.dumps({
+      'seed': 3, 'data': {'dataset': dataset},
+      'model': {'encoder': 'bilstm', 'attention': 'tanh', 'projection': 'softmax', 'embed_init_std': 0.1}}))
+  return str(folder)
+
+
+def test_training_table_sets_measured_beside_published(tmp_path, capsys):
+  runs = [fake_run(tmp_path, 'a', 'sst', 0.8), fake_run(tmp_path, 'b', 'synthetic', 1.0)]
+  readme = tmp_path / 'README.md'
+  readme.write_text('intro\n<!-- training-results:start -->\nold\n<!-- training-results:end -->\nrest\n')
+  report.main(['training', *runs, '--save', str(tmp_path / 'results'), '--readme', str(readme)])
+  printed = capsys.readouterr().out
+  assert '0.800 (0.808)' in printed and '1.000 (–)' in printed and 'N(0, 0.1²)' in printed
+  text = readme.read_text()
+  assert 'old' not in text and text.startswith('intro\n') and text.endswith('rest\n')
+  assert '| a | bilstm + tanh / softmax | N(0, 0.1²) | 3 | 10 | 0.800 (0.808) |' in text
+  assert '`results/a/eval.json`' in text and (tmp_path / 'results' / 'b' / 'config.json').exists()
+
+
+def test_data_table_from_a_saved_file(tmp_path, capsys):
+  saved = tmp_path / 'splits.json'
+  saved.write_text(json.dumps({'sst': {'train': [6355, 3034, 3321], 'test': [1725, 863, 862], 'vocab': 13826}}))
+  readme = tmp_path / 'README.md'
+  readme.write_text('<!-- data-splits:start --><!-- data-splits:end -->')
+  report.main(['data', str(saved), '--readme', str(readme)])
+  assert '1725/863/862' in capsys.readouterr().out
+  assert '| sst | 6355/3034/3321 | – | 1725/863/862 | 1725/863/862 | 13826 | 13826 |' in readme.read_text()
