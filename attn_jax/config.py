@@ -17,6 +17,8 @@ from attn_jax.models import projections
 from attn_jax.models.model import ENCODERS
 
 DATASETS = ('sst', 'imdb', '20news', 'agnews', 'synthetic')
+# The analysis stages, in the order they run (attn_jax/stages).
+ANALYSES = ('gradient', 'loo', 'kendall', 'permutation', 'adversarial', 'erasure')
 VARIANTS = ('', 'smoke')
 CHOICES = {
     'data.dataset': DATASETS,
@@ -24,6 +26,9 @@ CHOICES = {
     'model.attention': ('tanh', 'dot'),
     'model.projection': projections.NAMES,
     'train.select_on': ('dev', 'test'),
+    'analysis.split': ('test', 'dev'),
+    'analysis.loo.mode': ('delete', 'replace'),
+    'analysis.erasure.random_item': ('paper', 'code'),
 }
 # Standard deviation of from-scratch embeddings (J&W fine-tuned fastText
 # vectors instead): PyTorch's N(0, 1) unless the dataset's dev ROC-AUC, J&W's
@@ -34,7 +39,11 @@ EMBED_INIT_STD = {'sst': 0.1, '20news': 0.1, 'imdb': 1.0}
 # batch size changes padded shapes, hence float rounding at most.)
 RUNTIME_KEYS = frozenset({
     'name', 'data.manual_dir', 'data.tfds_data_dir', 'train.progress',
-    'train.checkpoint_every_steps', 'train.eval_batch_size'})
+    'train.checkpoint_every_steps', 'train.eval_batch_size',
+    'analysis.batch_size', 'analysis.bucket_growth', 'analysis.loo.docs_per_chunk'})
+# Sections that say what is analysed, not what is trained: a trained workdir
+# can be analysed again with other values (each stage keys its own results).
+ANALYSIS_SECTIONS = ('analyses', 'analysis')
 
 
 def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collections.ConfigDict:
@@ -83,6 +92,20 @@ def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collecti
   c.train.checkpoint_every_steps = 200
   c.train.progress = True
 
+  c.analyses = ','.join(ANALYSES)  # run after training; '' for none
+  c.analysis = ml_collections.ConfigDict()
+  c.analysis.split = 'test'
+  c.analysis.max_docs = config_dict.placeholder(int)  # None: the whole split, else its first N
+  c.analysis.seed = 0
+  c.analysis.batch_size = 32
+  c.analysis.bucket_growth = 1.1  # finer than training: LOO costs grow with L²
+  c.analysis.loo = ml_collections.ConfigDict(dict(mode='delete', docs_per_chunk=4))  # 4: fastest measured on CPU
+  c.analysis.permutation = ml_collections.ConfigDict(dict(num_permutations=100))
+  c.analysis.adversarial = ml_collections.ConfigDict(dict(
+      num_adversaries=5, steps=500, learning_rate=0.01, hinge_epsilon=0.01,
+      output_weight=500.0, report_epsilon=0.05))
+  c.analysis.erasure = ml_collections.ConfigDict(dict(random_orders=5, random_item='paper'))
+
   if encoder == 'transformer':
     # Meister et al. train their Transformer at lr 1e-5 from fastText vectors
     # (epochs unspecified); from scratch that barely moves in 8 epochs.
@@ -105,6 +128,11 @@ def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collecti
     c.train.eval_batch_size = 16
     c.train.checkpoint_every_steps = 4
     c.data.bucket_growth = 2.0  # fewer bucket lengths: fewer compilations
+    c.analysis.bucket_growth = 2.0
+    c.analysis.batch_size = 16
+    c.analysis.permutation.num_permutations = 10
+    c.analysis.adversarial.steps = 20
+    c.analysis.erasure.random_orders = 2
   return c
 
 
@@ -121,6 +149,28 @@ def result_items(cfg: ml_collections.ConfigDict) -> dict:
   """The keys that change what a run computes, with their values."""
   return {k: (list(v) if isinstance(v, tuple) else v)
           for k, v in flat_items(cfg) if k not in RUNTIME_KEYS}
+
+
+def training_items(cfg: ml_collections.ConfigDict) -> dict:
+  """`result_items` that change the trained model (not what is analysed)."""
+  return {k: v for k, v in result_items(cfg).items()
+          if k.split('.')[0] not in ANALYSIS_SECTIONS}
+
+
+def analyses(cfg: ml_collections.ConfigDict) -> tuple[str, ...]:
+  """The stages `cfg.analyses` asks for ('' -> none), in running order.
+
+  Raises:
+    ConfigError: an unknown stage name.
+  """
+  names = [n.strip() for n in cfg.analyses.split(',') if n.strip()]
+  unknown = [n for n in names if n not in ANALYSES]
+  if unknown:
+    close = difflib.get_close_matches(unknown[0], ANALYSES, n=1)
+    hint = f' (did you mean {close[0]!r}?)' if close else ''
+    raise ConfigError(f'unknown analysis {unknown[0]!r}{hint} in --config.analyses; '
+                      f'choose from {", ".join(ANALYSES)} (comma-separated, or empty for none)')
+  return tuple(n for n in ANALYSES if n in names)
 
 
 def unknown_key_message(key: str, known) -> str:
@@ -144,8 +194,9 @@ def unknown_override(cfg: ml_collections.ConfigDict, overrides) -> str | None:
 def validate(cfg: ml_collections.ConfigDict) -> None:
   """Raises ConfigError naming any unknown key or invalid value, and the valid ones."""
   for key, choices in CHOICES.items():
-    section, name = key.split('.')
-    value = cfg.get(section, {}).get(name)
+    value = cfg
+    for part in key.split('.'):
+      value = value.get(part, {}) if isinstance(value, ml_collections.ConfigDict) else None
     if value not in choices:
       raise ConfigError(f'{key}={value!r} is not valid; choose from {", ".join(choices)}')
   reference = dict(flat_items(default_config(cfg.data.dataset, cfg.model.encoder)))
@@ -184,6 +235,21 @@ def _check_ranges(cfg: ml_collections.ConfigDict) -> None:
       (cfg.data.max_docs_per_split is None or cfg.data.max_docs_per_split >= 1,
        'data.max_docs_per_split must be >= 1 (or None for all)'),
   ]
+  a = cfg.analysis
+  adv = a.adversarial
+  checks += [
+      (a.max_docs is None or a.max_docs >= 1, 'analysis.max_docs must be >= 1 (or None for all)'),
+      (a.batch_size >= 1 and a.loo.docs_per_chunk >= 1,
+       'analysis.batch_size and analysis.loo.docs_per_chunk must be >= 1'),
+      (a.bucket_growth > 1, 'analysis.bucket_growth must be > 1'),
+      (a.permutation.num_permutations >= 1, 'analysis.permutation.num_permutations must be >= 1'),
+      (adv.num_adversaries >= 1 and adv.steps >= 0,
+       'analysis.adversarial.num_adversaries must be >= 1 and .steps >= 0'),
+      (adv.learning_rate > 0 and adv.hinge_epsilon >= 0 and adv.report_epsilon >= 0,
+       'analysis.adversarial.learning_rate must be > 0 and the epsilons >= 0'),
+      (a.erasure.random_orders >= 1, 'analysis.erasure.random_orders must be >= 1'),
+  ]
+  analyses(cfg)
   for ok, message in checks:
     if not ok:
       raise ConfigError(message)

@@ -19,6 +19,7 @@ from attn_jax.data.word_vectors import load_word_vectors
 from attn_jax.errors import CheckpointError
 from attn_jax.models import Model, build_model
 from attn_jax.plots.training_curves import plot_training_curves
+from attn_jax.stages import run_analyses
 from attn_jax.training import step as train_step_lib, trainer
 from attn_jax.training.evaluation import evaluate_split
 
@@ -40,10 +41,12 @@ def initial_params(model: Model, cfg: ml_collections.ConfigDict, dataset: Datase
 
 
 def run(cfg: ml_collections.ConfigDict, workdir: str, log: Callable[[str], None] = print) -> dict:
-  """Trains (or resumes, or restores) and evaluates on the test split.
+  """Trains (or resumes, or restores), evaluates on the test split, then runs
+  the analysis stages `cfg.analyses` names.
 
   Writes under `workdir`: config.json, vocab.json, data.json, checkpoints/,
-  metrics.jsonl, eval.json, predictions_test.npz and training_curves.{png,svg}.
+  metrics.jsonl, eval.json, predictions_test.npz, training_curves.{png,svg}
+  and analyses/<stage>/ (see attn_jax.stages).
 
   Returns:
     the contents of eval.json.
@@ -83,4 +86,5 @@ def run(cfg: ml_collections.ConfigDict, workdir: str, log: Callable[[str], None]
   log(f'test ({len(test)}): accuracy {metrics["accuracy"]:.4f}  f1(pos) {metrics["f1_pos"]:.4f}  '
       f'roc-auc {metrics["roc_auc"]:.4f}  (selected epoch {selection["epoch"]}) -> '
       f'{workdir_lib.paths(workdir)["eval"]}')
+  run_analyses(model, params, dataset.splits, cfg, workdir, dataset.fingerprint, log)
   return results

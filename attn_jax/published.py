@@ -24,3 +24,26 @@ JAIN_WALLACE_SPLITS = {
     '20news': {'test': (357, 179, 178), 'vocab': 6515},
     'agnews': {'test': (3798, 1900, 1898), 'vocab': 13715},
 }
+
+# J&W's analyses, BiLSTM + tanh, test split (ALGORITHMS.md §B.6; HEAD
+# graph_outputs). τ: (mean, std, fraction with p <= 0.05) over documents.
+JAIN_WALLACE_TAU = {
+    'sst': {'overall': {'attention_gradient': (0.351, 0.211, 0.49), 'attention_loo': (0.291, 0.191, 0.36),
+                        'gradient_loo': (0.656, 0.163, 0.91)},
+            'neg': {'attention_gradient': (0.34, 0.21, 0.48), 'attention_loo': (0.27, 0.19, 0.33)},
+            'pos': {'attention_gradient': (0.36, 0.21, 0.49), 'attention_loo': (0.32, 0.19, 0.40)}},
+    'imdb': {'overall': {'attention_gradient': (0.437, 0.061, 1.00), 'attention_loo': (0.341, 0.070, 0.99),
+                         'gradient_loo': (0.517, 0.100, 1.00)},
+             'neg': {'attention_gradient': (0.44, 0.06, 1.00), 'attention_loo': (0.34, 0.07, 1.00)},
+             'pos': {'attention_gradient': (0.43, 0.06, 1.00), 'attention_loo': (0.34, 0.07, 0.99)}},
+}
+# J&W's own two runs differ by up to this much in mean τ (§B.6).
+JAIN_WALLACE_TAU_SPREAD = 0.07
+# Adversarial max JSD within ε = 0.05, by predicted class: (mean, fraction > 0.5).
+JAIN_WALLACE_ADVERSARIAL = {
+    'sst': {'neg': (0.48, 0.44), 'pos': (0.49, 0.47)},
+    'imdb': {'neg': (0.58, 0.91), 'pos': (0.57, 0.86)},
+}
+# Range of the per-instance permutation medians |Δŷ| across max-attention
+# bins (read off J&W's violin plots; no csv is published).
+JAIN_WALLACE_PERMUTATION_RANGE = {'sst': (0.03, 0.11), 'imdb': (0.08, 0.40)}

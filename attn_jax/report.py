@@ -2,13 +2,16 @@
 
     python -m attn_jax.report training WORKDIR_OR_RESULTS_DIR ... [--save results] [--readme README.md]
     python -m attn_jax.report data [--save results] [--readme README.md]
+    python -m attn_jax.report analyses WORKDIR_OR_RESULTS_DIR ... [--save results] [--readme README.md]
 
 `training` reads `eval.json` and `config.json` of each run and prints
 measured test metrics beside Jain & Wallace's; `--save` copies each run's
 small result files (eval.json, metrics.jsonl, config.json, data.json) to
 `results/<run>/`, which is committed. `data` prepares every dataset
 (ATTN_JAX_DATA) and prints split sizes and vocabularies beside J&W's;
-`--save` writes them to `results/data_splits.json`. `--readme` rewrites the
+`--save` writes them to `results/data_splits.json`. `analyses` prints each
+run's analysis summaries beside J&W's published numbers (attn_jax.reproduction);
+`--save` copies the summaries to `results/<run>/analyses/<stage>/`. `--readme` rewrites the
 README block between that table's markers from the saved files.
 """
 
@@ -17,7 +20,7 @@ import json
 import os
 import shutil
 
-from attn_jax import atomic_io, config as config_lib, published
+from attn_jax import atomic_io, config as config_lib, published, reproduction
 
 RESULT_FILES = ('eval.json', 'metrics.jsonl', 'config.json', 'data.json')
 METRICS = ('accuracy', 'f1_pos', 'roc_auc')
@@ -113,9 +116,30 @@ def write_readme(readme: str, table_name: str, table: str, command: str, files: 
   atomic_io.atomic_write(readme, lambda f: f.write(text[:start] + block + text[end:]))
 
 
+def _analyses(args, here) -> None:
+  runs = [load_run(p) for p in args.runs]
+  if args.save:
+    for run in runs:
+      save(run, args.save)
+      for stage, summary in reproduction.load_summaries(run['path']).items():
+        atomic_io.write_json(os.path.join(args.save, run['name'], 'analyses', stage, 'summary.json'),
+                             summary)
+    runs = [load_run(os.path.join(args.save, run['name'])) for run in runs]
+  rows = [reproduction.HEADER]
+  for run in runs:
+    rows += reproduction.analysis_rows(run['name'], run['dataset'],
+                                       reproduction.load_summaries(run['path']))
+  print(plain(rows))
+  if args.readme:
+    sources = [os.path.relpath(run['path'], here) for run in runs]
+    write_readme(args.readme, 'analysis-results', markdown(rows),
+                 'python -m attn_jax.report analyses ' + ' '.join(sources),
+                 [f'{s}/analyses/*/summary.json' for s in sources])
+
+
 def main(argv=None):
   parser = argparse.ArgumentParser(description='Measured vs published numbers.')
-  parser.add_argument('table', choices=['training', 'data'])
+  parser.add_argument('table', choices=['training', 'data', 'analyses'])
   parser.add_argument('runs', nargs='*', help='training: workdirs or results/<run> folders; '
                       'data: a saved data_splits.json to show instead of measuring')
   parser.add_argument('--save', help='folder to copy / write the result files into')
@@ -132,6 +156,9 @@ def main(argv=None):
       write_readme(args.readme, 'training-results', markdown(training_rows(runs)),
                    'python -m attn_jax.report training ' + ' '.join(sources),
                    [f'{s}/eval.json' for s in sources])
+    return
+  if args.table == 'analyses':
+    _analyses(args, here)
     return
   if args.runs:
     measured, path = atomic_io.read_json(args.runs[0]), args.runs[0]

@@ -22,12 +22,13 @@ def paths(workdir: str) -> dict[str, str]:
 def check_config(cfg: ml_collections.ConfigDict, workdir: str) -> None:
   """Raises CheckpointError if the workdir was made with a different config.
 
-  Only keys that change results count (`config.RUNTIME_KEYS` may differ).
+  Only keys that change the trained model count (`config.RUNTIME_KEYS` and
+  the analysis settings may differ).
   """
   if not os.path.exists(paths(workdir)['config']):
     return
-  saved = config_lib.result_items(load_config(workdir))
-  wanted = config_lib.result_items(cfg)
+  saved = config_lib.training_items(load_config(workdir))
+  wanted = config_lib.training_items(cfg)
   differing = sorted(k for k in set(saved) | set(wanted) if saved.get(k) != wanted.get(k))
   if differing:
     shown = '; '.join(f'{k}: workdir has {saved.get(k)!r}, config asks {wanted.get(k)!r}'

@@ -170,7 +170,7 @@ def cli(workdir, *extra):
   return [sys.executable, os.path.join(ROOT, 'run.py'), '--config=configs/synthetic.py',
           f'--workdir={workdir}', '--config.train.epochs=3', '--config.train.batch_size=16',
           '--config.train.checkpoint_every_steps=7', '--config.data.synthetic.train_size=1600',
-          '--config.train.progress=False', *extra]
+          '--config.train.progress=False', '--config.analyses=', *extra]
 
 
 def latest_steps(workdir):

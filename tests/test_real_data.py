@@ -5,6 +5,8 @@ J&W's numbers (ALGORITHMS.md §A.1) are exact for SST; for the others the
 tokenisation differs slightly from J&W's spaCy / Keras pipelines.
 """
 
+import json
+
 import numpy as np
 import pytest
 
@@ -66,6 +68,11 @@ def test_smoke_training_on_real_data(dataset, tfds_dir, tmp_path):
   cfg = config_lib.default_config(dataset, 'bilstm', 'smoke')
   cfg.data.tfds_data_dir = tfds_dir
   cfg.train.progress = False
+  if dataset != 'sst':  # the analysis stages run end to end on one real dataset
+    cfg.analyses = ''
   results = helpers.run(cfg, tmp_path)
   assert results['n'] == 64 and 0.0 <= results['accuracy'] <= 1.0
   assert (tmp_path / 'checkpoints' / 'best').is_dir()
+  if dataset == 'sst':
+    kendall = json.loads((tmp_path / 'analyses' / 'kendall' / 'summary.json').read_text())
+    assert kendall['documents'] == 64 and (tmp_path / 'analyses' / 'erasure' / 'results.npz').exists()

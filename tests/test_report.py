@@ -38,3 +38,26 @@ def test_data_table_from_a_saved_file(tmp_path, capsys):
   report.main(['data', str(saved), '--readme', str(readme)])
   assert '1725/863/862' in capsys.readouterr().out
   assert '| sst | 6355/3034/3321 | – | 1725/863/862 | 1725/863/862 | 13826 | 13826 |' in readme.read_text()
+
+
+def fake_kendall(mean_ag):
+  entry = lambda mean: {'mean': mean, 'std': 0.2, 'pval_sig': 0.5, 'n': 10, 'n_nan': 0}
+  pairs = {'attention_gradient': mean_ag, 'attention_loo': 0.29, 'gradient_loo': 0.656}
+  return {'pairs': {p: {g: entry(m) for g in ('overall', 'neg', 'pos')} for p, m in pairs.items()}}
+
+
+def test_analyses_table_marks_misses_against_the_published_numbers(tmp_path, capsys):
+  run = fake_run(tmp_path, 'a', 'sst', 0.8)
+  stage = tmp_path / 'a' / 'analyses' / 'kendall'
+  stage.mkdir(parents=True)
+  (stage / 'summary.json').write_text(json.dumps(fake_kendall(0.2)))
+  readme = tmp_path / 'README.md'
+  readme.write_text('<!-- analysis-results:start -->\n<!-- analysis-results:end -->\n')
+  report.main(['analyses', run, '--save', str(tmp_path / 'results'), '--readme', str(readme)])
+  lines = capsys.readouterr().out.splitlines()
+  overall_ag = next(line for line in lines if 'τ(α, gradient) overall' in line)
+  assert '0.200 ± 0.200' in overall_ag and '0.351 ± 0.211' in overall_ag and 'MISSED' in overall_ag
+  overall_al = next(line for line in lines if 'τ(α, LOO) overall' in line)
+  assert 'within' in overall_al  # 0.29 vs 0.291
+  assert (tmp_path / 'results' / 'a' / 'analyses' / 'kendall' / 'summary.json').exists()
+  assert 'MISSED' in readme.read_text()

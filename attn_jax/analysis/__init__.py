@@ -1,0 +1,29 @@
+"""The analyses of J&W (§B) and S&S (§D) as batched, jittable functions.
+
+Each takes a `Model` (pure functions of a params pytree) and arrays with a
+leading batch axis; `model` and the keyword options are static under
+`jax.jit`, e.g.
+
+    loo = jax.jit(leave_one_out, static_argnums=0, static_argnames=('mode', 'docs_per_chunk'))
+    result = loo(restored.model, restored.params, tokens, lengths)
+
+Kendall τ runs on the host (scipy) over the arrays these return.
+"""
+
+from attn_jax.analysis.adversarial import Adversaries, adversarial_attention, max_jsd_within
+from attn_jax.analysis.divergences import binary_js, jw_jsd
+from attn_jax.analysis.erasure import (FlipPoint, SingleErasure, decision_gradient, erase,
+                                       erase_until_flip, random_rankings, ranking,
+                                       removal_comparison, single_weight_erasure)
+from attn_jax.analysis.gradients import embedding_gradient, gradient_importance
+from attn_jax.analysis.kendall import kendall_tau, summarize
+from attn_jax.analysis.loo import LeaveOneOut, leave_one_out
+from attn_jax.analysis.permutation import Permutation, permutation_test, permute_attention, word_permutations
+
+__all__ = [
+    'Adversaries', 'FlipPoint', 'LeaveOneOut', 'Permutation', 'SingleErasure',
+    'adversarial_attention', 'binary_js', 'decision_gradient', 'embedding_gradient', 'erase',
+    'erase_until_flip', 'gradient_importance', 'jw_jsd', 'kendall_tau', 'leave_one_out',
+    'max_jsd_within', 'permutation_test', 'permute_attention', 'random_rankings', 'ranking',
+    'removal_comparison', 'single_weight_erasure', 'summarize', 'word_permutations',
+]

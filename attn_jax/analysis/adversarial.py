@@ -1,0 +1,87 @@
+"""Adversarial attention (J&W §B.5, "adversarial_multi").
+
+With the encoder and decoder frozen and the hidden states fixed, K
+attention distributions per document are optimised to be far (JSD) from
+the model's α and from each other while keeping the output within ε:
+
+  loss = Σ_k [ −JSD(α̃_k, α) + 500·ReLU(|ỹ_k − ŷ| − 0.01) ] − mean_{k,k'} JSD(α̃_k, α̃_k')
+
+over log-weights ℓ (α̃ = softmax of ℓ over the words), initialised
+log(1/L) + 3·N(0, 1), with Adam/amsgrad at lr 0.01 for 500 steps. The
+reported statistic is the largest JSD among the adversaries, plus the
+original (JSD 0), whose output stays within 0.05 of ŷ. Adam is elementwise,
+so optimising the batch sum (J&W) is the same as optimising each document
+on its own: the batch is one program.
+"""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from attn_jax.analysis.divergences import jw_jsd
+from attn_jax.analysis.position_noise import position_normal
+from attn_jax.models import Model, projections
+
+
+class Adversaries(NamedTuple):
+  alpha: jnp.ndarray        # [B, K, L] adversarial attention
+  probs: jnp.ndarray        # [B, K] their outputs ỹ
+  jsd: jnp.ndarray          # [B, K] JSD(α̃_k, α)
+  output_change: jnp.ndarray  # [B, K] |ỹ_k − ŷ|
+
+
+def adversarial_loss(logits_adv: jnp.ndarray, hidden, alpha, mask, probs, decode, *,
+                     hinge_epsilon: float, output_weight: float) -> jnp.ndarray:
+  """J&W's loss for one batch: [B, K, L] log-weights -> scalar (batch sum)."""
+  adv = projections.softmax(logits_adv, mask[:, None, :])
+  adv_probs = jax.nn.sigmoid(decode(hidden, adv))
+  hinge = jax.nn.relu(jnp.abs(adv_probs - probs[:, None]) - hinge_epsilon)
+  away = jw_jsd(adv, alpha[:, None, :])
+  pairwise = jw_jsd(adv[:, :, None, :], adv[:, None, :, :])  # [B, K, K]
+  return jnp.sum(-away + output_weight * hinge) - jnp.sum(jnp.mean(pairwise, axis=(1, 2)))
+
+
+def adversarial_attention(model: Model, params, hidden: jnp.ndarray, alpha: jnp.ndarray,
+                          mask: jnp.ndarray, lengths: jnp.ndarray, keys: jax.Array, *,
+                          num_adversaries: int = 5, steps: int = 500, learning_rate: float = 0.01,
+                          hinge_epsilon: float = 0.01, output_weight: float = 500.0) -> Adversaries:
+  """J&W's K adversarial attention distributions per document.
+
+  Args:
+    hidden: [B, L, H] encoder states; alpha: [B, L] the model's attention;
+    mask: [B, L] bool, the words; lengths: [B] (with SOS and EOS);
+    keys: [B] PRNG keys, one per document.
+
+  Jittable with `model` and the keyword options static.
+  """
+  width = alpha.shape[1]
+
+  def decode(h, adv):  # adv [B, K, L] -> logits [B, K]
+    return jax.vmap(lambda a: model.decode(params, h, a), in_axes=1, out_axes=1)(adv)
+
+  probs = jax.nn.sigmoid(model.decode(params, hidden, alpha))
+  noise = jax.vmap(lambda k: position_normal(k, (num_adversaries,), width, alpha.dtype))(keys)
+  init = -jnp.log(lengths.astype(alpha.dtype))[:, None, None] + 3.0 * noise
+  loss = lambda ell: adversarial_loss(ell, hidden, alpha, mask, probs, decode,
+                                      hinge_epsilon=hinge_epsilon, output_weight=output_weight)
+  optimizer = optax.amsgrad(learning_rate)
+
+  def step(carry, _):
+    ell, state = carry
+    updates, state = optimizer.update(jax.grad(loss)(ell), state, ell)
+    return (optax.apply_updates(ell, updates), state), None
+
+  (ell, _), _ = jax.lax.scan(step, (init, optimizer.init(init)), None, length=steps)
+  adv = projections.softmax(ell, mask[:, None, :])
+  adv_probs = jax.nn.sigmoid(decode(hidden, adv))
+  return Adversaries(adv, adv_probs, jw_jsd(adv, alpha[:, None, :]),
+                     jnp.abs(adv_probs - probs[:, None]))
+
+
+def max_jsd_within(adversaries: Adversaries, epsilon: float = 0.05) -> jnp.ndarray:
+  """[B] the largest JSD(α̃, α) among adversaries with |ỹ − ŷ| ≤ ε and the
+  original α itself (JSD 0): J&W's "max JS divergence within ε"."""
+  allowed = adversaries.output_change <= epsilon
+  return jnp.maximum(jnp.max(jnp.where(allowed, adversaries.jsd, 0.0), axis=-1), 0.0)

@@ -1,0 +1,33 @@
+"""Divergences between attention distributions and between output distributions.
+
+All natural logs (JSD ≤ ln 2).
+"""
+
+import jax
+import jax.numpy as jnp
+
+_LOG_EPS = 1e-10  # J&W's `modelUtils.jsd` smoothing
+
+
+def jw_kl(p: jnp.ndarray, q: jnp.ndarray) -> jnp.ndarray:
+  """KL(p‖q) over the last axis as J&W compute it (§B.5): inputs clipped to
+  [0, 1] and 1e-10 added inside the logs, so zeros are harmless."""
+  p, q = jnp.clip(p, 0.0, 1.0), jnp.clip(q, 0.0, 1.0)
+  return jnp.sum(p * (jnp.log(p + _LOG_EPS) - jnp.log(q + _LOG_EPS)), axis=-1)
+
+
+def jw_jsd(p: jnp.ndarray, q: jnp.ndarray) -> jnp.ndarray:
+  """Jensen-Shannon divergence of attention distributions [..., L] -> [...] (J&W §B.5)."""
+  m = 0.5 * (p + q)
+  return 0.5 * jw_kl(p, m) + 0.5 * jw_kl(q, m)
+
+
+def binary_js(logits_p: jnp.ndarray, logits_q: jnp.ndarray) -> jnp.ndarray:
+  """JS divergence between the output distributions [1 − σ(z), σ(z)] of two
+  logits (S&S §D.0, computed in log space as S&S do)."""
+  log_p = jnp.stack([jax.nn.log_sigmoid(-logits_p), jax.nn.log_sigmoid(logits_p)], axis=-1)
+  log_q = jnp.stack([jax.nn.log_sigmoid(-logits_q), jax.nn.log_sigmoid(logits_q)], axis=-1)
+  log_m = jnp.logaddexp(log_p, log_q) - jnp.log(2.0).astype(log_p.dtype)
+  kl_pm = jnp.sum(jnp.exp(log_p) * (log_p - log_m), axis=-1)
+  kl_qm = jnp.sum(jnp.exp(log_q) * (log_q - log_m), axis=-1)
+  return jnp.maximum(0.5 * kl_pm + 0.5 * kl_qm, 0.0)

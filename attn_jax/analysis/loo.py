@@ -1,0 +1,79 @@
+"""Leave-one-out importance (J&W §B.2): the output change when a word goes.
+
+J&W delete the word (the sequence gets shorter and is re-encoded; attention
+is recomputed over the remaining words) and score it by |ŷ₋ₜ − ŷ|.
+Replacing the word by PAD (same length; PAD embeds to zero and gets no
+attention) is the common alternative.
+
+Every position of every document is computed in one jitted program: the
+L − 2 variants of a document form one batch for the model, and documents
+are mapped in chunks (`docs_per_chunk`) so memory stays bounded.
+"""
+
+from typing import Literal, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from attn_jax.data.vocabulary import PAD
+from attn_jax.models import Model, masks
+
+Mode = Literal['delete', 'replace']
+
+
+class LeaveOneOut(NamedTuple):
+  importance: jnp.ndarray     # [B, L] |ŷ₋ₜ − ŷ|, 0 off the words
+  probs_without: jnp.ndarray  # [B, L] ŷ₋ₜ, 0 off the words
+  probs: jnp.ndarray          # [B] ŷ
+
+
+def variants(tokens: jnp.ndarray, length: jnp.ndarray, mode: Mode = 'delete'):
+  """One document [L] -> its L − 2 leave-one-out variants.
+
+  Row i leaves out position i + 1 (the words are positions 1 .. length − 2;
+  rows beyond them are well-formed but meaningless).
+
+  Returns:
+    (tokens [L − 2, L], lengths [L − 2]).
+  """
+  width = tokens.shape[0]
+  left_out = jnp.arange(1, width - 1)[:, None]
+  positions = jnp.arange(width)[None, :]
+  if mode == 'delete':
+    source = positions + (positions >= left_out).astype(positions.dtype)
+    rows = jnp.where(source < width, tokens[jnp.minimum(source, width - 1)], PAD)
+    new_length = length - 1
+  elif mode == 'replace':
+    rows = jnp.where(positions == left_out, PAD, tokens[None, :])
+    new_length = length
+  else:
+    raise ValueError(f"mode must be 'delete' or 'replace', not {mode!r}")
+  return rows.astype(tokens.dtype), jnp.full((width - 2,), new_length, dtype=length.dtype)
+
+
+def leave_one_out(model: Model, params, tokens: jnp.ndarray, lengths: jnp.ndarray, *,
+                  mode: Mode = 'delete', docs_per_chunk: int = 1) -> LeaveOneOut:
+  """Leave-one-out importance of every word of every document.
+
+  Args:
+    tokens: [B, L] int32, L >= 3; lengths: [B] (with SOS and EOS).
+    mode: 'delete' (J&W) or 'replace' (by PAD).
+    docs_per_chunk: documents run together; peak memory grows with it
+      (each document is L − 2 sequences of length L).
+
+  Jittable with `model`, `mode` and `docs_per_chunk` static.
+  """
+  probs = jax.nn.sigmoid(model.forward(params, tokens, lengths).logits)
+
+  def one_document(args):
+    doc_tokens, length = args
+    rows, row_lengths = variants(doc_tokens, length, mode)
+    return jax.nn.sigmoid(model.forward(params, rows, row_lengths).logits)
+
+  without = jax.lax.map(one_document, (tokens, lengths), batch_size=docs_per_chunk)
+  width = tokens.shape[1]
+  without = jnp.pad(without, ((0, 0), (1, 1)))  # row i is position i + 1
+  words = masks.word_mask(lengths, width)
+  without = jnp.where(words, without, 0.0)
+  importance = jnp.where(words, jnp.abs(without - probs[:, None]), 0.0)
+  return LeaveOneOut(importance, without, probs)

@@ -1,0 +1,72 @@
+"""Permuting attention among the words (J&W §B.4).
+
+The encoder runs once; α is then shuffled among each document's words
+(SOS, EOS and padding keep their zero weight), the *same* hidden states are
+decoded, and the statistic is the median over permutations of |ŷ_perm − ŷ|.
+All permutations of all documents are one vmapped decoder call.
+"""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from attn_jax.analysis.position_noise import position_uniform
+from attn_jax.models import Model
+
+
+class Permutation(NamedTuple):
+  differences: jnp.ndarray  # [B, P] |ŷ_perm − ŷ|
+  median: jnp.ndarray       # [B] median over the P permutations
+  probs: jnp.ndarray        # [B] ŷ
+
+
+def word_permutations(keys: jax.Array, lengths: jnp.ndarray, width: int,
+                      num_permutations: int) -> jnp.ndarray:
+  """Gather indices that shuffle each document's words.
+
+  Args:
+    keys: [B] PRNG keys, one per document (a document's permutations do not
+      depend on its batch or padding).
+    lengths: [B] (with SOS and EOS); width: padded length L.
+
+  Returns:
+    [B, P, L] int32 `g` with α_perm[t] = α[g[t]]: a uniformly random
+    permutation of positions 1 .. length − 2, identity elsewhere.
+  """
+  positions = jnp.arange(width)
+
+  def one(key, length):
+    words = (positions >= 1) & (positions < length - 1)
+    noise = position_uniform(key, (num_permutations,), width)
+    order = jnp.argsort(jnp.where(words, noise, jnp.inf), axis=-1)  # words first, shuffled
+    shifted = jnp.concatenate([positions[None, :1].repeat(num_permutations, 0), order[:, :-1]], 1)
+    return jnp.where(words, shifted, positions).astype(jnp.int32)
+
+  return jax.vmap(one)(keys, lengths)
+
+
+def permute_attention(model: Model, params, hidden: jnp.ndarray, alpha: jnp.ndarray,
+                      permutations: jnp.ndarray) -> Permutation:
+  """Decodes `hidden` with every permutation of `alpha`.
+
+  Args:
+    hidden: [B, L, H]; alpha: [B, L]; permutations: [B, P, L] from
+      `word_permutations`.
+  """
+  probs = jax.nn.sigmoid(model.decode(params, hidden, alpha))
+  permuted = jnp.take_along_axis(alpha[:, None, :], permutations, axis=-1)  # [B, P, L]
+  logits = jax.vmap(lambda a: model.decode(params, hidden, a), in_axes=1, out_axes=1)(permuted)
+  differences = jnp.abs(jax.nn.sigmoid(logits) - probs[:, None])
+  return Permutation(differences, jnp.median(differences, axis=-1), probs)
+
+
+def permutation_test(model: Model, params, tokens: jnp.ndarray, lengths: jnp.ndarray,
+                     keys: jax.Array, num_permutations: int = 100) -> Permutation:
+  """J&W's permutation experiment on a batch: encode once, decode P shuffles.
+
+  Jittable with `model` and `num_permutations` static.
+  """
+  fwd = model.forward(params, tokens, lengths)
+  perms = word_permutations(keys, lengths, tokens.shape[1], num_permutations)
+  return permute_attention(model, params, fwd.hidden, fwd.alpha, perms)

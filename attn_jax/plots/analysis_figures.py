@@ -1,0 +1,81 @@
+"""The papers' analysis plots, from a stage's result arrays (PNG and SVG).
+
+J&W: τ histograms by predicted class (Table 2 / Fig. 4), permutation
+violins by max-attention bin (Fig. 5), adversarial max-JSD histograms by
+class (Fig. 7). S&S: ΔJS vs Δα scatter (Fig. 3) and fraction of items
+removed before the first decision flip per ranking (Fig. 5).
+"""
+
+import os
+
+import numpy as np
+
+from attn_jax.plots.figures import new_figure, save
+
+CLASSES = (('neg', 0, 'tab:red'), ('pos', 1, 'tab:blue'))
+
+
+def tau_histograms(arrays: dict, pairs: list[str], directory: str) -> list[str]:
+  fig, axes = new_figure(1, len(pairs), figsize=(4 * len(pairs), 3.2), squeeze=False)
+  for ax, pair in zip(axes[0], pairs):
+    tau = arrays[f'tau_{pair}']
+    for name, c, color in CLASSES:
+      values = tau[(arrays['predicted'] == c) & np.isfinite(tau)]
+      if len(values):
+        ax.hist(values, bins=30, range=(-1, 1), alpha=0.5, color=color,
+                weights=np.full(len(values), 1 / len(values)), label=f'predicted {name}')
+    ax.set_title(pair.replace('_', ' ~ '))
+    ax.set_xlabel('Kendall τ')
+  axes[0][0].set_ylabel('fraction of documents')
+  axes[0][0].legend()
+  return save(fig, os.path.join(directory, 'kendall_tau_histograms'))
+
+
+def permutation_violins(arrays: dict, bin_labels: list[str], directory: str) -> list[str]:
+  fig, axes = new_figure(1, 2, figsize=(9, 3.5), sharey=True)
+  for ax, (name, c, color) in zip(axes, CLASSES):
+    groups = [arrays['median'][(arrays['bin'] == b) & (arrays['predicted'] == c)]
+              for b in range(len(bin_labels))]
+    present = [i for i, g in enumerate(groups) if len(g) > 1]
+    if present:
+      parts = ax.violinplot([groups[i] for i in present], positions=present, showmedians=True)
+      for body in parts['bodies']:
+        body.set_facecolor(color)
+    ax.set_xticks(range(len(bin_labels)), bin_labels, fontsize=8)
+    ax.set_title(f'predicted {name}')
+    ax.set_xlabel('max attention')
+  axes[0].set_ylabel('median |Δŷ| over permutations')
+  return save(fig, os.path.join(directory, 'permutation_violins'))
+
+
+def max_jsd_histograms(arrays: dict, directory: str) -> list[str]:
+  fig, ax = new_figure(figsize=(5, 3.2))
+  for name, c, color in CLASSES:
+    values = arrays['max_jsd'][arrays['predicted'] == c]
+    if len(values):
+      ax.hist(values, bins=40, range=(0, 0.7), alpha=0.5, color=color,
+              weights=np.full(len(values), 1 / len(values)), label=f'predicted {name}')
+  ax.set_xlabel('max JS divergence within ε')
+  ax.set_ylabel('fraction of documents')
+  ax.legend()
+  return save(fig, os.path.join(directory, 'adversarial_max_jsd_histograms'))
+
+
+def delta_js_scatter(arrays: dict, usable: np.ndarray, directory: str) -> list[str]:
+  fig, ax = new_figure(figsize=(5, 3.5))
+  delta_js = arrays['single_js_top'] - arrays['single_js_other']
+  ax.scatter(arrays['single_delta_alpha'][usable], delta_js[usable], s=4, alpha=0.4)
+  ax.axhline(0.0, color='grey', lw=0.8)
+  ax.set_xlabel('Δα = α(i*) − α(r)')
+  ax.set_ylabel('ΔJS = JS(i*) − JS(r)')
+  return save(fig, os.path.join(directory, 'single_weight_delta_js'))
+
+
+def fraction_removed_boxes(fractions: dict, directory: str) -> list[str]:
+  fig, ax = new_figure(figsize=(6, 3.5))
+  names = list(fractions)
+  data = [fractions[n][fractions[n] >= 0] for n in names]
+  ax.boxplot([d if len(d) else np.zeros(1) for d in data], showfliers=False)
+  ax.set_xticks(range(1, len(names) + 1), [n.replace('_', '\n') for n in names], fontsize=8)
+  ax.set_ylabel('fraction of items removed\nbefore the first decision flip')
+  return save(fig, os.path.join(directory, 'fraction_removed'))

@@ -1,0 +1,101 @@
+"""The analyses' measured numbers beside the published ones (J&W §B.6).
+
+Reads `<run>/analyses/<stage>/summary.json`; `python -m attn_jax.report
+analyses RUN ...` prints the table.
+"""
+
+import os
+
+from attn_jax import atomic_io, published
+
+STAGES = ('kendall', 'permutation', 'adversarial', 'erasure')
+TAU_PAIRS = {'attention_gradient': 'τ(α, gradient)', 'attention_loo': 'τ(α, LOO)',
+             'gradient_loo': 'τ(gradient, LOO)'}
+
+
+def load_summaries(run: str) -> dict:
+  """stage -> summary.json for the stages the run has finished."""
+  out = {}
+  for stage in STAGES:
+    path = os.path.join(run, 'analyses', stage, 'summary.json')
+    if os.path.exists(path):
+      out[stage] = atomic_io.read_json(path)
+  return out
+
+
+def _verdict(measured: float, paper: float, tolerance: float) -> str:
+  return 'within' if abs(measured - paper) <= tolerance else 'MISSED'
+
+
+def _f(x, digits=3) -> str:
+  return '–' if x is None else f'{x:.{digits}f}'
+
+
+def tau_rows(name: str, dataset: str, kendall: dict) -> list[list[str]]:
+  paper = published.JAIN_WALLACE_TAU.get(dataset, {})
+  spread = published.JAIN_WALLACE_TAU_SPREAD
+  rows = []
+  for group in ('overall', 'neg', 'pos'):
+    for pair, label in TAU_PAIRS.items():
+      m = kendall['pairs'][pair][group]
+      p = paper.get(group, {}).get(pair)
+      rows.append([name, f'{label} {group}', f'{_f(m["mean"])} ± {_f(m["std"])} (sig {_f(m["pval_sig"], 2)})',
+                   f'{p[0]:.3f} ± {p[1]:.3f} (sig {p[2]:.2f})' if p else '–',
+                   _verdict(m['mean'], p[0], spread) + f' (±{spread})' if p else ''])
+  return rows
+
+
+def adversarial_rows(name: str, dataset: str, adversarial: dict) -> list[list[str]]:
+  paper = published.JAIN_WALLACE_ADVERSARIAL.get(dataset, {})
+  rows = []
+  for group in ('neg', 'pos'):
+    m, p = adversarial[group], paper.get(group)
+    rows.append([name, f'adversarial max JSD {group}',
+                 f'{_f(m["mean_max_jsd"])} (>0.5: {_f(m["fraction_above_0.5"], 2)})',
+                 f'≈{p[0]:.2f} (>0.5: {p[1]:.2f})' if p else '–',
+                 _verdict(m['mean_max_jsd'], p[0], 0.05) + ' (±0.05)' if p else ''])
+  return rows
+
+
+def permutation_rows(name: str, dataset: str, permutation: dict) -> list[list[str]]:
+  bins = {b: d for b, d in permutation['by_bin'].items() if d.get('n', 0) >= 10}
+  medians = [d['median'] for d in bins.values()]
+  paper = published.JAIN_WALLACE_PERMUTATION_RANGE.get(dataset)
+  measured = f'{min(medians):.3f}–{max(medians):.3f}' if medians else '–'
+  detail = ', '.join(f'{b}: {d["median"]:.3f} (n={d["n"]})' for b, d in bins.items())
+  verdict = ''
+  if paper and medians:
+    verdict = 'overlaps' if min(medians) <= paper[1] and max(medians) >= paper[0] else 'MISSED'
+  return [[name, 'permutation median |Δŷ| by max-α bin (n≥10)', f'{measured} [{detail}]',
+           f'≈{paper[0]:.2f}–{paper[1]:.2f}' if paper else '–', verdict]]
+
+
+def erasure_rows(name: str, erasure: dict) -> list[list[str]]:
+  s = erasure['single_weight']
+  rows = [[name, 'S&S single weight: flips i*&r / i* only / r only / neither (%)',
+           ' / '.join(_f(s[k], 1) for k in ('percent_both_flip', 'percent_top_only',
+                                              'percent_other_only', 'percent_neither')), '– (no binary-task numbers)', '']]
+  for ranking, r in erasure['removal'].items():
+    rows.append([name, f'S&S fraction removed to first flip: {ranking}',
+                 f'median {_f(r.get("median_fraction_removed"))}, flipped {r["n_flipped"]}, never {r["n_never_flipped"]}',
+                 '–', ''])
+  for comparison, c in erasure['comparisons'].items():
+    rows.append([name, f'S&S {comparison.replace("_vs_", " vs ")}: fewer items / reverse / ties',
+                 f'{c["b_fewer"]} / {c["a_fewer"]} / {c["ties"]} of {c["n"]}', '–', ''])
+  return rows
+
+
+def analysis_rows(name: str, dataset: str, summaries: dict) -> list[list[str]]:
+  rows = []
+  if 'kendall' in summaries:
+    rows += tau_rows(name, dataset, summaries['kendall'])
+  if 'adversarial' in summaries:
+    rows += adversarial_rows(name, dataset, summaries['adversarial'])
+  if 'permutation' in summaries:
+    rows += permutation_rows(name, dataset, summaries['permutation'])
+  if 'erasure' in summaries:
+    rows += erasure_rows(name, summaries['erasure'])
+  return rows
+
+
+HEADER = ['run', 'statistic', 'measured', 'J&W published', 'verdict']

@@ -1,0 +1,54 @@
+"""Analysis stages, declared by name in `config.analyses` and run by `run.py`.
+
+Like big_vision's evaluators: each stage is registered here under its name,
+reads its settings from `config.analysis`, and writes
+`<workdir>/analyses/<name>/{results.npz, summary.json, *.png, *.svg}`.
+"""
+
+from typing import Callable
+
+import ml_collections
+
+from attn_jax import config as config_lib
+from attn_jax.data.dataset import EncodedSplit
+from attn_jax.models import Model
+from attn_jax.stages.adversarial import ADVERSARIAL
+from attn_jax.stages.context import AnalysisContext
+from attn_jax.stages.erasure import ERASURE
+from attn_jax.stages.feature_importance import GRADIENT, KENDALL, LOO
+from attn_jax.stages.permutation import PERMUTATION
+from attn_jax.stages.runner import Stage, load_results, run_stage, stage_dir
+
+STAGES: dict[str, Stage] = {s.name: s for s in (GRADIENT, LOO, KENDALL, PERMUTATION, ADVERSARIAL, ERASURE)}
+assert tuple(STAGES) == config_lib.ANALYSES
+
+
+def with_requirements(names) -> tuple[str, ...]:
+  """`names` plus the stages they need, in running order."""
+  wanted = set(names)
+  for name in names:
+    wanted.update(STAGES[name].requires)
+  return tuple(n for n in STAGES if n in wanted)
+
+
+def limit_split(split: EncodedSplit, max_docs) -> EncodedSplit:
+  if max_docs is None or max_docs >= len(split):
+    return split
+  return EncodedSplit(split.sequences[:max_docs], split.labels[:max_docs], split.ids[:max_docs])
+
+
+def run_analyses(model: Model, params, splits: dict[str, EncodedSplit], cfg: ml_collections.ConfigDict,
+                 workdir: str, data_fingerprint: str, log: Callable[[str], None] = print) -> dict:
+  """Runs the stages `cfg.analyses` names (and what they need); returns
+  {stage: summary}."""
+  names = with_requirements(config_lib.analyses(cfg))
+  if not names:
+    return {}
+  split_name = cfg.analysis.split
+  ctx = AnalysisContext(model, params, limit_split(splits[split_name], cfg.analysis.max_docs),
+                        split_name, cfg, data_fingerprint, workdir)
+  return {name: run_stage(ctx, STAGES[name], log) for name in names}
+
+
+__all__ = ['STAGES', 'AnalysisContext', 'Stage', 'load_results', 'run_analyses', 'run_stage',
+           'stage_dir', 'with_requirements']

@@ -1,0 +1,58 @@
+"""Stage `adversarial`: J&W's adversarial attention search (§B.5)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from attn_jax.analysis import adversarial as adv_lib
+from attn_jax.plots import analysis_figures
+from attn_jax.stages.runner import Stage
+
+KEY_STREAM = 4
+
+
+def _adversarial_fn(model, s):
+  def fn(params, tokens, lengths, keys):
+    fwd = model.forward(params, tokens, lengths)
+    adv = adv_lib.adversarial_attention(
+        model, params, fwd.hidden, fwd.alpha, fwd.mask, lengths, keys,
+        num_adversaries=s.num_adversaries, steps=s.steps, learning_rate=s.learning_rate,
+        hinge_epsilon=s.hinge_epsilon, output_weight=s.output_weight)
+    return {'max_jsd': adv_lib.max_jsd_within(adv, s.report_epsilon), 'jsd': adv.jsd,
+            'output_change': adv.output_change, 'adversarial_alpha': adv.alpha,
+            'probs': jax.nn.sigmoid(fwd.logits), 'max_attention': jnp.max(fwd.alpha, axis=-1)}
+  return fn
+
+
+def _compute(ctx, batch):
+  s = ctx.settings.adversarial
+  fn = ctx.jit('adversarial', lambda: _adversarial_fn(ctx.model, s))
+  return fn(ctx.params, batch.tokens, batch.lengths, ctx.keys(KEY_STREAM, batch.index))
+
+
+def _finalize(ctx, arrays, inputs):
+  predicted = (arrays['probs'] > 0.5).astype(np.int32)
+  arrays['predicted'] = predicted
+  eps = ctx.settings.adversarial.report_epsilon
+  summary = {'report_epsilon': eps,
+             'adversaries_within_epsilon': float(np.mean(arrays['output_change'] <= eps))}
+  for name, rows in {'overall': np.ones_like(predicted, bool), 'neg': predicted == 0,
+                     'pos': predicted == 1}.items():
+    values = arrays['max_jsd'][rows]
+    summary[name] = {'n': int(rows.sum()),
+                     'mean_max_jsd': float(np.mean(values)) if len(values) else None,
+                     'std_max_jsd': float(np.std(values)) if len(values) else None,
+                     'fraction_above_0.5': float(np.mean(values > 0.5)) if len(values) else None}
+  return arrays, summary
+
+
+def _settings(a):
+  return {k: a.adversarial[k] for k in ('num_adversaries', 'steps', 'learning_rate',
+                                         'hinge_epsilon', 'output_weight', 'report_epsilon')}
+
+
+ADVERSARIAL = Stage(
+    name='adversarial', settings=_settings, compute=_compute,
+    positional=frozenset({'adversarial_alpha'}), finalize=_finalize,
+    figures=lambda arrays, inputs, summary, d: analysis_figures.max_jsd_histograms(arrays, d),
+    cost=lambda batch: float(np.sum(batch.index >= 0)) * batch.tokens.shape[1])

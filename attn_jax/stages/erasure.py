@@ -1,0 +1,98 @@
+"""Stage `erasure`: Serrano & Smith's attention erasure tests (§D)."""
+
+import jax
+import numpy as np
+
+from attn_jax.analysis import erasure as er
+from attn_jax.plots import analysis_figures
+from attn_jax.stages.runner import Stage
+
+SINGLE_KEY_STREAM, RANDOM_KEY_STREAM = 1, 2
+# The deterministic rankings (S&S §5.1); `random` (several orders) comes on top.
+RANKINGS = ('attention', 'attention_ascending', 'gradient', 'gradient_x_attention')
+# (A, B) pairs for S&S's per-instance efficiency comparison: does B need fewer items?
+COMPARISONS = (('attention', 'gradient'), ('attention', 'gradient_x_attention'),
+               ('attention', 'random'), ('random', 'attention'))
+
+
+def _erasure_fn(model, random_orders, random_item):
+  def fn(params, tokens, lengths, single_keys, random_keys):
+    fwd = model.forward(params, tokens, lengths)
+    h, alpha, mask = fwd.hidden, fwd.alpha, fwd.mask
+    single = er.single_weight_erasure(model, params, h, alpha, mask, single_keys, random_item)
+    grad = er.decision_gradient(model, params, h, alpha)
+    scores = {'attention': alpha, 'attention_ascending': -alpha, 'gradient': grad,
+              'gradient_x_attention': grad * alpha}
+    out = {f'single_{k}': v for k, v in single._asdict().items()}
+    out.update(probs=jax.nn.sigmoid(fwd.logits), decision_gradient=grad)
+    for name in RANKINGS:
+      flip = er.erase_until_flip(model, params, h, alpha, mask, er.ranking(scores[name], mask))
+      out.update({f'{name}_{k}': v for k, v in flip._asdict().items()})
+    orders = er.random_rankings(random_keys, mask, random_orders)  # [B, R, L]
+    flips = jax.vmap(lambda o: er.erase_until_flip(model, params, h, alpha, mask, o),
+                     in_axes=1, out_axes=1)(orders)
+    out.update({f'random_{k}': v for k, v in flips._asdict().items()})
+    return out
+  return fn
+
+
+def _compute(ctx, batch):
+  s = ctx.settings.erasure
+  fn = ctx.jit('erasure', lambda: _erasure_fn(ctx.model, s.random_orders, s.random_item))
+  return fn(ctx.params, batch.tokens, batch.lengths, ctx.keys(SINGLE_KEY_STREAM, batch.index),
+            ctx.keys(RANDOM_KEY_STREAM, batch.index))
+
+
+def _single_summary(arrays, usable) -> dict:
+  top, other = arrays['single_flip_top'][usable], arrays['single_flip_other'][usable]
+  pct = lambda x: float(100 * np.mean(x)) if len(x) else None
+  delta_js = arrays['single_js_top'][usable] - arrays['single_js_other'][usable]
+  return {'n': int(usable.sum()),
+          'percent_both_flip': pct(top & other), 'percent_top_only': pct(top & ~other),
+          'percent_other_only': pct(~top & other), 'percent_neither': pct(~top & ~other),
+          'fraction_delta_js_negative': float(np.mean(delta_js < 0)) if len(delta_js) else None}
+
+
+def _removal_summary(fraction, mass) -> dict:
+  flipped = fraction >= 0
+  f, m = fraction[flipped], mass[flipped]
+  if not len(f):
+    return {'n_flipped': 0, 'n_never_flipped': int(np.sum(~flipped))}
+  return {'n_flipped': int(flipped.sum()), 'n_never_flipped': int(np.sum(~flipped)),
+          'mean_fraction_removed': float(np.mean(f)), 'median_fraction_removed': float(np.median(f)),
+          'fraction_removed_above_0.5': float(np.mean(f > 0.5)),
+          'mean_attention_mass_removed': float(np.mean(m))}
+
+
+def _finalize(ctx, arrays, inputs):
+  n = arrays['single_num_items']
+  usable = n > 1  # S&S exclude single-item documents from every test
+  arrays['predicted'] = (arrays['probs'] > 0.5).astype(np.int32)
+  summary = {'random_item': ctx.settings.erasure.random_item,
+             'single_weight': _single_summary(arrays, usable), 'removal': {}, 'comparisons': {}}
+  for name in RANKINGS:
+    summary['removal'][name] = _removal_summary(arrays[f'{name}_fraction'][usable],
+                                                arrays[f'{name}_mass'][usable])
+  summary['removal']['random'] = _removal_summary(  # S&S pool the random orders
+      arrays['random_fraction'][usable].ravel(), arrays['random_mass'][usable].ravel())
+  items = {name: arrays[f'{name}_items'] for name in RANKINGS}
+  items['random'] = arrays['random_items'][:, 0]
+  for a, b in COMPARISONS:
+    summary['comparisons'][f'{b}_vs_{a}'] = er.removal_comparison(items[a], items[b], n)
+  return arrays, summary
+
+
+def _figures(arrays, inputs, summary, directory):
+  usable = arrays['single_num_items'] > 1
+  fractions = {name: arrays[f'{name}_fraction'][usable] for name in RANKINGS}
+  fractions['random'] = arrays['random_fraction'][usable].ravel()
+  return (analysis_figures.delta_js_scatter(arrays, usable, directory)
+          + analysis_figures.fraction_removed_boxes(fractions, directory))
+
+
+ERASURE = Stage(
+    name='erasure',
+    settings=lambda a: {'random_orders': a.erasure.random_orders, 'random_item': a.erasure.random_item},
+    compute=_compute, finalize=_finalize, figures=_figures,
+    positional=frozenset({'decision_gradient'}),
+    cost=lambda batch: float(np.sum(batch.index >= 0)) * batch.tokens.shape[1])

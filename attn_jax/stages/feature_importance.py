@@ -1,0 +1,105 @@
+"""Stages `gradient`, `loo` and `kendall`: J&W's feature-importance agreement (§B.1–B.3)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from attn_jax.analysis import gradients as gi, kendall, loo as loo_lib
+from attn_jax.plots import analysis_figures
+from attn_jax.stages.runner import Stage
+
+# Variants of gradient importance: (target, detach_attention, reduction).
+# `gradient` is J&W's; `gradient_l2` is Meister et al.'s eq. 4 (attention in the graph).
+GRADIENT_VARIANTS = {
+    'gradient': ('prob', True, 'dot'),
+    'gradient_logit': ('logit', True, 'dot'),
+    'gradient_attached': ('prob', False, 'dot'),
+    'gradient_l2': ('prob', False, 'l2'),
+}
+# The three τ of J&W's Table 2 / CorrStats (§B.3; `ag` is α~LOO, `al` α~gradient).
+PAIRS = {'attention_gradient': ('alpha', 'gradient'), 'attention_loo': ('alpha', 'loo'),
+         'gradient_loo': ('gradient', 'loo')}
+
+
+def _gradient_fn(model):
+  def fn(params, tokens, lengths):
+    fwd = model.forward(params, tokens, lengths)
+    probs = jax.nn.sigmoid(fwd.logits)
+    slope = (probs * (1.0 - probs))[:, None]  # ∂σ/∂z: the prob gradient from the logit one
+    out = {'alpha': fwd.alpha, 'probs': probs}
+    for detach in (True, False):
+      grad, embedded = gi.embedding_gradient(model, params, tokens, lengths, target='logit',
+                                             detach_attention=detach)
+      for name, (target, variant_detach, reduction) in GRADIENT_VARIANTS.items():
+        if variant_detach == detach:
+          scores = gi.reduce_gradient(grad, embedded, lengths, reduction)
+          out[name] = scores * slope if target == 'prob' else scores
+    return out
+  return fn
+
+
+def _compute_gradient(ctx, batch):
+  fn = ctx.jit('gradient', lambda: _gradient_fn(ctx.model))
+  return fn(ctx.params, batch.tokens, batch.lengths)
+
+
+def _finalize_gradient(ctx, arrays, inputs):
+  arrays['lengths'] = ctx.split.lengths.astype(np.int32)
+  return arrays, {'variants': {k: dict(zip(('target', 'detach_attention', 'reduction'), v))
+                               for k, v in GRADIENT_VARIANTS.items()}}
+
+
+def _compute_loo(ctx, batch):
+  s = ctx.settings.loo
+  fn = ctx.jit('loo', lambda: lambda params, tokens, lengths: loo_lib.leave_one_out(
+      ctx.model, params, tokens, lengths, mode=s.mode, docs_per_chunk=s.docs_per_chunk))
+  result = fn(ctx.params, batch.tokens, batch.lengths)
+  return {'loo': result.importance, 'probs_without': result.probs_without, 'probs': result.probs}
+
+
+def _finalize_loo(ctx, arrays, inputs):
+  arrays['lengths'] = ctx.split.lengths.astype(np.int32)
+  words = ctx.split.lengths - 2
+  mean_change = arrays['loo'].sum(axis=1) / words
+  return arrays, {'mode': ctx.settings.loo.mode,
+                  'mean_output_change_per_word': float(np.mean(mean_change))}
+
+
+def _finalize_kendall(ctx, arrays, inputs):
+  grad, loo = inputs['gradient'], inputs['loo']
+  lengths = grad['lengths']
+  scores = {'alpha': grad['alpha'], 'loo': loo['loo'], **{k: grad[k] for k in GRADIENT_VARIANTS}}
+  predicted = (grad['probs'] > 0.5).astype(np.int32)
+  pairs = dict(PAIRS)
+  pairs.update({f'attention_{k}': ('alpha', k) for k in GRADIENT_VARIANTS if k != 'gradient'})
+  summary = {'pairs': {}, 'predicted_counts': {'neg': int(np.sum(predicted == 0)),
+                                               'pos': int(np.sum(predicted == 1))}}
+  arrays = {'predicted': predicted, 'lengths': lengths}
+  for name, (a, b) in pairs.items():
+    tau, p = kendall.kendall_tau(scores[a], scores[b], lengths)
+    arrays[f'tau_{name}'], arrays[f'p_{name}'] = tau, p
+    summary['pairs'][name] = kendall.summarize(tau, predicted, p)
+  for name, (minuend, subtrahend) in {'gl_minus_ag': ('gradient_loo', 'attention_loo'),
+                                      'gl_minus_al': ('gradient_loo', 'attention_gradient')}.items():
+    summary['pairs'][name] = kendall.summarize(arrays[f'tau_{minuend}'] - arrays[f'tau_{subtrahend}'],
+                                               predicted)
+  return arrays, summary
+
+
+def _kendall_figures(arrays, inputs, summary, directory):
+  return analysis_figures.tau_histograms(arrays, list(PAIRS), directory)
+
+
+GRADIENT = Stage(
+    name='gradient', settings=lambda a: {}, compute=_compute_gradient,
+    positional=frozenset({'alpha', *GRADIENT_VARIANTS}), finalize=_finalize_gradient,
+    figures=lambda *args: [])
+LOO = Stage(
+    name='loo', settings=lambda a: {'mode': a.loo.mode}, compute=_compute_loo,
+    positional=frozenset({'loo', 'probs_without'}), finalize=_finalize_loo,
+    figures=lambda *args: [],
+    cost=lambda batch: float(np.sum(batch.index >= 0)) * batch.tokens.shape[1] ** 2)
+KENDALL = Stage(
+    name='kendall', settings=lambda a: {'loo_mode': a.loo.mode},  # its inputs' settings
+    requires=('gradient', 'loo'),
+    finalize=_finalize_kendall, figures=_kendall_figures)

@@ -1,0 +1,66 @@
+"""Stage `permutation`: J&W's attention permutation experiment (§B.4)."""
+
+import jax
+import numpy as np
+
+from attn_jax.analysis import permutation as perm_lib
+from attn_jax.plots import analysis_figures
+from attn_jax.stages.runner import Stage
+
+# J&W's max-attention bins (Permutation_MAvDY): [0, .25), [.25, .5), [.5, .75), [.75, 1].
+BIN_EDGES = (0.0, 0.25, 0.5, 0.75, 1.0)
+KEY_STREAM = 3
+
+
+def attention_bins(max_attention: np.ndarray) -> np.ndarray:
+  """[N] -> bin index 0..3 of J&W's max-attention bins."""
+  return np.clip(np.digitize(max_attention, BIN_EDGES[1:-1]), 0, len(BIN_EDGES) - 2)
+
+
+def bin_label(b: int) -> str:
+  return f'[{BIN_EDGES[b]:.2f}, {BIN_EDGES[b + 1]:.2f}' + (']' if b == len(BIN_EDGES) - 2 else ')')
+
+
+def _permutation_fn(model, num):
+  def fn(params, tokens, lengths, keys):
+    fwd = model.forward(params, tokens, lengths)
+    perms = perm_lib.word_permutations(keys, lengths, tokens.shape[1], num)
+    result = perm_lib.permute_attention(model, params, fwd.hidden, fwd.alpha, perms)
+    return {'median': result.median, 'differences': result.differences, 'probs': result.probs,
+            'max_attention': jax.numpy.max(fwd.alpha, axis=-1)}
+  return fn
+
+
+def _compute(ctx, batch):
+  num = ctx.settings.permutation.num_permutations
+  fn = ctx.jit('permutation', lambda: _permutation_fn(ctx.model, num))
+  return fn(ctx.params, batch.tokens, batch.lengths, ctx.keys(KEY_STREAM, batch.index))
+
+
+def distribution(values: np.ndarray) -> dict:
+  if len(values) == 0:
+    return {'n': 0}
+  q25, q50, q75 = np.percentile(values, [25, 50, 75])
+  return {'n': int(len(values)), 'median': float(q50), 'q25': float(q25), 'q75': float(q75),
+          'mean': float(np.mean(values))}
+
+
+def _finalize(ctx, arrays, inputs):
+  predicted = (arrays['probs'] > 0.5).astype(np.int32)
+  bins = attention_bins(arrays['max_attention'])
+  arrays.update(predicted=predicted, bin=bins.astype(np.int32))
+  summary = {'overall': distribution(arrays['median']), 'by_bin': {}, 'by_class_and_bin': {}}
+  for b in range(len(BIN_EDGES) - 1):
+    summary['by_bin'][bin_label(b)] = distribution(arrays['median'][bins == b])
+    for c, name in enumerate(('neg', 'pos')):
+      summary['by_class_and_bin'].setdefault(name, {})[bin_label(b)] = distribution(
+          arrays['median'][(bins == b) & (predicted == c)])
+  return arrays, summary
+
+
+PERMUTATION = Stage(
+    name='permutation',
+    settings=lambda a: {'num_permutations': a.permutation.num_permutations},
+    compute=_compute, finalize=_finalize,
+    figures=lambda arrays, inputs, summary, d: analysis_figures.permutation_violins(
+        arrays, [bin_label(b) for b in range(len(BIN_EDGES) - 1)], d))

@@ -1,0 +1,134 @@
+"""Analysis stages as `run.py` runs them: files, skipping, keys, resuming."""
+
+import json
+import os
+import shutil
+
+import jax
+import numpy as np
+import pytest
+
+from attn_jax import config as config_lib, stages
+from attn_jax.errors import ConfigError
+from attn_jax.stages import runner
+import helpers
+
+# Training and the adversarial stage run optax (see conftest.optax_promotion).
+pytestmark = pytest.mark.usefixtures('optax_promotion')
+
+
+@pytest.fixture(scope='module')
+def trained(tmp_path_factory):
+  """A synthetic smoke model, trained once, with every stage run on it."""
+  workdir = tmp_path_factory.mktemp('trained')
+  cfg = helpers.synthetic_config(top__analyses=','.join(config_lib.ANALYSES))
+  logs = []
+  with jax.numpy_dtype_promotion('standard'):
+    helpers.run(cfg, workdir, logs)
+  return workdir, cfg, logs
+
+
+def stage_files(workdir, name):
+  return sorted(os.listdir(os.path.join(workdir, 'analyses', name)))
+
+
+def test_every_stage_writes_results_summary_and_figures(trained):
+  workdir, cfg, _ = trained
+  figures = {'kendall': 1, 'permutation': 1, 'adversarial': 1, 'erasure': 2}
+  for name in config_lib.ANALYSES:
+    files = stage_files(workdir, name)
+    assert 'results.npz' in files and 'summary.json' in files and 'partial.npz' not in files
+    assert sum(f.endswith('.png') for f in files) == figures.get(name, 0)
+    assert sum(f.endswith('.svg') for f in files) == figures.get(name, 0)
+  summary = json.loads((workdir / 'analyses' / 'kendall' / 'summary.json').read_text())
+  test_size = cfg.data.synthetic.test_size
+  assert summary['documents'] == test_size
+  assert summary['pairs']['attention_gradient']['overall']['n'] == test_size
+  with np.load(workdir / 'analyses' / 'loo' / 'results.npz') as f:
+    lengths = f['lengths']
+    assert f['loo'].shape == (test_size, lengths.max())
+    assert np.all(f['loo'][np.arange(test_size), lengths - 1] == 0)  # EOS gets no importance
+  with np.load(workdir / 'analyses' / 'adversarial' / 'results.npz') as f:
+    assert f['jsd'].shape == (test_size, cfg.analysis.adversarial.num_adversaries)
+
+
+def test_rerun_skips_every_finished_stage(trained):
+  workdir, cfg, _ = trained
+  logs = []
+  helpers.run(cfg, workdir, logs)
+  assert sum('skipped' in line for line in logs) == len(config_lib.ANALYSES)
+
+
+def test_a_changed_setting_recomputes_only_the_stages_it_affects(trained, tmp_path):
+  workdir = tmp_path / 'copy'
+  shutil.copytree(trained[0], workdir)
+  changed = helpers.synthetic_config(top__analyses=','.join(config_lib.ANALYSES))
+  changed.analysis.permutation.num_permutations = 7
+  changed.analysis.batch_size = 5  # speed only: does not change the key
+  logs = []
+  helpers.run(changed, workdir, logs)  # the trained model stays valid
+  recomputed = [line.split(':')[0] for line in logs if 'documents in' in line]
+  assert recomputed == ['permutation']
+  with np.load(workdir / 'analyses' / 'permutation' / 'results.npz') as f:
+    assert f['differences'].shape[1] == 7
+
+
+def test_random_draws_do_not_depend_on_batching(trained):
+  workdir, cfg, _ = trained
+  restored = __import__('attn_jax.restore', fromlist=['restore']).restore(str(workdir))
+  from attn_jax.data.dataset import load_dataset  # pylint: disable=g-import-not-at-top
+  data = load_dataset(cfg.data)
+  other = str(workdir / 'other_batching')
+  cfg2 = helpers.synthetic_config(top__analyses='permutation,erasure')
+  cfg2.analysis.batch_size = 7
+  stages.run_analyses(restored.model, restored.params, data.splits, cfg2, other, data.fingerprint,
+                      log=lambda _: None)
+  for name, keys in {'permutation': ('median',), 'erasure': ('random_fraction', 'single_other')}.items():
+    ours, theirs = (np.load(os.path.join(w, 'analyses', name, 'results.npz')) for w in (other, workdir))
+    for key in keys:
+      np.testing.assert_allclose(ours[key], theirs[key], atol=1e-5, err_msg=f'{name}.{key}')
+
+
+def test_a_killed_stage_resumes_where_it_stopped(trained, tmp_path, monkeypatch):
+  workdir, cfg, _ = trained
+  restored = __import__('attn_jax.restore', fromlist=['restore']).restore(str(workdir))
+  from attn_jax.data.dataset import load_dataset  # pylint: disable=g-import-not-at-top
+  data = load_dataset(cfg.data)
+  cfg2 = helpers.synthetic_config(top__analyses='loo')
+  ctx = stages.AnalysisContext(restored.model, restored.params, data.splits['test'], 'test', cfg2,
+                               data.fingerprint, str(tmp_path))
+  calls = []
+  original = stages.STAGES['loo'].compute
+
+  def dies_on_the_third_batch(c, batch):
+    calls.append(len(batch.index))
+    if len(calls) == 3:
+      raise KeyboardInterrupt
+    return original(c, batch)
+
+  monkeypatch.setattr(runner, 'SAVE_EVERY_SECONDS', 0.0)
+  import dataclasses  # pylint: disable=g-import-not-at-top
+  with pytest.raises(KeyboardInterrupt):
+    runner.run_stage(ctx, dataclasses.replace(stages.STAGES['loo'], compute=dies_on_the_third_batch),
+                     log=lambda _: None)
+  assert os.path.exists(tmp_path / 'analyses' / 'loo' / 'partial.npz')
+  logs, calls[:] = [], []
+  counting = dataclasses.replace(stages.STAGES['loo'], compute=lambda c, b: calls.append(1) or original(c, b))
+  runner.run_stage(ctx, counting, log=logs.append)
+  assert any('resuming after 2 of' in line for line in logs)
+  assert len(calls) == ctx.num_batches() - 2
+  with np.load(tmp_path / 'analyses' / 'loo' / 'results.npz') as ours, \
+       np.load(workdir / 'analyses' / 'loo' / 'results.npz') as whole:
+    np.testing.assert_array_equal(ours['loo'], whole['loo'])
+
+
+def test_unknown_analysis_is_named_with_the_valid_ones():
+  cfg = config_lib.default_config('sst', 'bilstm')
+  cfg.analyses = 'gradient,permutaton'
+  with pytest.raises(ConfigError, match=r"unknown analysis 'permutaton' \(did you mean 'permutation'\?\)"):
+    config_lib.validate(cfg)
+
+
+def test_requirements_are_added_in_running_order():
+  assert stages.with_requirements(['kendall']) == ('gradient', 'loo', 'kendall')
+  assert stages.with_requirements(['erasure', 'gradient']) == ('gradient', 'erasure')
