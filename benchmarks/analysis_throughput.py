@@ -21,8 +21,8 @@ per argument shapes, and compilation is timed apart. Per analysis:
     the first run of each compiled shape is excluded from both timings.
     gradient: J&W's variant (the stage computes four), batched vs per
     document; loo: one forward per deleted column; permutation: one decode
-    per permutation; adversarial: per document on 8 of them (each keeps its
-    batch's padding, which shapes the initial noise); erasure: the attention
+    per permutation; adversarial: per document on 8 of them (each at its
+    batch's padded width); erasure: the attention
     ranking only (the stage runs five), one decode per number of erased
     items until every document flipped, vs `erase_until_flip`.
 """

@@ -1,5 +1,6 @@
 """Analysis stages as `run.py` runs them: files, skipping, keys, resuming."""
 
+import dataclasses
 import json
 import os
 import shutil
@@ -9,8 +10,12 @@ import numpy as np
 import pytest
 
 from attn_jax import config as config_lib, stages
+from attn_jax.analysis import gradient_importance
+from attn_jax.data.dataset import load_dataset
 from attn_jax.errors import ConfigError
+from attn_jax.restore import restore
 from attn_jax.stages import runner
+from attn_jax.stages.feature_importance import GRADIENT_VARIANTS
 import helpers
 
 # Training and the adversarial stage run optax (see conftest.optax_promotion).
@@ -75,8 +80,7 @@ def test_a_changed_setting_recomputes_only_the_stages_it_affects(trained, tmp_pa
 
 def test_random_draws_do_not_depend_on_batching(trained):
   workdir, cfg, _ = trained
-  restored = __import__('attn_jax.restore', fromlist=['restore']).restore(str(workdir))
-  from attn_jax.data.dataset import load_dataset  # pylint: disable=g-import-not-at-top
+  restored = restore(str(workdir))
   data = load_dataset(cfg.data)
   other = str(workdir / 'other_batching')
   cfg2 = helpers.synthetic_config(top__analyses='permutation,erasure')
@@ -89,10 +93,28 @@ def test_random_draws_do_not_depend_on_batching(trained):
       np.testing.assert_allclose(ours[key], theirs[key], atol=1e-5, err_msg=f'{name}.{key}')
 
 
+def test_gradient_stage_variants_equal_the_library_function(trained):
+  """The stage derives probability variants from logit gradients; each must
+  equal `gradient_importance` called with that variant's options."""
+  workdir, cfg, _ = trained
+  restored = restore(str(workdir))
+  test = load_dataset(cfg.data).splits['test']
+  rows = [0, 1, 2]
+  width = max(len(test.sequences[i]) for i in rows)
+  tokens = np.zeros((len(rows), width), np.int32)
+  for r, i in enumerate(rows):
+    tokens[r, :len(test.sequences[i])] = test.sequences[i]
+  lengths = test.lengths[rows]
+  with np.load(workdir / 'analyses' / 'gradient' / 'results.npz') as f:
+    for name, (target, detach, reduction) in GRADIENT_VARIANTS.items():
+      expected = gradient_importance(restored.model, restored.params, tokens, lengths, target=target,
+                                     detach_attention=detach, reduction=reduction)
+      np.testing.assert_allclose(f[name][rows, :width], expected, rtol=1e-4, atol=1e-7, err_msg=name)
+
+
 def test_a_killed_stage_resumes_where_it_stopped(trained, tmp_path, monkeypatch):
   workdir, cfg, _ = trained
-  restored = __import__('attn_jax.restore', fromlist=['restore']).restore(str(workdir))
-  from attn_jax.data.dataset import load_dataset  # pylint: disable=g-import-not-at-top
+  restored = restore(str(workdir))
   data = load_dataset(cfg.data)
   cfg2 = helpers.synthetic_config(top__analyses='loo')
   ctx = stages.AnalysisContext(restored.model, restored.params, data.splits['test'], 'test', cfg2,
@@ -107,7 +129,6 @@ def test_a_killed_stage_resumes_where_it_stopped(trained, tmp_path, monkeypatch)
     return original(c, batch)
 
   monkeypatch.setattr(runner, 'SAVE_EVERY_SECONDS', 0.0)
-  import dataclasses  # pylint: disable=g-import-not-at-top
   with pytest.raises(KeyboardInterrupt):
     runner.run_stage(ctx, dataclasses.replace(stages.STAGES['loo'], compute=dies_on_the_third_batch),
                      log=lambda _: None)

@@ -19,6 +19,7 @@ class Permutation(NamedTuple):
   differences: jnp.ndarray  # [B, P] |ŷ_perm − ŷ|
   median: jnp.ndarray       # [B] median over the P permutations
   probs: jnp.ndarray        # [B] ŷ
+  max_attention: jnp.ndarray  # [B] max_t α_t, J&W's binning variable
 
 
 def word_permutations(keys: jax.Array, lengths: jnp.ndarray, width: int,
@@ -58,7 +59,7 @@ def permute_attention(model: Model, params, hidden: jnp.ndarray, alpha: jnp.ndar
   permuted = jnp.take_along_axis(alpha[:, None, :], permutations, axis=-1)  # [B, P, L]
   logits = jax.vmap(lambda a: model.decode(params, hidden, a), in_axes=1, out_axes=1)(permuted)
   differences = jnp.abs(jax.nn.sigmoid(logits) - probs[:, None])
-  return Permutation(differences, jnp.median(differences, axis=-1), probs)
+  return Permutation(differences, jnp.median(differences, axis=-1), probs, jnp.max(alpha, axis=-1))
 
 
 def permutation_test(model: Model, params, tokens: jnp.ndarray, lengths: jnp.ndarray,

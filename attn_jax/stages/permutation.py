@@ -1,6 +1,5 @@
 """Stage `permutation`: J&W's attention permutation experiment (§B.4)."""
 
-import jax
 import numpy as np
 
 from attn_jax.analysis import permutation as perm_lib
@@ -21,19 +20,10 @@ def bin_label(b: int) -> str:
   return f'[{BIN_EDGES[b]:.2f}, {BIN_EDGES[b + 1]:.2f}' + (']' if b == len(BIN_EDGES) - 2 else ')')
 
 
-def _permutation_fn(model, num):
-  def fn(params, tokens, lengths, keys):
-    fwd = model.forward(params, tokens, lengths)
-    perms = perm_lib.word_permutations(keys, lengths, tokens.shape[1], num)
-    result = perm_lib.permute_attention(model, params, fwd.hidden, fwd.alpha, perms)
-    return {'median': result.median, 'differences': result.differences, 'probs': result.probs,
-            'max_attention': jax.numpy.max(fwd.alpha, axis=-1)}
-  return fn
-
-
 def _compute(ctx, batch):
   num = ctx.settings.permutation.num_permutations
-  fn = ctx.jit('permutation', lambda: _permutation_fn(ctx.model, num))
+  fn = ctx.jit('permutation', lambda: lambda params, tokens, lengths, keys: perm_lib.permutation_test(
+      ctx.model, params, tokens, lengths, keys, num)._asdict())
   return fn(ctx.params, batch.tokens, batch.lengths, ctx.keys(KEY_STREAM, batch.index))
 
 

@@ -117,6 +117,7 @@ def _compute(ctx: AnalysisContext, stage: Stage, key_hash: str, log) -> tuple[Ar
              desc=stage.name, unit='work', disable=not ctx.cfg.train.progress,
              bar_format='{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}] {postfix}')
   last_save = time.time()
+  docs_done = sum(int(np.sum(x.index >= 0)) for x, d in zip(batches, done) if d)
   for b, batch in enumerate(batches):
     if done[b]:
       continue
@@ -133,9 +134,9 @@ def _compute(ctx: AnalysisContext, stage: Stage, key_hash: str, log) -> tuple[Ar
       arrays[name][batch.index[real]] = value
     done[b] = True
     seconds += time.time() - started
+    docs_done += int(real.sum())
     bar.update(costs[b])
-    bar.set_postfix_str(f'{int(sum(np.sum(x.index >= 0) for x, d in zip(batches, done) if d))}'
-                        f'/{len(ctx.split)} docs')
+    bar.set_postfix_str(f'{docs_done}/{len(ctx.split)} docs')
     if time.time() - last_save > SAVE_EVERY_SECONDS and not done.all():
       _save_npz(partial_path, {**arrays, '__done': done, '__key': np.array(key_hash),
                                '__seconds': np.array(seconds)})
