@@ -3,6 +3,7 @@
     python -m attn_jax.report training WORKDIR_OR_RESULTS_DIR ... [--save results] [--readme README.md]
     python -m attn_jax.report data [--save results] [--readme README.md]
     python -m attn_jax.report analyses WORKDIR_OR_RESULTS_DIR ... [--save results] [--readme README.md]
+    python -m attn_jax.report benchmarks BENCHMARK.json ... [--readme README.md]
 
 `training` reads `eval.json` and `config.json` of each run and prints
 measured test metrics beside Jain & Wallace's; `--save` copies each run's
@@ -11,8 +12,11 @@ small result files (eval.json, metrics.jsonl, config.json, data.json) to
 (ATTN_JAX_DATA) and prints split sizes and vocabularies beside J&W's;
 `--save` writes them to `results/data_splits.json`. `analyses` prints each
 run's analysis summaries beside J&W's published numbers (attn_jax.reproduction);
-`--save` copies the summaries to `results/<run>/analyses/<stage>/`. `--readme` rewrites the
-README block between that table's markers from the saved files.
+`--save` copies the summaries to `results/<run>/analyses/<stage>/`; it also
+writes each stage's time (`analysis-timings`). `benchmarks` tabulates the
+JSON files written by `benchmarks/analysis_throughput.py --out`.
+`--readme` rewrites the README block between that table's markers from the
+saved files.
 """
 
 import argparse
@@ -132,14 +136,51 @@ def _analyses(args, here) -> None:
   print(plain(rows))
   if args.readme:
     sources = [os.path.relpath(run['path'], here) for run in runs]
-    write_readme(args.readme, 'analysis-results', markdown(rows),
-                 'python -m attn_jax.report analyses ' + ' '.join(sources),
-                 [f'{s}/analyses/*/summary.json' for s in sources])
+    command = 'python -m attn_jax.report analyses ' + ' '.join(sources)
+    files = [f'{s}/analyses/*/summary.json' for s in sources]
+    write_readme(args.readme, 'analysis-results', markdown(rows), command, files)
+    write_readme(args.readme, 'analysis-timings', markdown(timing_rows(runs)), command, files)
+
+
+def timing_rows(runs: list[dict]) -> list[list[str]]:
+  """Each stage's recorded time on each run (summary.json `seconds`)."""
+  rows = [['run', 'stage', 'documents', 'seconds', 'documents/s']]
+  for run in runs:
+    for stage, summary in reproduction.load_summaries(run['path']).items():
+      rows.append([run['name'], stage, str(summary['documents']), f'{summary["seconds"]:.1f}',
+                   f'{summary["documents_per_second"]:.1f}'])
+  return rows
+
+
+def benchmark_rows(reports: list[dict]) -> list[list[str]]:
+  rows = [['dataset', 'analysis', 'docs', 'seconds (compile)', 'docs/s', 'peak RSS MB',
+           'loop docs/s', 'speed-up over the loop', 'max |diff|']]
+  for bench in reports:
+    for r in bench['rows']:
+      extra = ''
+      if 'reencode_docs_per_second' in r:  # the BiLSTM deletion path vs re-encoding the rows
+        gain = r['vectorised_docs_per_second_on_baseline_docs'] / r['reencode_docs_per_second']
+        extra = f' ({gain:.1f}x over re-encoding the rows)'
+      rows.append([bench.get('dataset', os.path.basename(bench['workdir'])), r['analysis'],
+                   str(r['docs']), f'{r["seconds"]:.1f} ({r["compile_seconds"]:.1f})',
+                   f'{r["docs_per_second"]:.1f}', f'{r["peak_rss_mb"]:.0f}',
+                   f'{r["baseline_docs_per_second"]:.2f} on {r["baseline_docs"]}',
+                   f'{r["speedup"]:.1f}x{extra}', f'{r["max_abs_difference"]:.1e}'])
+  return rows
+
+
+def _benchmarks(args, here) -> None:
+  reports = [atomic_io.read_json(p) for p in args.runs]
+  print(plain(benchmark_rows(reports)))
+  if args.readme:
+    sources = [os.path.relpath(p, here) for p in args.runs]
+    write_readme(args.readme, 'analysis-benchmarks', markdown(benchmark_rows(reports)),
+                 'python -m attn_jax.report benchmarks ' + ' '.join(sources), sources)
 
 
 def main(argv=None):
   parser = argparse.ArgumentParser(description='Measured vs published numbers.')
-  parser.add_argument('table', choices=['training', 'data', 'analyses'])
+  parser.add_argument('table', choices=['training', 'data', 'analyses', 'benchmarks'])
   parser.add_argument('runs', nargs='*', help='training: workdirs or results/<run> folders; '
                       'data: a saved data_splits.json to show instead of measuring')
   parser.add_argument('--save', help='folder to copy / write the result files into')
@@ -159,6 +200,9 @@ def main(argv=None):
     return
   if args.table == 'analyses':
     _analyses(args, here)
+    return
+  if args.table == 'benchmarks':
+    _benchmarks(args, here)
     return
   if args.runs:
     measured, path = atomic_io.read_json(args.runs[0]), args.runs[0]

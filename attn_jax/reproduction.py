@@ -6,9 +6,8 @@ analyses RUN ...` prints the table.
 
 import os
 
-from attn_jax import atomic_io, published
+from attn_jax import atomic_io, config as config_lib, published
 
-STAGES = ('kendall', 'permutation', 'adversarial', 'erasure')
 TAU_PAIRS = {'attention_gradient': 'τ(α, gradient)', 'attention_loo': 'τ(α, LOO)',
              'gradient_loo': 'τ(gradient, LOO)'}
 
@@ -16,7 +15,7 @@ TAU_PAIRS = {'attention_gradient': 'τ(α, gradient)', 'attention_loo': 'τ(α, 
 def load_summaries(run: str) -> dict:
   """stage -> summary.json for the stages the run has finished."""
   out = {}
-  for stage in STAGES:
+  for stage in config_lib.ANALYSES:
     path = os.path.join(run, 'analyses', stage, 'summary.json')
     if os.path.exists(path):
       out[stage] = atomic_io.read_json(path)

@@ -3,7 +3,7 @@ their speed-up over straightforward loops measured in the same process.
 
     python benchmarks/analysis_throughput.py --workdir=/work/runs/imdb_bilstm \
         [--analyses=gradient,loo,permutation,adversarial,erasure] [--max-docs=N] \
-        [--baseline-docs=64] [--atol=1e-4] [--out=PATH.json]
+        [--baseline-docs=96] [--atol=1e-4] [--out=PATH.json]
     # end to end on a tiny model (synthetic data, no files needed):
     python run.py --config=configs/synthetic.py:smoke --workdir=/tmp/bench_smoke \
         --config.train.progress=False --config.analyses=''
@@ -16,11 +16,14 @@ per argument shapes, and compilation is timed apart. Per analysis:
     `ctx.batches()`, in a child process, so its peak RSS is its own (counted
     from its RSS after restore + data load, also reported). `seconds`
     includes compilation, docs/s excludes it.
-  * --baseline-docs documents evenly spaced over the length-sorted split: the
-    vectorised function against a loop, results asserted equal (--atol);
-    the first run of each compiled shape is excluded from both timings.
+  * --baseline-docs documents, in blocks of a batch of length neighbours
+    spread over the lengths: the vectorised function against a loop, in
+    another child process, results asserted equal (--atol); the first run
+    of each compiled shape is excluded from both timings.
     gradient: J&W's variant (the stage computes four), batched vs per
-    document; loo: one forward per deleted column; permutation: one decode
+    document; loo: one forward per deleted column (and, for the BiLSTM,
+    also the generic path that re-encodes every shortened row, to show what
+    its deletion path gains); permutation: one decode
     per permutation; adversarial: per document on 8 of them (each at its
     batch's padded width); erasure: the attention
     ranking only (the stage runs five), one decode per number of erased
@@ -40,7 +43,7 @@ import jax
 import numpy as np
 
 from attn_jax import atomic_io, workdir as workdir_lib
-from attn_jax.analysis import erasure as er, gradients as gi, permutation as perm_lib
+from attn_jax.analysis import erasure as er, gradients as gi, loo as lo, permutation as perm_lib
 from attn_jax.data.batching import bucket_lengths
 from attn_jax.data.dataset import EncodedSplit, load_dataset
 from attn_jax.data.vocabulary import PAD
@@ -244,11 +247,22 @@ def comparison(ctx, name, handful):
   raise ValueError(name)
 
 
+def baseline_sample(lengths: np.ndarray, k: int, batch_size: int) -> np.ndarray:
+  """About k documents in blocks of `batch_size` neighbours in length order,
+  the blocks spread evenly over the lengths. Neighbours make batches as
+  dense as the whole split's; k documents evenly spaced in length would pad
+  each batch to its longest and undersell batching."""
+  order = np.argsort(lengths, kind='stable')
+  size = min(batch_size, k, len(order))
+  starts = np.linspace(0, len(order) - size, max(1, round(k / size))).astype(int)
+  return np.unique(np.concatenate([order[s:s + size] for s in starts]))
+
+
 def versus_baseline(ctx, name, args) -> dict:
-  """Vectorised vs loop on --baseline-docs documents evenly spaced in length."""
-  order = np.argsort(ctx.split.lengths, kind='stable')
-  k = min(args.baseline_docs, len(order))
-  docs = subset(ctx.split, order[np.linspace(0, len(order) - 1, k).astype(int)])
+  """Vectorised vs loop on --baseline-docs documents (`baseline_sample`)."""
+  docs = subset(ctx.split, baseline_sample(ctx.split.lengths, args.baseline_docs,
+                                           ctx.settings.batch_size))
+  k = len(docs)
   ctx = BenchContext(ctx.model, ctx.params, docs, ctx.split_name, ctx.cfg, ctx.data_fingerprint,
                      ctx.workdir, warm=True)
   handful = np.unique(np.linspace(0, k - 1, min(8, k)).astype(int))
@@ -260,17 +274,37 @@ def versus_baseline(ctx, name, args) -> dict:
   base, vec, base_docs = flat(base), flat(vec), len(base)
   np.testing.assert_allclose(base, vec, rtol=0, atol=args.atol, err_msg=f'{name}: baseline differs')
   vec_rate, base_rate = k / max(vec_s, 1e-9), base_docs / max(base_s, 1e-9)
-  return {'baseline_docs': base_docs, 'vectorised_docs_per_second_on_baseline_docs': vec_rate,
-          'baseline_docs_per_second': base_rate, 'speedup': vec_rate / base_rate,
-          'max_abs_difference': float(np.max(np.abs(base - vec)))}
+  row = {'baseline_docs': base_docs, 'vectorised_docs_per_second_on_baseline_docs': vec_rate,
+         'baseline_docs_per_second': base_rate, 'speedup': vec_rate / base_rate,
+         'max_abs_difference': float(np.max(np.abs(base - vec)))}
+  if name == 'loo' and ctx.settings.loo.mode == 'delete' and ctx.model.encodes_deletions:
+    row['reencode_docs_per_second'] = reencode_rate(ctx, vec, args.atol)
+  return row
 
 
-def child(args, name) -> dict:
-  """`whole_split` for `name` in a fresh interpreter."""
+def reencode_rate(ctx, expected, atol) -> float:
+  """docs/s of LOO re-encoding every shortened row, the path the BiLSTM's
+  deletion path replaces (same jit, chunking and documents as the stage)."""
+  s = ctx.settings.loo
+  loo = ctx.jit('loo_reencode', lambda: lambda p, t, l: lo.leave_one_out(
+      ctx.model, p, t, l, mode=s.mode, docs_per_chunk=s.docs_per_chunk, reencode=True).importance)
+  per_batch = lambda b: loo(ctx.params, b.tokens, b.lengths)
+  ctx.warm_keys()
+  rows, seconds = timed(ctx, lambda: collect(ctx, per_batch, True))
+  got = np.concatenate([np.ravel(rows[i]) for i in sorted(rows)])
+  np.testing.assert_allclose(got, expected, rtol=0, atol=atol, err_msg='loo: re-encoding differs')
+  return len(rows) / max(seconds, 1e-9)
+
+
+def child(args, name, part) -> dict:
+  """`whole_split` (part 'whole') or `versus_baseline` (part 'baseline') for
+  `name` in a fresh interpreter: one analysis's memory and allocator state
+  must not slow down the next one's timings."""
   with tempfile.TemporaryDirectory() as tmp:
     out = os.path.join(tmp, 'row.json')
     subprocess.run([sys.executable, os.path.abspath(__file__), f'--workdir={args.workdir}',
-                    f'--child={name}', f'--child-out={out}']
+                    f'--child={name}', f'--child-part={part}', f'--child-out={out}',
+                    f'--baseline-docs={args.baseline_docs}', f'--atol={args.atol}']
                    + ([f'--max-docs={args.max_docs}'] if args.max_docs is not None else []),
                    check=True)
     return atomic_io.read_json(out)
@@ -281,26 +315,28 @@ def main():
   parser.add_argument('--workdir', required=True)
   parser.add_argument('--analyses', default=','.join(ANALYSES))
   parser.add_argument('--max-docs', type=int, default=None)
-  parser.add_argument('--baseline-docs', type=int, default=64)
+  parser.add_argument('--baseline-docs', type=int, default=96)
   parser.add_argument('--atol', type=float, default=1e-4)
   parser.add_argument('--out', default=None)
   parser.add_argument('--child', default=None, help=argparse.SUPPRESS)
+  parser.add_argument('--child-part', default='whole', help=argparse.SUPPRESS)
   parser.add_argument('--child-out', default=None, help=argparse.SUPPRESS)
   args = parser.parse_args()
   if args.child:
-    atomic_io.write_json(args.child_out, whole_split(args))
+    row = (whole_split(args) if args.child_part == 'whole'
+           else versus_baseline(load(args), args.child, args))
+    atomic_io.write_json(args.child_out, row)
     return
   names = [n for n in args.analyses.split(',') if n]
   if unknown := set(names) - set(ANALYSES):
     parser.error(f'unknown analyses {sorted(unknown)}; choose from {ANALYSES}')
   rows = []
-  for name in names:  # the children first, before this process takes the accelerator
+  for name in names:
     print(f'{name}: the whole split, in a child process', file=sys.stderr, flush=True)
-    rows.append(child(args, name))
-  ctx = load(args)
-  for row in rows:
-    print(f'{row["analysis"]}: vectorised vs baseline', file=sys.stderr, flush=True)
-    row.update(versus_baseline(ctx, row['analysis'], args))
+    rows.append(child(args, name, 'whole'))
+    print(f'{name}: vectorised vs baseline, in a child process', file=sys.stderr, flush=True)
+    rows[-1].update(child(args, name, 'baseline'))
+  ctx = load(args)  # for the header only
   print(f'{args.workdir}: {ctx.cfg.data.dataset} {ctx.split_name}, {len(ctx.split)} documents of '
         f'{ctx.split.lengths.min()}-{ctx.max_length} tokens, {jax.devices()[0].platform}')
   print(f'{"analysis":<12}{"docs":>6}{"seconds":>9}{"compile":>9}{"docs/s":>9}{"peak RSS MB":>16}'
@@ -312,11 +348,17 @@ def main():
           f'{r["vectorised_docs_per_second_on_baseline_docs"]:>9.1f}'
           f'{r["baseline_docs_per_second"]:>12.1f}{r["speedup"]:>9.1f}x'
           f'{r["max_abs_difference"]:>10.1e}')
+  for r in rows:
+    if 'reencode_docs_per_second' in r:
+      print(f'{r["analysis"]}: re-encoding the shortened rows instead of the BiLSTM deletion path: '
+            f'{r["reencode_docs_per_second"]:.1f} docs/s on the base docs (deletion path '
+            f'{r["vectorised_docs_per_second_on_baseline_docs"] / r["reencode_docs_per_second"]:.1f}x)')
   print('seconds include compilation, docs/s exclude it; peak RSS of a child running only that '
         'analysis (+ over its RSS before it). On the base docs: docs/s vectorised vs baseline.')
   if args.out:
     atomic_io.write_json(args.out, {'workdir': args.workdir, 'device': str(jax.devices()[0]),
-                                    'rows': rows})
+                                    'dataset': ctx.cfg.data.dataset, 'split': ctx.split_name,
+                                    'cpus': os.cpu_count(), 'rows': rows})
 
 
 if __name__ == '__main__':

@@ -12,6 +12,7 @@ import pytest
 import scipy.stats
 
 from attn_jax.analysis import gradient_importance, kendall_tau, leave_one_out, summarize
+from attn_jax.analysis import loo as loo_lib
 from attn_jax.data.vocabulary import PAD
 from analysis_helpers import documents, pad, setup, single, to_f64, x64_lengths
 
@@ -116,9 +117,12 @@ def naive_loo(model, params, doc, mode):
   return full, np.array(without)
 
 
+# The BiLSTM has its own deletion path (`Model.encode_deletions`); the CNN
+# goes through the generic one that re-encodes the shortened rows.
+@pytest.mark.parametrize('encoder', [LOO_ENCODER, 'bilstm'])
 @pytest.mark.parametrize('mode', ['delete', 'replace'])
-def test_leave_one_out_matches_running_each_shortened_or_replaced_document(mode):
-  model, params = setup(LOO_ENCODER)
+def test_leave_one_out_matches_running_each_shortened_or_replaced_document(mode, encoder):
+  model, params = setup(encoder)
   docs = documents(seed=4)
   tokens, lengths = pad(docs, WIDTH)
   out = leave_one_out(model, params, tokens, lengths, mode=mode)
@@ -134,11 +138,25 @@ def test_leave_one_out_matches_running_each_shortened_or_replaced_document(mode)
   assert float(out.importance.max()) > 1e-4  # the comparison is not all zeros
 
 
-def test_leave_one_out_does_not_depend_on_the_chunking():
-  model, params = setup(LOO_ENCODER)
+@pytest.mark.parametrize('length', [3, 4, 7, 8, WIDTH])  # 1 word, odd/even, full width
+def test_bilstm_deletion_states_equal_encoding_the_shortened_rows(length):
+  model, params = setup('bilstm', seed=3)
+  doc = documents(lengths=(length,), seed=6)[0]
+  tokens, lengths = pad([doc], WIDTH)
+  rows, row_lengths = loo_lib.variants(tokens[0], lengths[0], 'delete')
+  expected = model.encode(params, model.embed(params, rows), row_lengths)
+  got = model.encode_deletions(params, model.embed(params, tokens)[0], lengths[0])
+  assert got.shape == expected.shape == (WIDTH - 2, WIDTH, 16)
+  np.testing.assert_allclose(got[:length - 2], expected[:length - 2], atol=1e-6)
+  assert float(jnp.abs(got[:length - 2]).max()) > 1e-3
+
+
+@pytest.mark.parametrize('encoder,mode', [(LOO_ENCODER, 'replace'), ('bilstm', 'delete')])
+def test_leave_one_out_does_not_depend_on_the_chunking(encoder, mode):
+  model, params = setup(encoder)
   tokens, lengths = pad(documents(lengths=(6, 9, 4), seed=5), WIDTH)
-  one = leave_one_out(model, params, tokens, lengths, mode='replace', docs_per_chunk=1)
-  two = leave_one_out(model, params, tokens, lengths, mode='replace', docs_per_chunk=2)
+  one = leave_one_out(model, params, tokens, lengths, mode=mode, docs_per_chunk=1)
+  two = leave_one_out(model, params, tokens, lengths, mode=mode, docs_per_chunk=2)
   for a, b in zip(one, two):
     np.testing.assert_allclose(a, b, atol=1e-6)
 

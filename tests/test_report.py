@@ -43,7 +43,8 @@ def test_data_table_from_a_saved_file(tmp_path, capsys):
 def fake_kendall(mean_ag):
   entry = lambda mean: {'mean': mean, 'std': 0.2, 'pval_sig': 0.5, 'n': 10, 'n_nan': 0}
   pairs = {'attention_gradient': mean_ag, 'attention_loo': 0.29, 'gradient_loo': 0.656}
-  return {'pairs': {p: {g: entry(m) for g in ('overall', 'neg', 'pos')} for p, m in pairs.items()}}
+  return {'pairs': {p: {g: entry(m) for g in ('overall', 'neg', 'pos')} for p, m in pairs.items()},
+          'documents': 10, 'seconds': 2.5, 'documents_per_second': 4.0}
 
 
 def test_analyses_table_marks_misses_against_the_published_numbers(tmp_path, capsys):
@@ -52,7 +53,8 @@ def test_analyses_table_marks_misses_against_the_published_numbers(tmp_path, cap
   stage.mkdir(parents=True)
   (stage / 'summary.json').write_text(json.dumps(fake_kendall(0.2)))
   readme = tmp_path / 'README.md'
-  readme.write_text('<!-- analysis-results:start -->\n<!-- analysis-results:end -->\n')
+  readme.write_text('<!-- analysis-results:start -->\n<!-- analysis-results:end -->\n'
+                    '<!-- analysis-timings:start -->\n<!-- analysis-timings:end -->\n')
   report.main(['analyses', run, '--save', str(tmp_path / 'results'), '--readme', str(readme)])
   lines = capsys.readouterr().out.splitlines()
   overall_ag = next(line for line in lines if 'τ(α, gradient) overall' in line)
@@ -61,3 +63,18 @@ def test_analyses_table_marks_misses_against_the_published_numbers(tmp_path, cap
   assert 'within' in overall_al  # 0.29 vs 0.291
   assert (tmp_path / 'results' / 'a' / 'analyses' / 'kendall' / 'summary.json').exists()
   assert 'MISSED' in readme.read_text()
+  assert '| a | kendall | 10 | 2.5 | 4.0 |' in readme.read_text()
+
+
+def test_benchmark_table_from_the_benchmark_files(tmp_path, capsys):
+  row = {'analysis': 'loo', 'docs': 100, 'seconds': 12.0, 'compile_seconds': 2.0,
+         'docs_per_second': 10.0, 'peak_rss_mb': 900.0, 'baseline_docs': 8,
+         'baseline_docs_per_second': 0.5, 'speedup': 20.0, 'max_abs_difference': 1e-7,
+         'vectorised_docs_per_second_on_baseline_docs': 10.0, 'reencode_docs_per_second': 4.0}
+  saved = tmp_path / 'bench.json'
+  saved.write_text(json.dumps({'workdir': '/w/imdb', 'dataset': 'imdb', 'rows': [row]}))
+  readme = tmp_path / 'README.md'
+  readme.write_text('<!-- analysis-benchmarks:start -->\n<!-- analysis-benchmarks:end -->\n')
+  report.main(['benchmarks', str(saved), '--readme', str(readme)])
+  assert '20.0x (2.5x over re-encoding the rows)' in capsys.readouterr().out
+  assert '| imdb | loo | 100 | 12.0 (2.0) | 10.0 | 900 | 0.50 on 8 |' in readme.read_text()

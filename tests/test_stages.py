@@ -78,6 +78,17 @@ def test_a_changed_setting_recomputes_only_the_stages_it_affects(trained, tmp_pa
     assert f['differences'].shape[1] == 7
 
 
+def test_recomputing_a_stage_recomputes_the_stages_that_use_it(trained, tmp_path, monkeypatch):
+  workdir = tmp_path / 'copy'
+  shutil.copytree(trained[0], workdir)
+  loo = stages.STAGES['loo']
+  monkeypatch.setitem(stages.STAGES, 'loo', dataclasses.replace(loo, version=loo.version + 1))
+  logs = []
+  helpers.run(helpers.synthetic_config(top__analyses=','.join(config_lib.ANALYSES)), workdir, logs)
+  recomputed = [line.split(':')[0] for line in logs if 'documents in' in line]
+  assert recomputed == ['loo', 'kendall']
+
+
 def test_random_draws_do_not_depend_on_batching(trained):
   workdir, cfg, _ = trained
   restored = restore(str(workdir))

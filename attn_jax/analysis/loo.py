@@ -7,7 +7,10 @@ attention) is the common alternative.
 
 Every position of every document is computed in one jitted program: the
 L − 2 variants of a document form one batch for the model, and documents
-are mapped in chunks (`docs_per_chunk`) so memory stays bounded.
+are mapped in chunks (`docs_per_chunk`) so memory stays bounded. Deletion
+uses the encoder's own path for it where the model has one
+(`Model.encode_deletions`: the BiLSTM shares a document's input projections
+across its variants) and re-encodes the shortened rows otherwise.
 """
 
 from typing import Literal, NamedTuple
@@ -52,7 +55,8 @@ def variants(tokens: jnp.ndarray, length: jnp.ndarray, mode: Mode = 'delete'):
 
 
 def leave_one_out(model: Model, params, tokens: jnp.ndarray, lengths: jnp.ndarray, *,
-                  mode: Mode = 'delete', docs_per_chunk: int = 1) -> LeaveOneOut:
+                  mode: Mode = 'delete', docs_per_chunk: int = 1,
+                  reencode: bool = False) -> LeaveOneOut:
   """Leave-one-out importance of every word of every document.
 
   Args:
@@ -60,14 +64,21 @@ def leave_one_out(model: Model, params, tokens: jnp.ndarray, lengths: jnp.ndarra
     mode: 'delete' (J&W) or 'replace' (by PAD).
     docs_per_chunk: documents run together; peak memory grows with it
       (each document is L − 2 sequences of length L).
+    reencode: re-encode the shortened rows even where the model has a
+      deletion path (`Model.encodes_deletions`); for checks and benchmarks.
 
-  Jittable with `model`, `mode` and `docs_per_chunk` static.
+  Jittable with `model`, `mode`, `docs_per_chunk` and `reencode` static.
   """
   probs = jax.nn.sigmoid(model.forward(params, tokens, lengths).logits)
 
   def one_document(args):
     doc_tokens, length = args
     rows, row_lengths = variants(doc_tokens, length, mode)
+    if mode == 'delete' and model.encodes_deletions and not reencode:
+      embedded = model.embed(params, doc_tokens[None])[0]
+      hidden = model.encode_deletions(params, embedded, length)
+      alpha = model.project(model.score(params, hidden), masks.attention_mask(rows, row_lengths))
+      return jax.nn.sigmoid(model.decode(params, hidden, alpha))
     return jax.nn.sigmoid(model.forward(params, rows, row_lengths).logits)
 
   without = jax.lax.map(one_document, (tokens, lengths), batch_size=docs_per_chunk)

@@ -135,3 +135,83 @@ class BiLSTMEncoder(nn.Module):
     forward, backward = states[:, 0], reverse_within_length(states[:, 1], lengths)
     valid = masks.sequence_mask(lengths, embedded.shape[1])[..., None]
     return jnp.concatenate([forward, backward], axis=-1) * valid.astype(embedded.dtype)
+
+
+def _document_states(params: dict, embedded: jnp.ndarray, length: jnp.ndarray, unroll: int):
+  """One document's input projections [L, 2, 4H] and its (h, c), each
+  [2, L, H] indexed by position (direction 1 is the backward one)."""
+  lengths = length[None]
+  gates = jnp.einsum('ld,zdg->lzg', embedded, params['w_ih']) + params['bias'][None]
+  backward = reverse_within_length(gates[None, :, 1], lengths)[0]
+  hs, cs, _ = _recurrence(jnp.stack([gates[:, 0], backward], axis=1)[:, :, None],
+                          params['w_hh'], unroll)
+
+  def by_position(x):  # [L, 2, 1, H] time-major
+    return jnp.stack([x[:, 0, 0], reverse_within_length(x[None, :, 1, 0], lengths)[0]])
+
+  return gates, by_position(hs), by_position(cs)
+
+
+def deletion_states(params: dict, embedded: jnp.ndarray, length: jnp.ndarray,
+                    unroll: int = 1) -> jnp.ndarray:
+  """Encoder states of every one-word deletion of one document (J&W LOO, §B.2).
+
+  Args:
+    params: the encoder's params (`w_ih`, `w_hh`, `bias`).
+    embedded: [L, D] the document's embeddings; length: scalar n (with SOS, EOS).
+
+  Returns:
+    [L − 2, L, 2 * hidden]: row g − 1 is what `BiLSTMEncoder` gives for the
+    document with position g removed (n − 1 tokens, zeros after).
+
+  Why not encode the shortened rows: removing position g leaves the forward
+  states before g and the backward states after it as they were, so only
+  n − 1 − g forward and g backward steps are new. Lane k runs the new
+  forward steps of deletion k and then those of deletion n − 1 − k
+  (n − 1 steps in all), and the backward steps of the same two in the other
+  order; ⌊(L − 1) / 2⌋ lanes of L − 1 steps replace L − 2 rows of L steps
+  per direction. The rows read the document's input projections, computed
+  once: with D = 300 and hidden = 128 the encoder does about a seventh of
+  the FLOPs of re-encoding, without the [L − 2, L, 8 * hidden] projection
+  buffer that made that memory-bound.
+  """
+  width = embedded.shape[0]
+  gates, h0, c0 = _document_states(params, embedded, length, unroll)
+  n = length
+  lanes = jnp.arange(1, (width - 1) // 2 + 1)  # k; lanes past (n − 1) / 2 compute junk
+  switch = n - 1 - lanes  # the step where a lane moves to its second deletion
+  at = lambda q: jnp.clip(q, 0, width - 1)
+
+  def starts(states, second):  # [2, K, H]: the states the new steps start from
+    if second:  # forward after position n − 2 − k, backward from position k + 1
+      return jnp.stack([states[0, at(n - 2 - lanes)], states[1, at(lanes + 1)]])
+    return jnp.stack([states[0, at(lanes - 1)], states[1, at(n - lanes)]])
+
+  def step(carry, s):
+    h, c = carry
+    turn = (s == switch)[None, :, None]
+    h = jnp.where(turn, starts(h0, True), h)
+    c = jnp.where(turn, starts(c0, True), c)
+    first = s < switch
+    read_forward = jnp.where(first, lanes + s + 1, s + 1)
+    read_backward = jnp.where(first, n - 2 - lanes - s, lanes - 1 - (s - switch))
+    gx = jnp.stack([gates[at(read_forward), 0], gates[at(read_backward), 1]])
+    act = _gate_activations(gx + jnp.einsum('zkh,zhg->zkg', h, params['w_hh']))
+    i, f, g, o = jnp.split(act, 4, axis=-1)
+    c = f * c + i * g
+    h = o * jnp.tanh(c)
+    return (h, c), h
+
+  _, new = jax.lax.scan(step, (starts(h0, False), starts(c0, False)),
+                        jnp.arange(width - 1), unroll=unroll)  # [L − 1, 2, K, H]
+
+  g = jnp.arange(1, width - 1)[:, None]  # the removed position of each row
+  p = jnp.arange(width)[None, :]         # position in the shortened row
+  lane = jnp.clip(jnp.minimum(g, n - 1 - g) - 1, 0, lanes.shape[0] - 1)
+  steps = lambda s: jnp.clip(s, 0, width - 2)
+  forward = jnp.where((p < g)[..., None], h0[0, at(p)],
+                      new[steps(jnp.where(g <= n - 1 - g, p - g, p)), 0, lane])
+  backward = jnp.where((p >= g)[..., None], h0[1, at(p + 1)],
+                       new[steps(jnp.where(g >= n - 1 - g, g - 1 - p, n - 2 - p)), 1, lane])
+  valid = (p < n - 1)[..., None].astype(embedded.dtype)
+  return jnp.concatenate([forward, backward], axis=-1) * valid

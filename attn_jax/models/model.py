@@ -22,7 +22,7 @@ import ml_collections
 
 from attn_jax.models import masks, projections
 from attn_jax.models.average import AverageEncoder
-from attn_jax.models.bilstm import BiLSTMEncoder
+from attn_jax.models.bilstm import BiLSTMEncoder, deletion_states
 from attn_jax.models.cnn import CNNEncoder
 from attn_jax.models.decoder import Decoder
 from attn_jax.models.embedding import Embedding
@@ -95,6 +95,20 @@ class Model:
 
   def decode(self, params, hidden: jnp.ndarray, alpha: jnp.ndarray) -> jnp.ndarray:
     return self.module.apply({'params': params}, hidden, alpha, method='decode')
+
+  @property
+  def encodes_deletions(self) -> bool:
+    """Whether `encode_deletions` has a fast path for this encoder."""
+    return isinstance(self.module.encoder, BiLSTMEncoder)
+
+  def encode_deletions(self, params, embedded: jnp.ndarray, length: jnp.ndarray) -> jnp.ndarray:
+    """[L, D] embeddings of one document -> [L − 2, L, H] states of its one-word
+    deletions (row i without position i + 1), equal to `encode` of the
+    shortened rows. Only where `encodes_deletions`."""
+    if not self.encodes_deletions:
+      raise NotImplementedError(f'no deletion path for {type(self.module.encoder).__name__}; '
+                                'encode the shortened rows instead')
+    return deletion_states(params['encoder'], embedded, length, self.module.encoder.unroll)
 
   def forward_embedded(self, params, embedded: jnp.ndarray, lengths: jnp.ndarray,
                        mask: jnp.ndarray, dropout_rng: Optional[jax.Array] = None) -> Forward:

@@ -61,11 +61,15 @@ def stage_dir(workdir: str, name: str) -> str:
   return os.path.join(workdir, 'analyses', name)
 
 
-def stage_key(ctx: AnalysisContext, stage: Stage) -> dict:
-  """What the results depend on; equal keys mean equal results."""
+def stage_key(ctx: AnalysisContext, stage: Stage, input_hashes: Optional[dict] = None) -> dict:
+  """What the results depend on; equal keys mean equal results.
+
+  `input_hashes` ({required stage: its key's hash}) ties a stage to the
+  results it was computed from, so recomputing an input recomputes it too.
+  """
   key = {'stage': stage.name, 'version': stage.version, 'params': ctx.digest, 'data': ctx.data_fingerprint,
          'split': ctx.split_name, 'docs': len(ctx.split), 'seed': ctx.settings.seed,
-         'settings': stage.settings(ctx.settings)}
+         'settings': stage.settings(ctx.settings), 'inputs': dict(sorted((input_hashes or {}).items()))}
   key['hash'] = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
   return key
 
@@ -85,6 +89,14 @@ def finished_summary(workdir: str, name: str, key_hash: str) -> Optional[dict]:
   if summary.get('key', {}).get('hash') != key_hash:
     return None
   return summary if os.path.exists(os.path.join(directory, 'results.npz')) else None
+
+
+def _input_hash(workdir: str, name: str) -> str:
+  try:
+    return atomic_io.read_json(os.path.join(stage_dir(workdir, name), 'summary.json'))['key']['hash']
+  except (OSError, ValueError, KeyError) as e:
+    raise FileNotFoundError(f'stage {name!r} has no finished results in {stage_dir(workdir, name)} '
+                            f'({e}); run it first (run_analyses adds required stages)') from e
 
 
 def _save_npz(path: str, arrays: Arrays) -> None:
@@ -147,7 +159,7 @@ def _compute(ctx: AnalysisContext, stage: Stage, key_hash: str, log) -> tuple[Ar
 
 def run_stage(ctx: AnalysisContext, stage: Stage, log: Callable[[str], None] = print) -> dict:
   """Computes (or finds) the stage's results; returns its summary."""
-  key = stage_key(ctx, stage)
+  key = stage_key(ctx, stage, {name: _input_hash(ctx.workdir, name) for name in stage.requires})
   directory = stage_dir(ctx.workdir, stage.name)
   summary = finished_summary(ctx.workdir, stage.name, key['hash'])
   if summary is not None:
