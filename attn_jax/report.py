@@ -154,7 +154,7 @@ def timing_rows(runs: list[dict]) -> list[list[str]]:
 
 def benchmark_rows(reports: list[dict]) -> list[list[str]]:
   rows = [['dataset', 'analysis', 'docs', 'seconds (compile)', 'docs/s', 'peak RSS MB',
-           'loop docs/s', 'speed-up over the loop', 'max |diff|']]
+           'loop docs/s', 'speed-up over the loop', 'max abs difference']]
   for bench in reports:
     for r in bench['rows']:
       extra = ''
