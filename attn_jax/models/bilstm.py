@@ -187,11 +187,13 @@ def deletion_states(params: dict, embedded: jnp.ndarray, length: jnp.ndarray,
       return jnp.stack([states[0, at(n - 2 - lanes)], states[1, at(lanes + 1)]])
     return jnp.stack([states[0, at(lanes - 1)], states[1, at(n - lanes)]])
 
+  restart_h, restart_c = starts(h0, True), starts(c0, True)  # gathered once, not per step
+
   def step(carry, s):
     h, c = carry
     turn = (s == switch)[None, :, None]
-    h = jnp.where(turn, starts(h0, True), h)
-    c = jnp.where(turn, starts(c0, True), c)
+    h = jnp.where(turn, restart_h, h)
+    c = jnp.where(turn, restart_c, c)
     first = s < switch
     read_forward = jnp.where(first, lanes + s + 1, s + 1)
     read_backward = jnp.where(first, n - 2 - lanes - s, lanes - 1 - (s - switch))
