@@ -15,10 +15,11 @@ from ml_collections import config_dict
 from attn_jax.errors import ConfigError
 from attn_jax.models import projections
 from attn_jax.models.model import ENCODERS
+from attn_jax.training.loss import LOSSES
 
 DATASETS = ('sst', 'imdb', '20news', 'agnews', 'synthetic')
 # The analysis stages, in the order they run (attn_jax/stages).
-ANALYSES = ('gradient', 'loo', 'kendall', 'permutation', 'adversarial', 'erasure')
+ANALYSES = ('gradient', 'loo', 'kendall', 'attention', 'permutation', 'adversarial', 'erasure')
 VARIANTS = ('', 'smoke')
 CHOICES = {
     'data.dataset': DATASETS,
@@ -26,6 +27,7 @@ CHOICES = {
     'model.attention': ('tanh', 'dot'),
     'model.projection': projections.NAMES,
     'train.select_on': ('dev', 'test'),
+    'train.loss': tuple(LOSSES),
     'analysis.split': ('test', 'dev'),
     'analysis.loo.mode': ('delete', 'replace'),
     'analysis.erasure.random_item': ('paper', 'code'),
@@ -38,7 +40,7 @@ EMBED_INIT_STD = {'sst': 0.1, '20news': 0.1, 'imdb': 1.0}
 # a finished workdir may be reused with other values of these. (The eval
 # batch size changes padded shapes, hence float rounding at most.)
 RUNTIME_KEYS = frozenset({
-    'name', 'data.manual_dir', 'data.tfds_data_dir', 'train.progress',
+    'name', 'data.manual_dir', 'data.tfds_data_dir', 'vectors.directory', 'train.progress',
     'train.checkpoint_every_steps', 'train.eval_batch_size',
     'analysis.batch_size', 'analysis.bucket_growth', 'analysis.loo.docs_per_chunk'})
 # Sections that say what is analysed, not what is trained: a trained workdir
@@ -53,6 +55,9 @@ def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collecti
   c = ml_collections.ConfigDict()
   c.name = f'{dataset}_{encoder}' + (f'_{variant}' if variant else '')
   c.seed = 0
+  # A model axis: 'seed=0,1,2,3,4' (several keys, space-separated, give their
+  # product) trains one model per value as one vmapped program; '' trains one.
+  c.sweep = ''
 
   c.data = ml_collections.ConfigDict()
   c.data.dataset = dataset
@@ -71,7 +76,11 @@ def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collecti
   c.model.projection = 'softmax'
   c.model.sparsegen_lambda = 0.5
   c.model.embed_dim = 300
-  c.model.embeddings_file = config_dict.placeholder(str)  # word2vec/fastText text file
+  # None: from scratch, N(0, embed_init_std²); a word2vec/fastText text file;
+  # or 'in_domain': the vectors `config.vectors` describes (built if missing).
+  c.model.embeddings_file = config_dict.placeholder(str)
+  c.model.freeze_embeddings = False   # True: the embeddings are not fine-tuned
+  c.model.shuffle_embeddings = False  # True: pretrained rows permuted among the words found (a control)
   c.model.embed_init_std = EMBED_INIT_STD.get(dataset, 1.0)
   c.model.hidden_dim = 128  # per direction for the BiLSTM (H = 256), total otherwise
   c.model.lstm_unroll = 1  # larger unrolls measured slower on XLA:CPU
@@ -81,14 +90,24 @@ def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collecti
   c.model.transformer_ffn_dim = 128
   c.model.dropout = 0.1 if encoder == 'transformer' else 0.0
 
+  # In-domain fastText-style vectors (attn_jax.vectors): trained by gensim on
+  # the unlabelled text of `corpora`, never the target dataset's dev or test text.
+  c.vectors = ml_collections.ConfigDict(dict(
+      corpora='imdb,sst,20news,agnews', epochs=5, window=5, min_count=5, sg=0, negative=5,
+      min_n=3, max_n=6, seed=0))
+  c.vectors.directory = config_dict.placeholder(str)  # None: $ATTN_JAX_VECTORS or ~/.cache/attn_jax/vectors
+
   c.train = ml_collections.ConfigDict()
   c.train.epochs = 8
   c.train.batch_size = 32
   c.train.eval_batch_size = 64
   c.train.learning_rate = 1e-3
   c.train.weight_decay = 1e-5
+  c.train.loss = 'weighted_bce'     # a plug-in of the trainer (attn_jax.training.loss)
   c.train.select_on = 'dev'         # 'test' reproduces W&P's fork (§C)
   c.train.skip_first_epoch = True   # J&W HEAD never selects epoch 0
+  # Seed of the batch order; None: `seed`. Models trained as one program share it.
+  c.train.batch_seed = config_dict.placeholder(int)
   c.train.checkpoint_every_steps = 200
   c.train.progress = True
 
@@ -223,6 +242,13 @@ def _check_ranges(cfg: ml_collections.ConfigDict) -> None:
       (m.sparsegen_lambda < 1, 'model.sparsegen_lambda must be < 1 (sparsegen-lin is defined for λ < 1)'),
       (m.embed_dim >= 1 and m.hidden_dim >= 2, 'model.embed_dim and model.hidden_dim must be positive'),
       (m.embed_init_std > 0, 'model.embed_init_std must be > 0'),
+      (m.embeddings_file != 'in_domain' or cfg.data.dataset != 'synthetic',
+       "model.embeddings_file='in_domain' needs a real dataset (the synthetic one has no text)"),
+      (not (m.freeze_embeddings or m.shuffle_embeddings) or bool(m.embeddings_file),
+       'model.freeze_embeddings and model.shuffle_embeddings need pretrained vectors '
+       '(model.embeddings_file)'),
+      (cfg.vectors.epochs >= 1 and cfg.vectors.min_count >= 1 and cfg.vectors.window >= 1,
+       'vectors.epochs, vectors.min_count and vectors.window must be >= 1'),
       (m.attention != 'tanh' or (m.hidden_dim * (2 if m.encoder == 'bilstm' else 1)) % 2 == 0,
        'tanh attention needs an even encoder output size (its layer maps H -> H/2)'),
       (m.encoder != 'cnn' or m.hidden_dim % len(m.cnn_kernel_sizes) == 0,

@@ -1,8 +1,10 @@
-"""Train-or-restore, then evaluate: what `python run.py` does.
+"""Train-or-restore, then evaluate and analyse: what `python run.py` does.
 
-Checks come first (config, workdir, data files), so bad input fails before
+Checks come first (config, workdirs, data files), so bad input fails before
 any expensive work. A workdir whose training finished is restored, not
-retrained; one with an unfinished run resumes it.
+retrained; one with an unfinished run resumes it. With `config.sweep` the
+models of the sweep train as one program (`attn_jax.model_axis`), then each
+is evaluated and analysed in its own workdir.
 """
 
 import os
@@ -13,62 +15,126 @@ import jax
 import ml_collections
 import numpy as np
 
-from attn_jax import atomic_io, config as config_lib, workdir as workdir_lib
+from attn_jax import atomic_io, config as config_lib, model_axis, workdir as workdir_lib
 from attn_jax.data.dataset import Dataset, load_dataset
 from attn_jax.data.word_vectors import load_word_vectors
-from attn_jax.errors import CheckpointError
+from attn_jax.errors import CheckpointError, TrainingError
 from attn_jax.models import Model, build_model
 from attn_jax.plots.training_curves import plot_training_curves
 from attn_jax.stages import run_analyses
 from attn_jax.training import step as train_step_lib, trainer
 from attn_jax.training.evaluation import evaluate_split
+from attn_jax.vectors import IN_DOMAIN, ensure_vectors
 
 
 def default_workdir(cfg: ml_collections.ConfigDict) -> str:
   m = cfg.model
   projection = m.projection + (f'{m.sparsegen_lambda:g}' if m.projection == 'sparsegen' else '')
-  return os.path.join('workdirs', f'{cfg.name}_{m.attention}_{projection}')
+  sweep = ('_' + cfg.sweep.partition('=')[0].rpartition('.')[2] + 's') if cfg.sweep.strip() else ''
+  return os.path.join('workdirs', f'{cfg.name}_{m.attention}_{projection}{sweep}')
 
 
-def initial_params(model: Model, cfg: ml_collections.ConfigDict, dataset: Dataset, log):
-  """Fresh params, with pretrained word vectors when the config names a file."""
+def embeddings_path(cfg: ml_collections.ConfigDict, dataset: Dataset, log) -> str | None:
+  """The word-vector file the config names (`in_domain`: built if missing)."""
+  if cfg.model.embeddings_file == IN_DOMAIN:
+    return ensure_vectors(cfg, dataset.vocab, log)
+  return cfg.model.embeddings_file
+
+
+def initial_params(model: Model, cfg: ml_collections.ConfigDict, dataset: Dataset, log,
+                   workdir: str | None = None):
+  """Fresh params, with pretrained word vectors when the config names some.
+
+  Words the file lacks start at zero (J&W's torchtext loading). With
+  `model.shuffle_embeddings` the rows of the words found are permuted among
+  those words (same norms and coverage, no word's own vector): a control.
+  """
   params = model.init(trainer.init_key(cfg.seed))
-  if cfg.model.embeddings_file:
-    matrix, found = load_word_vectors(cfg.model.embeddings_file, dataset.vocab, cfg.model.embed_dim)
-    log(f'pretrained vectors: {found} of {len(dataset.vocab)} vocabulary words found')
-    params = {**params, 'embedding': {'table': jax.numpy.asarray(matrix)}}
-  return params
+  path = embeddings_path(cfg, dataset, log)
+  if not path:
+    return params
+  matrix, found = load_word_vectors(path, dataset.vocab, cfg.model.embed_dim)
+  log(f'pretrained vectors: {found} of {len(dataset.vocab)} vocabulary words found in {path}')
+  if cfg.model.shuffle_embeddings:
+    rows = np.flatnonzero(np.any(matrix != 0, axis=1))
+    matrix[rows] = matrix[np.random.default_rng(cfg.seed).permutation(rows)]
+  if workdir is not None:
+    atomic_io.write_json(os.path.join(workdir, 'embeddings.json'), {
+        'file': os.path.abspath(path), 'vocabulary': len(dataset.vocab), 'found': found,
+        'coverage': found / max(len(dataset.vocab) - 4, 1),
+        'mean_norm_found': float(np.linalg.norm(matrix[np.any(matrix != 0, axis=1)], axis=1).mean())
+        if found else None,
+        'shuffled': bool(cfg.model.shuffle_embeddings)})
+  return {**params, 'embedding': {'table': jax.numpy.asarray(matrix)}}
 
 
-def run(cfg: ml_collections.ConfigDict, workdir: str, log: Callable[[str], None] = print) -> dict:
-  """Trains (or resumes, or restores), evaluates on the test split, then runs
-  the analysis stages `cfg.analyses` names.
+def _check_workdirs(cfg, members, workdir) -> None:
+  workdir_lib.check_config(cfg, workdir)
+  for m in members:
+    if m.workdir != workdir:
+      workdir_lib.check_config(m.cfg, m.workdir)
 
-  Writes under `workdir`: config.json, vocab.json, data.json, checkpoints/,
-  metrics.jsonl, eval.json, predictions_test.npz, training_curves.{png,svg}
-  and analyses/<stage>/ (see attn_jax.stages).
+
+def run(cfg: ml_collections.ConfigDict, workdir: str, log: Callable[[str], None] = print) -> list[dict]:
+  """Trains (or resumes, or restores) the model(s) of `cfg`, evaluates each on
+  the test split, then runs the analysis stages `cfg.analyses` names on each.
+
+  Writes under each model's workdir: config.json, vocab.json, data.json,
+  checkpoints/, metrics.jsonl, eval.json, predictions_test.npz,
+  training_curves.{png,svg} and analyses/<stage>/ (see attn_jax.stages).
 
   Returns:
-    the contents of eval.json.
+    the contents of each model's eval.json, in sweep order.
+
+  Raises:
+    TrainingError: some model's loss became NaN (the others are finished and
+      analysed first).
   """
   config_lib.validate(cfg)
-  workdir_lib.check_config(cfg, workdir)
+  members = model_axis.members(cfg, workdir)
+  model_axis.check_shared(members)
+  _check_workdirs(cfg, members, workdir)
   started = time.time()
   dataset = load_dataset(cfg.data)
-  workdir_lib.check_data(dataset, workdir)
+  for path in {workdir, *(m.workdir for m in members)}:
+    workdir_lib.check_data(dataset, path)
   sizes = ', '.join(f'{s} {len(v)}' for s, v in dataset.splits.items())
   log(f'{dataset.name}: {sizes}; vocabulary {len(dataset.vocab)}; fingerprint {dataset.fingerprint}')
   workdir_lib.write_description(cfg, dataset, workdir)
+  for m in members:
+    workdir_lib.write_description(m.cfg, dataset, m.workdir)
+  if len(members) > 1:
+    log(f'{len(members)} models as one program: ' + ', '.join(os.path.basename(m.workdir) for m in members))
 
   model = build_model(cfg.model, len(dataset.vocab))
-  progress = trainer.train(model, dataset, cfg, workdir,
-                           lambda: initial_params(model, cfg, dataset, log), log)
+  progress = trainer.train(
+      model, dataset, members, workdir,
+      lambda m: initial_params(model, m.cfg, dataset, log, m.workdir), log)
+  predict = jax.jit(train_step_lib.make_predict(model))
+  results, failed = [], []
+  for member, record in zip(members, progress['models']):
+    if record['failed'] is not None:
+      failed.append(f'{member.workdir} (epoch {record["failed"]["epoch"]}, batch '
+                    f'{record["failed"]["batch"]}: loss {record["failed"]["loss"]})')
+      continue
+    results.append(_finish(model, predict, member, record, dataset, progress, len(members),
+                           started, log))
+  if failed:
+    raise TrainingError(
+        f'the loss of {len(failed)} of {len(members)} models became non-finite and they were '
+        'not evaluated: ' + '; '.join(failed) + '. The others are finished. Check the data and '
+        'pretrained vectors, or lower --config.train.learning_rate, in a new --workdir.')
+  return results
+
+
+def _finish(model, predict, member, record, dataset, progress, num_models, started, log) -> dict:
+  """Evaluates one trained model on the test split and runs its analyses;
+  `record` is its entry in the training progress."""
+  cfg, workdir = member.cfg, member.workdir
   restored = trainer.restore_best(model, workdir)
   if restored is None:
     raise CheckpointError(f'{workdir} has no selected model; delete it and train again')
   params, selection = restored
-
-  predict = jax.jit(train_step_lib.make_predict(model))
   buckets = trainer.dataset_buckets(dataset, cfg.data.bucket_growth)
   test = dataset.splits['test']
   metrics, probs = evaluate_split(predict, params, test, cfg.train.eval_batch_size, buckets)
@@ -76,15 +142,15 @@ def run(cfg: ml_collections.ConfigDict, workdir: str, log: Callable[[str], None]
              'selected_step': selection['step'],
              f'selection_{selection["split"]}_{selection["metric"]}': selection['score'],
              'data_fingerprint': dataset.fingerprint, 'params': trainer.count_params(params),
-             'training_seconds': round(progress['seconds'], 1),
+             'training_seconds': round(progress['seconds'], 1), 'models_in_program': num_models,
              'seconds_this_run': round(time.time() - started, 1)}
   atomic_io.write_json(workdir_lib.paths(workdir)['eval'], results)
   atomic_io.atomic_write(os.path.join(workdir, 'predictions_test.npz'), lambda f: np.savez(
       f, probs=probs, labels=test.labels, ids=np.array(test.ids)), mode='wb')
-  plot_training_curves(progress['history'], cfg.train.select_on, selection['epoch'],
+  plot_training_curves(record['history'], cfg.train.select_on, selection['epoch'],
                        os.path.join(workdir, 'training_curves'))
-  log(f'test ({len(test)}): accuracy {metrics["accuracy"]:.4f}  f1(pos) {metrics["f1_pos"]:.4f}  '
-      f'roc-auc {metrics["roc_auc"]:.4f}  (selected epoch {selection["epoch"]}) -> '
-      f'{workdir_lib.paths(workdir)["eval"]}')
+  log(f'{workdir}: test ({len(test)}): accuracy {metrics["accuracy"]:.4f}  f1(pos) '
+      f'{metrics["f1_pos"]:.4f}  roc-auc {metrics["roc_auc"]:.4f}  (selected epoch '
+      f'{selection["epoch"]}) -> {workdir_lib.paths(workdir)["eval"]}')
   run_analyses(model, params, dataset.splits, cfg, workdir, dataset.fingerprint, log)
   return results

@@ -47,3 +47,71 @@ JAIN_WALLACE_ADVERSARIAL = {
 # Range of the per-instance permutation medians |Δŷ| across max-attention
 # bins (read off J&W's violin plots; no csv is published).
 JAIN_WALLACE_PERMUTATION_RANGE = {'sst': (0.03, 0.11), 'imdb': (0.08, 0.40)}
+
+
+# Jain & Wallace's per-configuration numbers (test split, one run each): the
+# csv / json files of `graph_outputs/` in successar/AttentionExplanation, HEAD
+# 425a89a (regenerated in 752b779; `evaluate/*.json` last changed in 0dfca29
+# or d74cab1, from the same models). τ: (mean, std, fraction p <= 0.05) from
+# `CorrStats_kendalltau` (rows ag = α~LOO, al = α~gradient, gl = gradient~LOO,
+# ALGORITHMS.md §0.1); None where J&W's mean is NaN (a constant importance
+# vector in some document). `adversarial_max_jsd`: the mean max JSD by
+# predicted class, read off the bar heights of their `eMaxJDS_Hist` svg (40
+# bins of 0.0175: within ±0.009), not a published number — hence "≈".
+# Keys: (dataset, encoder, attention).
+JAIN_WALLACE_GRID = {
+    ('sst', 'bilstm', 'tanh'): {'tau': {'attention_gradient': (0.3512, 0.2109, 0.49), 'attention_loo': (0.2913, 0.1912, 0.36), 'gradient_loo': (0.6559, 0.1632, 0.91)},
+        'test': {'accuracy': 0.8081, 'f1_pos': 0.7835, 'roc_auc': 0.9024},
+        'adversarial_max_jsd': {'neg': 0.48, 'pos': 0.49}},
+    ('sst', 'bilstm', 'dot'): {'tau': {'attention_gradient': (0.0735, 0.2049, 0.09), 'attention_loo': (0.0636, 0.2004, 0.07), 'gradient_loo': (0.7078, 0.1365, 0.94)},
+        'test': {'accuracy': 0.8226, 'f1_pos': 0.8165, 'roc_auc': 0.8998},
+        'adversarial_max_jsd': {'neg': 0.48, 'pos': 0.47}},
+    ('sst', 'cnn', 'tanh'): {'tau': {'attention_gradient': (0.477, 0.1671, 0.75), 'attention_loo': (0.3517, 0.1745, 0.51), 'gradient_loo': (0.4879, 0.1759, 0.74)},
+        'test': {'accuracy': 0.8232, 'f1_pos': 0.825, 'roc_auc': 0.9082},
+        'adversarial_max_jsd': {'neg': 0.43, 'pos': 0.53}},
+    ('sst', 'cnn', 'dot'): {'tau': {'attention_gradient': (0.2402, 0.1959, 0.25), 'attention_loo': (0.2152, 0.1929, 0.21), 'gradient_loo': (0.6357, 0.2094, 0.82)},
+        'test': {'accuracy': 0.8122, 'f1_pos': 0.8051, 'roc_auc': 0.8953},
+        'adversarial_max_jsd': {'neg': 0.45, 'pos': 0.44}},
+    ('sst', 'average', 'tanh'): {'tau': {'attention_gradient': (0.6058, 0.2012, 0.85), 'attention_loo': (0.6226, 0.1547, 0.88), 'gradient_loo': (0.558, 0.2499, 0.73)},
+        'test': {'accuracy': 0.807, 'f1_pos': 0.7995, 'roc_auc': 0.8948},
+        'adversarial_max_jsd': {'neg': 0.47, 'pos': 0.49}},
+    ('sst', 'average', 'dot'): {'tau': {'attention_gradient': (0.3473, 0.2169, 0.5), 'attention_loo': (0.314, 0.1751, 0.42), 'gradient_loo': (0.6608, 0.2361, 0.82)},
+        'test': {'accuracy': 0.7994, 'f1_pos': 0.7773, 'roc_auc': 0.8956},
+        'adversarial_max_jsd': {'neg': 0.44, 'pos': 0.44}},
+    ('imdb', 'bilstm', 'tanh'): {'tau': {'attention_gradient': (0.4372, 0.0609, 1.0), 'attention_loo': (0.3413, 0.0697, 0.99), 'gradient_loo': (0.5169, 0.0996, 1.0)},
+        'test': {'accuracy': 0.8981, 'f1_pos': 0.896, 'roc_auc': 0.9604},
+        'adversarial_max_jsd': {'neg': 0.58, 'pos': 0.57}},
+    ('imdb', 'bilstm', 'dot'): {'tau': {'attention_gradient': (0.1223, 0.0626, 0.62), 'attention_loo': (0.0916, 0.0707, 0.45), 'gradient_loo': (0.6022, 0.1418, 1.0)},
+        'test': {'accuracy': 0.8854, 'f1_pos': 0.8794, 'roc_auc': 0.955},
+        'adversarial_max_jsd': {'neg': 0.59, 'pos': 0.57}},
+    ('imdb', 'cnn', 'tanh'): {'tau': {'attention_gradient': (0.4516, 0.054, 1.0), 'attention_loo': (0.2948, 0.0572, 0.98), 'gradient_loo': (0.5131, 0.0689, 1.0)},
+        'test': {'accuracy': 0.9006, 'f1_pos': 0.8979, 'roc_auc': 0.9622},
+        'adversarial_max_jsd': {'neg': 0.6, 'pos': 0.6}},
+    ('imdb', 'cnn', 'dot'): {'tau': {'attention_gradient': (0.3458, 0.0672, 0.99), 'attention_loo': (0.3647, 0.0662, 0.99), 'gradient_loo': (0.5952, 0.105, 1.0)},
+        'test': {'accuracy': 0.8937, 'f1_pos': 0.8953, 'roc_auc': 0.9587},
+        'adversarial_max_jsd': {'neg': 0.59, 'pos': 0.58}},
+    ('imdb', 'average', 'tanh'): {'tau': {'attention_gradient': (0.6748, 0.0504, 1.0), 'attention_loo': (0.5763, 0.0984, 1.0), 'gradient_loo': (0.6394, 0.1867, 1.0)},
+        'test': {'accuracy': 0.8827, 'f1_pos': 0.8822, 'roc_auc': 0.9445},
+        'adversarial_max_jsd': {'neg': 0.61, 'pos': 0.61}},
+    ('imdb', 'average', 'dot'): {'tau': {'attention_gradient': (None, None, 0.84), 'attention_loo': (0.2007, 0.0828, 0.87), 'gradient_loo': (None, None, 0.99)},
+        'test': {'accuracy': 0.8659, 'f1_pos': 0.8731, 'roc_auc': 0.9449},
+        'adversarial_max_jsd': {'neg': 0.55, 'pos': 0.59}},
+    ('20news', 'bilstm', 'tanh'): {'tau': {'attention_gradient': (0.1305, 0.2063, 0.48), 'attention_loo': (0.1229, 0.1892, 0.44), 'gradient_loo': (0.534, 0.1645, 0.99)},
+        'test': {'accuracy': 0.9216, 'f1_pos': 0.9172, 'roc_auc': 0.9779},
+        'adversarial_max_jsd': {'neg': 0.61, 'pos': 0.38}},
+    ('20news', 'bilstm', 'dot'): {'tau': {'attention_gradient': (0.1316, 0.1563, 0.48), 'attention_loo': (0.0666, 0.1545, 0.38), 'gradient_loo': (0.499, 0.155, 0.99)},
+        'test': {'accuracy': 0.9356, 'f1_pos': 0.9337, 'roc_auc': 0.9819},
+        'adversarial_max_jsd': {'neg': 0.57, 'pos': 0.59}},
+    ('20news', 'cnn', 'tanh'): {'tau': {'attention_gradient': (0.4465, 0.1254, 0.94), 'attention_loo': (0.3218, 0.1302, 0.85), 'gradient_loo': (0.5488, 0.1203, 0.97)},
+        'test': {'accuracy': 0.9132, 'f1_pos': 0.9086, 'roc_auc': 0.9672},
+        'adversarial_max_jsd': {'neg': 0.64, 'pos': 0.45}},
+    ('20news', 'cnn', 'dot'): {'tau': {'attention_gradient': (None, None, 0.42), 'attention_loo': (0.1854, 0.1159, 0.61), 'gradient_loo': (None, None, 0.95)},
+        'test': {'accuracy': 0.9384, 'f1_pos': 0.9375, 'roc_auc': 0.9744},
+        'adversarial_max_jsd': {'neg': 0.56, 'pos': 0.56}},
+    ('20news', 'average', 'tanh'): {'tau': {'attention_gradient': (0.7717, 0.0775, 1.0), 'attention_loo': (0.721, 0.1365, 0.99), 'gradient_loo': (0.6222, 0.197, 0.96)},
+        'test': {'accuracy': 0.9132, 'f1_pos': 0.9091, 'roc_auc': 0.9686},
+        'adversarial_max_jsd': {'neg': 0.68, 'pos': 0.44}},
+    ('20news', 'average', 'dot'): {'tau': {'attention_gradient': (0.0358, 0.1673, 0.31), 'attention_loo': (-0.1754, 0.2297, 0.71), 'gradient_loo': (0.3522, 0.2966, 0.77)},
+        'test': {'accuracy': 0.9272, 'f1_pos': 0.927, 'roc_auc': 0.9635},
+        'adversarial_max_jsd': {'neg': 0.55, 'pos': 0.5}},
+}

@@ -4,6 +4,7 @@
     python -m attn_jax.report data [--save results] [--readme README.md]
     python -m attn_jax.report analyses WORKDIR_OR_RESULTS_DIR ... [--save results] [--readme README.md]
     python -m attn_jax.report benchmarks BENCHMARK.json ... [--readme README.md]
+    python -m attn_jax.report model-axis MODEL_AXIS.json ... [--readme README.md]
 
 `training` reads `eval.json` and `config.json` of each run and prints
 measured test metrics beside Jain & Wallace's; `--save` copies each run's
@@ -14,7 +15,8 @@ small result files (eval.json, metrics.jsonl, config.json, data.json) to
 run's analysis summaries beside J&W's published numbers (attn_jax.reproduction);
 `--save` copies the summaries to `results/<run>/analyses/<stage>/`; it also
 writes each stage's time (`analysis-timings`). `benchmarks` tabulates the
-JSON files written by `benchmarks/analysis_throughput.py --out`.
+JSON files written by `benchmarks/analysis_throughput.py --out`, `model-axis`
+those of `benchmarks/model_axis_throughput.py --out`.
 `--readme` rewrites the README block between that table's markers from the
 saved files.
 """
@@ -178,9 +180,29 @@ def _benchmarks(args, here) -> None:
                  'python -m attn_jax.report benchmarks ' + ' '.join(sources), sources)
 
 
+def model_axis_rows(reports: list[dict]) -> list[list[str]]:
+  rows = [['dataset', 'encoder', 'models', 'one program: tokens/s (peak RSS MB)',
+           'one after another: tokens/s (peak RSS MB)', 'ratio', 'max |Δ params|']]
+  for bench in reports:
+    for r in bench['rows']:
+      arm = lambda a: f'{a["tokens_per_second"]:.0f} (+{a["peak_rss_mb"] - a["rss_before_mb"]:.0f})'
+      rows.append([bench['dataset'], r['encoder'], str(r['models']), arm(r['program']),
+                   arm(r['sequential']), f'{r["speedup"]:.2f}x', f'{r["max_abs_param_difference"]:.1e}'])
+  return rows
+
+
+def _model_axis(args, here) -> None:
+  reports = [atomic_io.read_json(p) for p in args.runs]
+  print(plain(model_axis_rows(reports)))
+  if args.readme:
+    sources = [os.path.relpath(p, here) for p in args.runs]
+    write_readme(args.readme, 'model-axis-benchmarks', markdown(model_axis_rows(reports)),
+                 'python -m attn_jax.report model-axis ' + ' '.join(sources), sources)
+
+
 def main(argv=None):
   parser = argparse.ArgumentParser(description='Measured vs published numbers.')
-  parser.add_argument('table', choices=['training', 'data', 'analyses', 'benchmarks'])
+  parser.add_argument('table', choices=['training', 'data', 'analyses', 'benchmarks', 'model-axis'])
   parser.add_argument('runs', nargs='*', help='training: workdirs or results/<run> folders; '
                       'data: a saved data_splits.json to show instead of measuring')
   parser.add_argument('--save', help='folder to copy / write the result files into')
@@ -203,6 +225,9 @@ def main(argv=None):
     return
   if args.table == 'benchmarks':
     _benchmarks(args, here)
+    return
+  if args.table == 'model-axis':
+    _model_axis(args, here)
     return
   if args.runs:
     measured, path = atomic_io.read_json(args.runs[0]), args.runs[0]

@@ -23,7 +23,9 @@ def synthetic_config(**overrides):
 
 
 def run(cfg, workdir, logs=None):
-  return pipeline.run(cfg, str(workdir), log=(logs.append if logs is not None else lambda _: None))
+  """pipeline.run; the eval.json contents of the model (of each model, with a sweep)."""
+  results = pipeline.run(cfg, str(workdir), log=(logs.append if logs is not None else lambda _: None))
+  return results if cfg.sweep.strip() else results[0]
 
 
 def eval_without_timing(workdir):

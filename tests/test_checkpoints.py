@@ -29,7 +29,8 @@ def test_state_and_progress_round_trip_exactly(tmp_path):
   tx = optimizer_lib.make_optimizer(helpers.synthetic_config().train)
   state = step_lib.init_state(tx, model.init(jax.random.PRNGKey(3)))
   state = state.replace(step=jnp.array(17, jnp.int32))
-  progress = {**trainer.fresh_progress(), 'epoch': 2, 'history': [{'epoch': 0, 'x': 0.25}]}
+  progress = {**trainer.fresh_progress(1), 'epoch': 2}
+  progress['models'][0]['history'] = [{'epoch': 0, 'x': 0.25}]
   with CheckpointStore(str(tmp_path)) as store:
     store.save_latest(17, state, progress)
   template = step_lib.init_state(tx, model.init(jax.random.PRNGKey(0)))
@@ -152,7 +153,9 @@ def test_nan_loss_stops_training_and_keeps_the_last_good_checkpoint(tmp_path, mo
   model = build_model(cfg.model, len(restore_vocab(broken)))
   tx = optimizer_lib.make_optimizer(cfg.train)
   with CheckpointStore(str(broken)) as store:
-    state, progress = store.restore_latest(step_lib.init_state(tx, model.init(jax.random.PRNGKey(0))))
+    # The latest state has a model axis, of length 1 here.
+    template = step_lib.stack([step_lib.init_state(tx, model.init(jax.random.PRNGKey(0)))])
+    state, progress = store.restore_latest(template)
   assert (progress['epoch'], progress['batch']) == (1, 4)  # saved every 4 steps, before the NaN
   assert all(bool(jnp.isfinite(x).all()) for x in jax.tree.leaves(state.params))
 
@@ -180,11 +183,13 @@ def latest_steps(workdir):
 
 @pytest.mark.slow
 def test_kill_9_mid_epoch_then_rerun_matches_an_uninterrupted_run(tmp_path):
+  """Two models as one program (a sweep), killed in their second epoch."""
   env = dict(os.environ, JAX_PLATFORMS='cpu')
   whole, killed = tmp_path / 'whole', tmp_path / 'killed'
-  subprocess.run(cli(whole), cwd=ROOT, env=env, check=True, capture_output=True, timeout=600)
+  sweep = '--config.sweep=seed=0,1'
+  subprocess.run(cli(whole, sweep), cwd=ROOT, env=env, check=True, capture_output=True, timeout=600)
 
-  process = subprocess.Popen(cli(killed), cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+  process = subprocess.Popen(cli(killed, sweep), cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
   deadline = time.time() + 300
   # 100 steps an epoch: a latest checkpoint past step 100 that is not an epoch
@@ -194,13 +199,14 @@ def test_kill_9_mid_epoch_then_rerun_matches_an_uninterrupted_run(tmp_path):
     time.sleep(0.01)
   process.send_signal(signal.SIGKILL)
   process.wait()
-  assert not (killed / 'eval.json').exists()
+  assert not (killed / 'seed0' / 'eval.json').exists()
 
-  rerun = subprocess.run(cli(killed), cwd=ROOT, env=env, check=True, capture_output=True,
+  rerun = subprocess.run(cli(killed, sweep), cwd=ROOT, env=env, check=True, capture_output=True,
                          text=True, timeout=600)
   assert 'resuming from' in rerun.stdout
-  assert helpers.history(killed) == helpers.history(whole)
-  assert helpers.eval_without_timing(killed) == helpers.eval_without_timing(whole)
-  a, b = restore(str(whole)), restore(str(killed))
-  for x, y in zip(jax.tree.leaves(a.params), jax.tree.leaves(b.params)):
-    np.testing.assert_array_equal(x, y)
+  for model in ('seed0', 'seed1'):
+    assert helpers.history(killed / model) == helpers.history(whole / model)
+    assert helpers.eval_without_timing(killed / model) == helpers.eval_without_timing(whole / model)
+    a, b = restore(str(whole / model)), restore(str(killed / model))
+    for x, y in zip(jax.tree.leaves(a.params), jax.tree.leaves(b.params)):
+      np.testing.assert_array_equal(x, y)

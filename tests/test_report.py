@@ -41,9 +41,12 @@ def test_data_table_from_a_saved_file(tmp_path, capsys):
 
 
 def fake_kendall(mean_ag):
-  entry = lambda mean: {'mean': mean, 'std': 0.2, 'pval_sig': 0.5, 'n': 10, 'n_nan': 0}
-  pairs = {'attention_gradient': mean_ag, 'attention_loo': 0.29, 'gradient_loo': 0.656}
-  return {'pairs': {p: {g: entry(m) for g in ('overall', 'neg', 'pos')} for p, m in pairs.items()},
+  def entry(mean, ci):
+    e = {'mean': mean, 'nanmean': mean, 'std': 0.2, 'pval_sig': 0.5, 'n': 10, 'n_nan': 0}
+    return {**e, 'bootstrap_ci95': [mean - ci, mean + ci]} if ci else e
+  pairs = {'attention_gradient': (mean_ag, 0.02), 'attention_loo': (0.285, 0.01),
+           'gradient_loo': (0.656, None)}  # summaries of attn-jax <= 0.1 have no interval
+  return {'pairs': {p: {g: entry(*m) for g in ('overall', 'neg', 'pos')} for p, m in pairs.items()},
           'documents': 10, 'seconds': 2.5, 'documents_per_second': 4.0}
 
 
@@ -58,9 +61,12 @@ def test_analyses_table_marks_misses_against_the_published_numbers(tmp_path, cap
   report.main(['analyses', run, '--save', str(tmp_path / 'results'), '--readme', str(readme)])
   lines = capsys.readouterr().out.splitlines()
   overall_ag = next(line for line in lines if 'τ(α, gradient) overall' in line)
-  assert '0.200 ± 0.200' in overall_ag and '0.351 ± 0.211' in overall_ag and 'MISSED' in overall_ag
+  assert '0.200 ± 0.200' in overall_ag and '0.351 ± 0.211' in overall_ag
+  assert 'MISSED (95% CI 0.180–0.220)' in overall_ag
   overall_al = next(line for line in lines if 'τ(α, LOO) overall' in line)
-  assert 'within' in overall_al  # 0.29 vs 0.291
+  assert 'within (95% CI 0.275–0.295)' in overall_al  # J&W's 0.291 is inside
+  overall_gl = next(line for line in lines if 'τ(gradient, LOO) overall' in line)
+  assert 'within (±0.07, no CI recorded)' in overall_gl
   assert (tmp_path / 'results' / 'a' / 'analyses' / 'kendall' / 'summary.json').exists()
   assert 'MISSED' in readme.read_text()
   assert '| a | kendall | 10 | 2.5 | 4.0 |' in readme.read_text()

@@ -33,7 +33,12 @@ ENCODERS = ('bilstm', 'cnn', 'average', 'transformer')
 
 
 class AttentionClassifier(nn.Module):
-  """The four stages; `Model` calls them one at a time through `apply`."""
+  """The four stages; `Model` calls them one at a time through `apply`.
+
+  There is deliberately no `__call__`: a whole forward pass must choose its
+  attention, which is `Model.forward`'s job (score, then project).
+  `create_params` only makes the parameters.
+  """
   embedding: nn.Module
   encoder: nn.Module
   attention: nn.Module
@@ -51,10 +56,11 @@ class AttentionClassifier(nn.Module):
   def decode(self, hidden, alpha):
     return self.decoder(hidden, alpha)
 
-  def __call__(self, tokens, lengths):
+  def create_params(self, tokens, lengths):
+    """Touches every stage once so `init` creates all parameters; the uniform
+    α here only gives `decode` its input shape, and the output is discarded."""
     hidden = self.encode(self.embed(tokens), lengths)
-    scores = self.score(hidden)
-    return self.decode(hidden, projections.uniform(scores, masks.attention_mask(tokens, lengths)))
+    self.decode(hidden, projections.uniform(self.score(hidden), masks.attention_mask(tokens, lengths)))
 
 
 class Forward(NamedTuple):
@@ -78,7 +84,8 @@ class Model:
 
   def init(self, rng: jax.Array) -> dict:
     tokens = jnp.array([[2, 4, 5, 3]], dtype=jnp.int32)
-    return self.module.init(rng, tokens, jnp.array([4], dtype=jnp.int32))['params']
+    return self.module.init(rng, tokens, jnp.array([4], dtype=jnp.int32),
+                            method='create_params')['params']
 
   def embed(self, params, tokens: jnp.ndarray) -> jnp.ndarray:
     return self.module.apply({'params': params}, tokens, method='embed')

@@ -13,13 +13,15 @@ from attn_jax import config as config_lib
 from attn_jax.data.dataset import EncodedSplit
 from attn_jax.models import Model
 from attn_jax.stages.adversarial import ADVERSARIAL
+from attn_jax.stages.attention import ATTENTION
 from attn_jax.stages.context import AnalysisContext
 from attn_jax.stages.erasure import ERASURE
 from attn_jax.stages.feature_importance import GRADIENT, KENDALL, LOO
 from attn_jax.stages.permutation import PERMUTATION
 from attn_jax.stages.runner import Stage, load_results, run_stage, stage_dir
 
-STAGES: dict[str, Stage] = {s.name: s for s in (GRADIENT, LOO, KENDALL, PERMUTATION, ADVERSARIAL, ERASURE)}
+STAGES: dict[str, Stage] = {s.name: s for s in (GRADIENT, LOO, KENDALL, ATTENTION, PERMUTATION,
+                                                ADVERSARIAL, ERASURE)}
 assert tuple(STAGES) == config_lib.ANALYSES
 
 

@@ -4,6 +4,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from attn_jax import statistics
 from attn_jax.analysis import adversarial as adv_lib
 from attn_jax.plots import analysis_figures
 from attn_jax.stages.runner import Stage
@@ -39,10 +40,12 @@ def _finalize(ctx, arrays, inputs):
   for name, rows in {'overall': np.ones_like(predicted, bool), 'neg': predicted == 0,
                      'pos': predicted == 1}.items():
     values = arrays['max_jsd'][rows]
+    ci = statistics.bootstrap_interval(values, seed=ctx.settings.seed)
     summary[name] = {'n': int(rows.sum()),
                      'mean_max_jsd': float(np.mean(values)) if len(values) else None,
                      'std_max_jsd': float(np.std(values)) if len(values) else None,
-                     'fraction_above_0.5': float(np.mean(values > 0.5)) if len(values) else None}
+                     'fraction_above_0.5': float(np.mean(values > 0.5)) if len(values) else None,
+                     'bootstrap_ci95': [ci['low'], ci['high']]}
   return arrays, summary
 
 
@@ -55,4 +58,5 @@ ADVERSARIAL = Stage(
     name='adversarial', settings=_settings, compute=_compute,
     positional=frozenset({'adversarial_alpha'}), finalize=_finalize,
     figures=lambda arrays, inputs, summary, d: analysis_figures.max_jsd_histograms(arrays, d),
-    cost=lambda batch: float(np.sum(batch.index >= 0)) * batch.tokens.shape[1])
+    cost=lambda batch: float(np.sum(batch.index >= 0)) * batch.tokens.shape[1],
+    version=2)  # 2: bootstrap intervals of the mean max JSD

@@ -1,8 +1,10 @@
 """What every analysis stage works on: one trained model and one split."""
 
+import collections
 import dataclasses
 import functools
 import hashlib
+import json
 from typing import Any, Callable, Iterator
 
 import jax
@@ -23,6 +25,13 @@ def params_digest(params) -> str:
   return digest.hexdigest()[:16]
 
 
+# Jitted analysis functions by (name, model config, analysis settings): the
+# models of a sweep or grid share an architecture, so their analyses reuse one
+# compilation instead of compiling again per model.
+_JITTED: collections.OrderedDict = collections.OrderedDict()
+_JITTED_MAX = 64
+
+
 @dataclasses.dataclass
 class AnalysisContext:
   """A restored model, the split under analysis and the analysis config.
@@ -37,7 +46,6 @@ class AnalysisContext:
   cfg: ml_collections.ConfigDict  # the whole run config
   data_fingerprint: str
   workdir: str
-  _jitted: dict = dataclasses.field(default_factory=dict)
 
   @functools.cached_property
   def digest(self) -> str:
@@ -59,10 +67,20 @@ class AnalysisContext:
     return -(-len(self.split) // self.settings.batch_size)
 
   def jit(self, name: str, make: Callable[[], Callable]) -> Callable:
-    """`jax.jit(make())`, built once per context."""
-    if name not in self._jitted:
-      self._jitted[name] = jax.jit(make())
-    return self._jitted[name]
+    """`jax.jit(make())`, built once per model architecture and settings.
+
+    `make` may read only `self.model` and `self.settings`: the key is their
+    configs and the params' shapes, not this context.
+    """
+    shapes = jax.tree.map(lambda x: tuple(np.shape(x)), self.params)
+    key = (name, json.dumps(self.cfg.model.to_dict(), sort_keys=True, default=str), str(shapes),
+           json.dumps(self.settings.to_dict(), sort_keys=True, default=str))
+    if key not in _JITTED:
+      _JITTED[key] = jax.jit(make())
+      while len(_JITTED) > _JITTED_MAX:
+        _JITTED.popitem(last=False)
+    _JITTED.move_to_end(key)
+    return _JITTED[key]
 
   def keys(self, stream: int, index: np.ndarray) -> jax.Array:
     """[B] PRNG keys, one per document index (filler rows get document 0's):

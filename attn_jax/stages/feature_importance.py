@@ -4,6 +4,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from attn_jax import statistics
 from attn_jax.analysis import gradients as gi, kendall, loo as loo_lib
 from attn_jax.plots import analysis_figures
 from attn_jax.stages.runner import Stage
@@ -79,6 +80,10 @@ def _finalize_kendall(ctx, arrays, inputs):
     tau, p = kendall.kendall_tau(scores[a], scores[b], lengths)
     arrays[f'tau_{name}'], arrays[f'p_{name}'] = tau, p
     summary['pairs'][name] = kendall.summarize(tau, predicted, p)
+    if name in PAIRS:  # how much of each mean is these test documents (statistics.py)
+      for group, rows in (('overall', slice(None)), ('neg', predicted == 0), ('pos', predicted == 1)):
+        ci = statistics.bootstrap_interval(tau[rows], seed=ctx.settings.seed)
+        summary['pairs'][name][group]['bootstrap_ci95'] = [ci['low'], ci['high']]
   for name, (minuend, subtrahend) in {'gl_minus_ag': ('gradient_loo', 'attention_loo'),
                                       'gl_minus_al': ('gradient_loo', 'attention_gradient')}.items():
     summary['pairs'][name] = kendall.summarize(arrays[f'tau_{minuend}'] - arrays[f'tau_{subtrahend}'],
@@ -101,5 +106,5 @@ LOO = Stage(
     cost=lambda batch: float(np.sum(batch.index >= 0)) * batch.tokens.shape[1] ** 2)
 KENDALL = Stage(
     name='kendall', settings=lambda a: {},  # its inputs' keys are part of its own
-    requires=('gradient', 'loo'),
+    requires=('gradient', 'loo'), version=2,  # 2: bootstrap intervals of the mean τ
     finalize=_finalize_kendall, figures=_kendall_figures)

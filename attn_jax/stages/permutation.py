@@ -39,7 +39,9 @@ def _finalize(ctx, arrays, inputs):
   predicted = (arrays['probs'] > 0.5).astype(np.int32)
   bins = attention_bins(arrays['max_attention'])
   arrays.update(predicted=predicted, bin=bins.astype(np.int32))
-  summary = {'overall': distribution(arrays['median']), 'by_bin': {}, 'by_class_and_bin': {}}
+  summary = {'overall': distribution(arrays['median']), 'by_bin': {}, 'by_class_and_bin': {},
+             'by_class': {name: distribution(arrays['median'][predicted == c])
+                          for c, name in enumerate(('neg', 'pos'))}}
   for b in range(len(BIN_EDGES) - 1):
     summary['by_bin'][bin_label(b)] = distribution(arrays['median'][bins == b])
     for c, name in enumerate(('neg', 'pos')):
@@ -53,4 +55,5 @@ PERMUTATION = Stage(
     settings=lambda a: {'num_permutations': a.permutation.num_permutations},
     compute=_compute, finalize=_finalize,
     figures=lambda arrays, inputs, summary, d: analysis_figures.permutation_violins(
-        arrays, [bin_label(b) for b in range(len(BIN_EDGES) - 1)], d))
+        arrays, [bin_label(b) for b in range(len(BIN_EDGES) - 1)], d),
+    version=2)  # 2: medians by predicted class

@@ -14,12 +14,19 @@ def predict_split(predict: Callable, params, split: EncodedSplit, batch_size: in
   """P(y = 1) for every document of `split`, in split order.
 
   Args:
-    predict: jitted (params, tokens, lengths) -> probs [B].
+    predict: jitted (params, tokens, lengths) -> probs [..., B]: [B] for one
+      model, [M, B] for a stack of M.
+
+  Returns:
+    [..., N] float32.
   """
-  probs = np.zeros(len(split), dtype=np.float32)
+  probs = None
   for batch in eval_batches(split.sequences, split.labels, batch_size, buckets):
+    out = np.asarray(predict(params, batch.tokens, batch.lengths))
+    if probs is None:
+      probs = np.zeros(out.shape[:-1] + (len(split),), dtype=np.float32)
     real = batch.index >= 0
-    probs[batch.index[real]] = np.asarray(predict(params, batch.tokens, batch.lengths))[real]
+    probs[..., batch.index[real]] = out[..., real]
   return probs
 
 
@@ -28,10 +35,15 @@ def bce_mean(labels: np.ndarray, probs: np.ndarray) -> float:
   return float(-np.mean(labels * np.log(p) + (1 - labels) * np.log(1 - p)))
 
 
+def evaluate_probs(labels: np.ndarray, probs: np.ndarray) -> dict:
+  """Metrics of one model's [N] probabilities, incl. mean unweighted BCE `loss`."""
+  metrics = classification_metrics(labels, probs)
+  metrics['loss'] = bce_mean(labels, probs)
+  return metrics
+
+
 def evaluate_split(predict: Callable, params, split: EncodedSplit, batch_size: int,
                    buckets) -> tuple[dict, np.ndarray]:
-  """(metrics incl. mean unweighted BCE `loss`, probs [N])."""
+  """(metrics, probs [N]) of one model."""
   probs = predict_split(predict, params, split, batch_size, buckets)
-  metrics = classification_metrics(split.labels, probs)
-  metrics['loss'] = bce_mean(split.labels, probs)
-  return metrics, probs
+  return evaluate_probs(split.labels, probs), probs

@@ -1,4 +1,11 @@
-"""J&W's training loss (§A.5)."""
+"""Training losses: plug-ins of the one trainer (`step.make_train_step`).
+
+A loss is `(model, params, batch, dropout_rng, member) -> scalar`, where
+`member` holds the model's own sweep values (arrays on the model axis; empty
+for J&W's loss). `config.train.loss` names one of `LOSSES`.
+"""
+
+from typing import Callable
 
 import jax.numpy as jnp
 import optax
@@ -12,3 +19,13 @@ def weighted_bce_sum(logits: jnp.ndarray, labels: jnp.ndarray, weights: jnp.ndar
       (n_neg / n_pos) for positives, 1 for negatives, 0 for filler rows.
   """
   return jnp.sum(weights * optax.sigmoid_binary_cross_entropy(logits, labels))
+
+
+def jw_classification(model, params, batch, dropout_rng, member) -> jnp.ndarray:
+  """J&W §A.5: class-weighted BCE of the model's own prediction, summed."""
+  del member
+  logits = model.forward(params, batch.tokens, batch.lengths, dropout_rng).logits
+  return weighted_bce_sum(logits, batch.labels, batch.weights)
+
+
+LOSSES: dict[str, Callable] = {'weighted_bce': jw_classification}

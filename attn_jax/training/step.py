@@ -1,11 +1,13 @@
 """One optimisation step and batched prediction, as pure functions.
 
-`train_step(state, batch, dropout_rng) -> (state, loss)` has no Python-side
-effects, so `jax.vmap` over a leading axis of `state` trains several seeds or
-hyper-parameter values as one program.
+`make_train_step` is generic over the loss (`attn_jax.training.loss`).
+`make_model_axis_step` runs it for M models stacked on a leading axis —
+params, optimiser state (with each model's learning rate and weight decay),
+dropout keys and sweep values — as one vmapped program, all models seeing the
+same batch.
 """
 
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import flax.struct
 import jax
@@ -14,7 +16,7 @@ import optax
 
 from attn_jax.data.batching import Batch
 from attn_jax.models import Model
-from attn_jax.training.loss import weighted_bce_sum
+from attn_jax.training.loss import jw_classification
 
 
 class TrainState(flax.struct.PyTreeNode):
@@ -27,27 +29,50 @@ def init_state(optimizer: optax.GradientTransformation, params: Any) -> TrainSta
   return TrainState(params, optimizer.init(params), jnp.zeros((), jnp.int32))
 
 
-def make_train_step(model: Model, optimizer: optax.GradientTransformation) -> Callable:
-  """(state, batch, dropout_rng | None) -> (new state, summed weighted loss).
+def _all_finite(tree) -> jnp.ndarray:
+  return jnp.all(jnp.array([jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves(tree)]))
 
-  The loss is NaN when it or any gradient is not finite.
+
+def make_train_step(model: Model, optimizer: optax.GradientTransformation,
+                    loss: Callable = jw_classification) -> Callable:
+  """(state, batch, dropout_rng | None, member={}) -> (new state, loss).
+
+  The returned loss is NaN when the loss or any gradient is not finite.
   """
 
-  def loss_fn(params, batch: Batch, dropout_rng):
-    logits = model.forward(params, batch.tokens, batch.lengths, dropout_rng).logits
-    return weighted_bce_sum(logits, batch.labels, batch.weights)
-
-  def train_step(state: TrainState, batch: Batch, dropout_rng=None):
-    loss, grads = jax.value_and_grad(loss_fn)(state.params, batch, dropout_rng)
+  def train_step(state: TrainState, batch: Batch, dropout_rng=None, member=None):
+    value, grads = jax.value_and_grad(
+        lambda params: loss(model, params, batch, dropout_rng, member or {}))(state.params)
     # A finite loss with non-finite gradients would poison the params silently:
     # report it as a NaN loss, which the caller checks every step.
-    finite = jnp.all(jnp.array([jnp.all(jnp.isfinite(g)) for g in jax.tree.leaves(grads)]))
-    loss = jnp.where(finite, loss, jnp.nan)
+    value = jnp.where(_all_finite(grads), value, jnp.nan)
     updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
     params = optax.apply_updates(state.params, updates)
-    return TrainState(params, opt_state, state.step + 1), loss
+    return TrainState(params, opt_state, state.step + 1), value
 
   return train_step
+
+
+def make_model_axis_step(model: Model, optimizer: optax.GradientTransformation,
+                         loss: Callable = jw_classification, dropout: bool = False) -> Callable:
+  """(states [M], batch, dropout_keys [M], alive [M] bool, members [M]) ->
+  (states, losses [M]).
+
+  Each model's dropout key is its base key folded with the step. A model
+  whose loss or gradient is not finite, or that is no longer `alive`, keeps
+  its previous state (its params never see a NaN); its loss comes back NaN.
+  """
+  step = make_train_step(model, optimizer, loss)
+
+  def one(state, batch, dropout_key, alive, member):
+    rng = jax.random.fold_in(dropout_key, state.step) if dropout else None
+    new, value = step(state, batch, rng, member)
+    keep = alive & jnp.isfinite(value)
+    kept = jax.tree.map(lambda n, o: jnp.where(keep, n, o), (new.params, new.opt_state),
+                        (state.params, state.opt_state))
+    return TrainState(*kept, new.step), jnp.where(alive, value, jnp.nan)
+
+  return jax.vmap(one, in_axes=(0, None, 0, 0, 0))
 
 
 def make_predict(model: Model) -> Callable:
@@ -57,3 +82,23 @@ def make_predict(model: Model) -> Callable:
     return jax.nn.sigmoid(model.forward(params, tokens, lengths).logits)
 
   return predict
+
+
+def make_model_axis_predict(model: Model) -> Callable:
+  """(params [M], tokens, lengths) -> P(y = 1) [M, B]."""
+  return jax.vmap(make_predict(model), in_axes=(0, None, None))
+
+
+def stack(trees: list) -> Any:
+  """Pytrees of equal structure -> one pytree with a leading model axis."""
+  return jax.tree.map(lambda *xs: jnp.stack(xs), *trees)
+
+
+def unstack(tree: Any, index: int) -> Any:
+  """Model `index` of a stacked pytree."""
+  return jax.tree.map(lambda x: x[index], tree)
+
+
+def stacked_size(tree: Any) -> Optional[int]:
+  leaves = jax.tree.leaves(tree)
+  return leaves[0].shape[0] if leaves else None

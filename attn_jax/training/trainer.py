@@ -1,20 +1,29 @@
-"""The J&W training loop (§A.5), resumable from any checkpoint it writes.
+"""The J&W training loop (§A.5) for M models at once, resumable from any
+checkpoint it writes.
 
-Batch order depends only on (seed, epoch) and dropout keys on the global
-step, so a run killed at any point and rerun ends with the same selected
-model and metrics as an uninterrupted one. The latest state is saved every
-`train.checkpoint_every_steps` steps and at each epoch end; the model with
-the best selection-split ROC-AUC (never epoch 0, as J&W HEAD) is saved
-separately. Per-epoch metrics live in the checkpoint and are mirrored to
-`<workdir>/metrics.jsonl`.
+The M models (seeds, learning rates, embeddings, sweep values) are stacked on
+a leading axis and trained by one jitted, vmapped step: every model sees the
+same batch at each step (the batch order is `train.batch_seed`'s, shared), and
+each keeps its own params, optimiser state, hyper-parameters, dropout keys,
+NaN guard and model selection. A model trained alone is the M = 1 case.
+
+Batch order depends only on (batch seed, epoch) and dropout keys on each
+model's seed and the global step, so a run killed at any point and rerun ends
+with the same selected models and metrics as an uninterrupted one. The
+stacked state is saved every `train.checkpoint_every_steps` steps and at each
+epoch end; each model's best params by selection-split ROC-AUC (never epoch
+0, as J&W HEAD) go to its own workdir. Per-epoch metrics live in the
+checkpoint and are mirrored to `<workdir>/metrics.jsonl` of each model.
 """
 
+import dataclasses
 import math
 import os
 import time
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 import jax
+import jax.numpy as jnp
 import ml_collections
 import numpy as np
 import tqdm
@@ -24,17 +33,34 @@ from attn_jax.data.batching import bucket_lengths, train_batches
 from attn_jax.data.dataset import Dataset
 from attn_jax.errors import TrainingError
 from attn_jax.models import Model
-from attn_jax.training import step as train_step_lib
+from attn_jax.training import step as step_lib
 from attn_jax.training.checkpoints import CheckpointStore
-from attn_jax.training.evaluation import evaluate_split
-from attn_jax.training.optimizer import make_optimizer
+from attn_jax.training.evaluation import evaluate_probs, predict_split
+from attn_jax.training.loss import LOSSES
+from attn_jax.training.optimizer import frozen_subtrees, make_optimizer, with_hyperparams
 
 SELECTION_METRIC = 'roc_auc'
 
 
-def fresh_progress() -> dict:
-  return {'epoch': 0, 'batch': 0, 'loss_sum': 0.0, 'examples': 0,
-          'history': [], 'best': None, 'finished': False, 'seconds': 0.0}
+@dataclasses.dataclass(frozen=True)
+class Member:
+  """One model of a program: its own config (seed, hyper-parameters) and workdir."""
+  cfg: ml_collections.ConfigDict
+  workdir: str
+
+
+def fresh_progress(num_models: int) -> dict:
+  return {'epoch': 0, 'batch': 0, 'examples': 0, 'seconds': 0.0, 'finished': False,
+          'loss_sum': [0.0] * num_models,
+          'models': [{'history': [], 'best': None, 'failed': None} for _ in range(num_models)]}
+
+
+def _upgrade(progress: dict) -> dict:
+  """A single-model record of attn-jax <= 0.1 in today's layout."""
+  if 'models' in progress:
+    return progress
+  return {**progress, 'loss_sum': [progress.get('loss_sum', 0.0)],
+          'models': [{'history': progress['history'], 'best': progress['best'], 'failed': None}]}
 
 
 def init_key(seed: int) -> jax.Array:
@@ -45,115 +71,179 @@ def dropout_key(seed: int) -> jax.Array:
   return jax.random.fold_in(jax.random.PRNGKey(seed), 1)
 
 
+def batch_seed(cfg: ml_collections.ConfigDict) -> int:
+  return cfg.seed if cfg.train.batch_seed is None else cfg.train.batch_seed
+
+
 def dataset_buckets(dataset: Dataset, growth: float) -> tuple[int, ...]:
   longest = max(int(s.lengths.max()) for s in dataset.splits.values())
   return bucket_lengths(longest, growth)
 
 
-def train(model: Model, dataset: Dataset, cfg: ml_collections.ConfigDict, workdir: str,
-          initial_params: Callable[[], Any], log: Callable[[str], None] = print) -> dict:
-  """Trains (or resumes training) and returns the final progress record.
+def _write_histories(members, progress) -> None:
+  for member, record in zip(members, progress['models']):
+    atomic_io.write_jsonl(os.path.join(member.workdir, 'metrics.jsonl'), record['history'])
+
+
+def _nan_message(loss, epoch, index, step, directory, name='') -> str:
+  who = f'every model ({name}, ...): ' if name else ''
+  return (f'{who}the training loss or its gradient became {loss} at epoch {epoch}, batch '
+          f'{index} (step {step}); training stopped and the last good checkpoint in '
+          f'{directory} is intact. Check the data and pretrained vectors for extreme values, '
+          'or train with a lower --config.train.learning_rate in a new --workdir.')
+
+
+def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
+          initial_params: Callable[[Member], Any], log: Callable[[str], None] = print) -> dict:
+  """Trains (or resumes training) the models of `members` as one program.
 
   Args:
-    model: the model to train.
+    model: the architecture all members share.
     dataset: needs 'train' and the `train.select_on` split.
-    cfg: the whole config.
-    workdir: where checkpoints and metrics.jsonl go.
-    initial_params: makes the params to start from (`model.init(init_key(seed))`,
-      maybe with pretrained embeddings); only called when there is nothing to
-      resume.
+    members: the models; their configs differ only in keys a program may
+      vary per model (`attn_jax.model_axis.PER_MODEL_KEYS`).
+    group_dir: where the stacked latest checkpoint lives (a single model's
+      own workdir when M = 1).
+    initial_params: member -> the params it starts from; only called when
+      there is nothing to resume.
     log: where one-line summaries go.
 
+  Returns:
+    the progress record: `models[i]` has model i's `history`, `best`
+    selection and `failed` (None, or where its loss became non-finite).
+
   Raises:
-    TrainingError: the loss became NaN or infinite; nothing from that step
-      on is saved.
+    TrainingError: the loss of every model became NaN or infinite; nothing
+      from that step on is saved.
   """
-  t = cfg.train
-  optimizer = make_optimizer(t)
-  step_fn = jax.jit(train_step_lib.make_train_step(model, optimizer), donate_argnums=0)
-  predict = jax.jit(train_step_lib.make_predict(model))
-  dropout_base = dropout_key(cfg.seed)
-  use_dropout = cfg.model.dropout > 0
+  cfg = members[0].cfg
+  t, num = cfg.train, len(members)
+  optimizer = make_optimizer(t, frozen_subtrees(cfg.model))
+  step_fn = jax.jit(step_lib.make_model_axis_step(model, optimizer, LOSSES[t.loss],
+                                                  dropout=cfg.model.dropout > 0),
+                    donate_argnums=0)
+  predict = jax.jit(step_lib.make_model_axis_predict(model))
+  dropout_keys = jnp.stack([dropout_key(m.cfg.seed) for m in members])
+  sweep_values = {}  # per-model loss inputs (W&P's λ, ...) join here
+  order_seed = batch_seed(cfg)
   train_split, select_split = dataset.splits['train'], dataset.splits[t.select_on]
   buckets = dataset_buckets(dataset, cfg.data.bucket_growth)
   steps_per_epoch = math.ceil(len(train_split) / t.batch_size)
-  metrics_path = os.path.join(workdir, 'metrics.jsonl')
 
-  with CheckpointStore(workdir) as store:
-    template = train_step_lib.init_state(optimizer, model.init(init_key(cfg.seed)))
-    restored = store.restore_latest(template)
-    if restored is None:
-      state, progress = train_step_lib.init_state(optimizer, initial_params()), fresh_progress()
+  def init_state(member):
+    params = initial_params(member)
+    opt_state = with_hyperparams(optimizer.init(params), member.cfg.train)
+    return step_lib.TrainState(params, opt_state, jnp.zeros((), jnp.int32))
+
+  with CheckpointStore(group_dir) as store:
+    progress = store.latest_progress()
+    if progress is None:
+      state, progress = step_lib.stack([init_state(m) for m in members]), fresh_progress(num)
     else:
-      state, progress = restored
-      # The checkpoint is the record: a kill between a save and this file's
-      # rewrite must not leave it behind.
-      atomic_io.write_jsonl(metrics_path, progress['history'])
+      progress = _upgrade(progress)
+      if len(progress['models']) != num:
+        raise TrainingError(f'{store.directory} holds a program of {len(progress["models"])} '
+                            f'models, this config asks for {num}; use a new --workdir')
+      # The checkpoint is the record: a kill between a save and these files'
+      # rewrite must not leave them behind.
+      _write_histories(members, progress)
       if progress['finished']:
-        log(f'training already finished in {workdir}: restoring the selected model')
+        log(f'training already finished in {group_dir}: restoring the selected model'
+            + ('s' if num > 1 else ''))
         return progress
+      template = jax.eval_shape(lambda: step_lib.stack([init_state(m) for m in members]))
+      state, progress = store.restore_latest(template)
       log(f'resuming from {store.directory}/latest: epoch {progress["epoch"]}, '
           f'batch {progress["batch"]} of {steps_per_epoch}')
+    alive = np.array([r['failed'] is None for r in progress['models']])
     clock = time.time()
 
     def save_latest():
       nonlocal clock
       progress['seconds'] += time.time() - clock
       clock = time.time()
-      store.save_latest(int(state.step), state, progress)
+      store.save_latest(int(state.step[0]), state, progress)
 
     bar = tqdm.tqdm(total=t.epochs * steps_per_epoch,
                     initial=progress['epoch'] * steps_per_epoch + progress['batch'],
                     disable=not t.progress, unit='step', dynamic_ncols=True)
     with bar:
       for epoch in range(progress['epoch'], t.epochs):
-        bar.set_description(f'epoch {epoch + 1}/{t.epochs}')
+        bar.set_description(f'epoch {epoch + 1}/{t.epochs}' + (f' ({num} models)' if num > 1 else ''))
         batches = train_batches(train_split.sequences, train_split.labels, t.batch_size,
-                                buckets, dataset.pos_weight, cfg.seed, epoch)
+                                buckets, dataset.pos_weight, order_seed, epoch)
         for index in range(progress['batch'], len(batches)):
           batch = batches[index]
-          rng = jax.random.fold_in(dropout_base, int(state.step)) if use_dropout else None
-          state, loss = step_fn(state, batch, rng)
-          loss = float(loss)
-          if not math.isfinite(loss):
-            raise TrainingError(
-                f'the training loss or its gradient became {loss} at epoch {epoch}, batch '
-                f'{index} (step {int(state.step)}); training stopped and the last good '
-                f'checkpoint in {store.directory} is intact. Check the data and pretrained '
-                'vectors for extreme values, or train with a lower '
-                '--config.train.learning_rate in a new --workdir.')
-          progress['loss_sum'] += loss
+          state, losses = step_fn(state, batch, dropout_keys, jnp.asarray(alive), sweep_values)
+          losses = np.asarray(losses, np.float64)
+          broken = alive & ~np.isfinite(losses)
+          if broken.any():
+            step = int(state.step[0])
+            if broken.sum() == alive.sum():
+              raise TrainingError(_nan_message(losses[broken][0], epoch, index, step,
+                                               store.directory, members[0].workdir if num > 1 else ''))
+            for i in np.flatnonzero(broken):
+              progress['models'][i]['failed'] = {'epoch': epoch, 'batch': index, 'step': step,
+                                                 'loss': str(losses[i])}
+              bar.write(f'warning: model {members[i].workdir}: the training loss or its gradient '
+                        f'became {losses[i]} at epoch {epoch}, batch {index} (step {step}); it '
+                        'keeps its last good params and is not evaluated; the other models go on.')
+            alive &= ~broken
+          progress['loss_sum'] = [s + (float(x) if ok else 0.0)
+                                  for s, x, ok in zip(progress['loss_sum'], losses, alive)]
           progress['examples'] += int((batch.index >= 0).sum())
           progress['batch'] = index + 1
           bar.update(1)
           if progress['batch'] % t.checkpoint_every_steps == 0 and progress['batch'] < len(batches):
             save_latest()
 
-        metrics, _ = evaluate_split(predict, state.params, select_split, t.eval_batch_size, buckets)
-        record = {'epoch': epoch, 'step': int(state.step),
-                  'train_loss': progress['loss_sum'] / max(progress['examples'], 1),
-                  **{f'{t.select_on}_{k}': v for k, v in metrics.items()}}
-        progress['history'].append(record)
-        score = metrics[SELECTION_METRIC]
-        best = progress['best']
-        eligible = (epoch > 0 or not t.skip_first_epoch) and math.isfinite(score)
-        if eligible and (best is None or score > best['score']):
-          progress['best'] = {'epoch': epoch, 'step': int(state.step), 'split': t.select_on,
-                              'metric': SELECTION_METRIC, 'score': score}
-          store.save_best(int(state.step), state.params, progress['best'])
-        progress.update(epoch=epoch + 1, batch=0, loss_sum=0.0, examples=0,
+        probs = predict_split(predict, state.params, select_split, t.eval_batch_size, buckets)
+        for i, member in enumerate(members):
+          if alive[i]:
+            own = os.path.abspath(member.workdir) == os.path.abspath(group_dir)
+            _select(store if own else None, member, progress, i, epoch, int(state.step[0]),
+                    evaluate_probs(select_split.labels, probs[i]), state, t)
+        progress.update(epoch=epoch + 1, batch=0, loss_sum=[0.0] * num, examples=0,
                         finished=epoch + 1 == t.epochs)
         save_latest()
-        atomic_io.write_jsonl(metrics_path, progress['history'])
-        bar.write(_epoch_line(record, t.select_on, progress['best']))
+        _write_histories(members, progress)
+        bar.write(_epoch_line(progress, t.select_on, members))
   return progress
 
 
-def _epoch_line(record: dict, split: str, best: Optional[dict]) -> str:
-  chosen = f'best epoch {best["epoch"]}' if best else 'no model selected yet'
-  return (f'epoch {record["epoch"]}: train loss {record["train_loss"]:.4f} | {split} '
-          f'acc {record[f"{split}_accuracy"]:.4f} f1(pos) {record[f"{split}_f1_pos"]:.4f} '
-          f'roc-auc {record[f"{split}_roc_auc"]:.4f} | {chosen}')
+def _select(group_store, member, progress, i, epoch, step, metrics, state, t) -> None:
+  """Records model i's epoch and saves its params if they are its best yet
+  (through `group_store` when the model's workdir is the group's own)."""
+  record = {'epoch': epoch, 'step': step,
+            'train_loss': progress['loss_sum'][i] / max(progress['examples'], 1),
+            **{f'{t.select_on}_{k}': v for k, v in metrics.items()}}
+  entry = progress['models'][i]
+  entry['history'].append(record)
+  score, best = metrics[SELECTION_METRIC], entry['best']
+  eligible = (epoch > 0 or not t.skip_first_epoch) and math.isfinite(score)
+  if eligible and (best is None or score > best['score']):
+    entry['best'] = {'epoch': epoch, 'step': step, 'split': t.select_on,
+                     'metric': SELECTION_METRIC, 'score': score}
+    params = step_lib.unstack(state.params, i)
+    if group_store is not None:
+      group_store.save_best(step, params, entry['best'])
+    else:
+      with CheckpointStore(member.workdir) as store:
+        store.save_best(step, params, entry['best'])
+
+
+def _epoch_line(progress: dict, split: str, members) -> str:
+  lines = []
+  for member, entry in zip(members, progress['models']):
+    if entry['failed'] is not None or not entry['history']:
+      continue
+    record, best = entry['history'][-1], entry['best']
+    chosen = f'best epoch {best["epoch"]}' if best else 'no model selected yet'
+    who = f'{os.path.basename(member.workdir)}: ' if len(members) > 1 else ''
+    lines.append(f'{who}epoch {record["epoch"]}: train loss {record["train_loss"]:.4f} | {split} '
+                 f'acc {record[f"{split}_accuracy"]:.4f} f1(pos) {record[f"{split}_f1_pos"]:.4f} '
+                 f'roc-auc {record[f"{split}_roc_auc"]:.4f} | {chosen}')
+  return '\n'.join(lines)
 
 
 def restore_best(model: Model, workdir: str):

@@ -1,0 +1,36 @@
+"""python -m attn_jax.studies {run,report} STUDY [options]; see attn_jax.studies."""
+
+import argparse
+import sys
+
+from attn_jax.errors import AttnJaxError
+from attn_jax.studies import STUDIES, runner
+
+
+def main(argv=None) -> None:
+  parser = argparse.ArgumentParser(description='Run or report a study (attn_jax.studies).')
+  parser.add_argument('action', choices=['run', 'report'])
+  parser.add_argument('study', choices=sorted(STUDIES))
+  parser.add_argument('--root', default=None, help='default: workdirs/<study>')
+  parser.add_argument('--only', default=None, help='comma-separated glob patterns of arm names')
+  parser.add_argument('--seeds', type=int, default=None, help='seeds per arm (default: the study\'s)')
+  parser.add_argument('--no-progress', action='store_true', help='no progress bars (logs)')
+  parser.add_argument('--save', default=None, help='report: copy the small result files here')
+  parser.add_argument('--readme', default=None, help='report: rewrite this README\'s table')
+  args = parser.parse_args(argv)
+  study = STUDIES[args.study]
+  root = args.root or f'workdirs/{study.name}'
+  try:
+    if args.action == 'run':
+      runner.run(study, root, args.only, args.seeds,
+                 {'train.progress': False} if args.no_progress else None)
+    else:
+      from attn_jax.studies import report  # pylint: disable=g-import-not-at-top
+      report.write(study, root, args.save, args.readme)
+  except AttnJaxError as e:
+    print(f'error: {e}', file=sys.stderr)
+    sys.exit(2)
+
+
+if __name__ == '__main__':
+  main()

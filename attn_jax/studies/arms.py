@@ -1,0 +1,50 @@
+"""An arm of a study: one config (with its seeds as a model axis) and where it runs."""
+
+import dataclasses
+import ml_collections
+
+from attn_jax import config as config_lib
+
+
+def set_keys(cfg: ml_collections.ConfigDict, values: dict) -> None:
+  """Sets {dotted key: value} in `cfg`."""
+  for key, value in values.items():
+    section = cfg
+    *parents, leaf = key.split('.')
+    for p in parents:
+      section = section[p]
+    section[leaf] = value
+
+
+@dataclasses.dataclass(frozen=True)
+class Arm:
+  """One row of a study's table: `config()` trained with `seeds` as one program.
+
+  name: the row's name and its folder under the study's root.
+  dataset, encoder, variant: which `configs/` recipe it starts from.
+  overrides: {dotted key: value} on top of that recipe.
+  """
+  name: str
+  dataset: str
+  encoder: str
+  overrides: dict = dataclasses.field(default_factory=dict)
+  variant: str = ''
+
+  def config(self, seeds: int, analyses: str) -> ml_collections.ConfigDict:
+    cfg = config_lib.default_config(self.dataset, self.encoder, self.variant)
+    set_keys(cfg, self.overrides)
+    cfg.name = self.name
+    cfg.sweep = 'seed=' + ','.join(str(s) for s in range(seeds)) if seeds > 1 else ''
+    cfg.analyses = analyses
+    return cfg
+
+
+@dataclasses.dataclass(frozen=True)
+class Study:
+  """A named list of arms, the analyses each runs, and its report."""
+  name: str
+  arms: tuple[Arm, ...]
+  analyses: str
+  seeds: int
+  description: str
+  kind: str = 'grid'  # which table its report prints: 'grid' or 'fidelity' (attn_jax.studies.report)

@@ -1,0 +1,88 @@
+"""Per-seed numbers of a study's arms, and their intervals over seeds.
+
+An arm's folder holds one folder per model (`seed0`, `seed1`, ...), each an
+ordinary run (eval.json, metrics.jsonl, analyses/<stage>/summary.json). This
+reads the statistic of each model and gives the Student-t interval over the
+models (attn_jax.statistics); a model whose analysis has not run yet is
+simply not counted for that statistic (`n` says how many were).
+"""
+
+import json
+import os
+from typing import Callable, Optional
+
+from attn_jax import atomic_io, statistics
+
+
+def _read(path: str):
+  try:
+    return atomic_io.read_json(path)
+  except (OSError, ValueError):
+    return None
+
+
+def _get(tree, *keys):
+  for k in keys:
+    if not isinstance(tree, dict) or k not in tree:
+      return None
+    tree = tree[k]
+  return tree
+
+
+def _summary(member: str, stage: str):
+  return _read(os.path.join(member, 'analyses', stage, 'summary.json'))
+
+
+def _dev_at_selection(member: str, metric: str) -> Optional[float]:
+  ev = _read(os.path.join(member, 'eval.json')) or {}
+  try:
+    with open(os.path.join(member, 'metrics.jsonl')) as f:
+      history = [json.loads(line) for line in f]
+  except (OSError, ValueError):
+    return None
+  return next((r.get(f'dev_{metric}') for r in history if r['epoch'] == ev.get('selected_epoch')), None)
+
+
+def _tau(pair: str) -> Callable[[str], Optional[float]]:
+  # nan-robust: a document whose importance is constant has no τ (J&W's csv
+  # shows NaN for the whole mean then).
+  return lambda m: _get(_summary(m, 'kendall'), 'pairs', pair, 'overall', 'nanmean')
+
+
+# name -> (label, reader of one model's folder)
+STATISTICS: dict[str, tuple[str, Callable[[str], Optional[float]]]] = {
+    'accuracy': ('accuracy', lambda m: _get(_read(os.path.join(m, 'eval.json')), 'accuracy')),
+    'f1_pos': ('F1 (pos)', lambda m: _get(_read(os.path.join(m, 'eval.json')), 'f1_pos')),
+    'roc_auc': ('ROC-AUC', lambda m: _get(_read(os.path.join(m, 'eval.json')), 'roc_auc')),
+    'dev_roc_auc': ('dev ROC-AUC', lambda m: _dev_at_selection(m, 'roc_auc')),
+    'dev_accuracy': ('dev accuracy', lambda m: _dev_at_selection(m, 'accuracy')),
+    'selected_epoch': ('selected epoch', lambda m: _get(_read(os.path.join(m, 'eval.json')), 'selected_epoch')),
+    'coverage': ('vector coverage', lambda m: _get(_read(os.path.join(m, 'embeddings.json')), 'coverage')),
+    'max_attention_median': ('median max α', lambda m: _get(_summary(m, 'attention'), 'max_attention', 'median')),
+    'max_attention_ge_075': ('max α ≥ 0.75', lambda m: _get(_summary(m, 'attention'), 'max_attention',
+                                                              'fraction_at_least_0.75')),
+    'entropy': ('H̃(α)', lambda m: _get(_summary(m, 'attention'), 'normalised_entropy', 'mean')),
+    'tau_attention_gradient': ('τ(α, gradient)', _tau('attention_gradient')),
+    'tau_attention_loo': ('τ(α, LOO)', _tau('attention_loo')),
+    'tau_gradient_loo': ('τ(gradient, LOO)', _tau('gradient_loo')),
+    'adversarial_neg': ('adv. max JSD neg', lambda m: _get(_summary(m, 'adversarial'), 'neg', 'mean_max_jsd')),
+    'adversarial_pos': ('adv. max JSD pos', lambda m: _get(_summary(m, 'adversarial'), 'pos', 'mean_max_jsd')),
+    'permutation_neg': ('perm. median neg', lambda m: _get(_summary(m, 'permutation'), 'by_class', 'neg', 'median')),
+    'permutation_pos': ('perm. median pos', lambda m: _get(_summary(m, 'permutation'), 'by_class', 'pos', 'median')),
+}
+
+
+def models(arm_dir: str) -> list[str]:
+  """The finished models of an arm (folders with an eval.json), in name order."""
+  if not os.path.isdir(arm_dir):
+    return []
+  names = sorted(n for n in os.listdir(arm_dir) if os.path.exists(os.path.join(arm_dir, n, 'eval.json')))
+  return [os.path.join(arm_dir, n) for n in names]
+
+
+def collect_arm(arm_dir: str) -> dict:
+  """{'models': names, 'values': {stat: [per model]}, 'ci': {stat: t_interval}}."""
+  members = models(arm_dir)
+  values = {name: [read(m) for m in members] for name, (_, read) in STATISTICS.items()}
+  return {'models': [os.path.basename(m) for m in members], 'values': values,
+          'ci': {name: statistics.t_interval(v) for name, v in values.items()}}

@@ -1,0 +1,30 @@
+"""The model-fidelity study: which properties of the embeddings move which numbers.
+
+SST BiLSTM + tanh under each embedding setting, 5 seeds each, every J&W
+statistic (accuracy, F1, ROC-AUC, selected epoch, max-α distribution,
+attention entropy, the three τ, adversarial max JSD) as mean ± 95 % CI over
+seeds. The arms vary one property at a time:
+
+  scratch_0.1 / scratch_1   from scratch, N(0, σ²) (the norm of random vectors)
+  in_domain                 fastText-style vectors from the text that is here (J&W's kind of start)
+  in_domain_frozen          the same vectors, not fine-tuned (fine-tuning)
+  in_domain_shuffled        the same vectors' rows permuted among the words: same norms
+                            and coverage, no word's own vector (content vs statistics)
+  news_only                 vectors from 20 Newsgroups + AG News only: no reviews, no SST
+                            (domain; coverage falls with it and is reported)
+"""
+
+from attn_jax.studies.arms import Arm
+
+ANALYSES = 'gradient,loo,kendall,attention,adversarial'
+ARMS = (
+    Arm('scratch_0.1', 'sst', 'bilstm', {'model.embed_init_std': 0.1}),
+    Arm('scratch_1', 'sst', 'bilstm', {'model.embed_init_std': 1.0}),
+    Arm('in_domain', 'sst', 'bilstm', {'model.embeddings_file': 'in_domain'}),
+    Arm('in_domain_frozen', 'sst', 'bilstm', {'model.embeddings_file': 'in_domain',
+                                              'model.freeze_embeddings': True}),
+    Arm('in_domain_shuffled', 'sst', 'bilstm', {'model.embeddings_file': 'in_domain',
+                                                'model.shuffle_embeddings': True}),
+    Arm('news_only', 'sst', 'bilstm', {'model.embeddings_file': 'in_domain',
+                                       'vectors.corpora': '20news,agnews'}),
+)

@@ -1,0 +1,167 @@
+"""A study's table: per arm, mean ± 95 % CI over seeds, beside J&W's numbers.
+
+`python -m attn_jax.studies report STUDY --root=WORKDIRS [--save=results/STUDY]
+[--readme=README.md]` prints the table; `--save` copies each model's small
+result files (eval.json, config.json, metrics.jsonl, embeddings.json,
+analyses/*/summary.json) and the study's wall-time record into
+`results/STUDY/<arm>/<model>/`, and `--readme` rewrites the README's block
+from those saved files (so the README shows what is committed).
+"""
+
+import math
+import os
+import shutil
+
+from attn_jax import atomic_io, published, statistics
+from attn_jax.report import markdown, plain, write_readme
+from attn_jax.studies import runner
+from attn_jax.studies.collect import STATISTICS, collect_arm
+
+MODEL_FILES = ('eval.json', 'config.json', 'metrics.jsonl', 'data.json', 'embeddings.json')
+
+
+def cell(ci: dict, digits: int = 3, paper=None) -> str:
+  """'0.812 ± 0.012' (n seeds); with a published value: '… [0.808 ✓]' where ✓
+  means the published value is inside the interval, ✗ outside."""
+  if ci['n'] == 0:
+    return '–'
+  text = f'{ci["mean"]:.{digits}f}' + (f' ± {ci["half_width"]:.{digits}f}' if ci['n'] > 1 else '')
+  if paper is not None:
+    inside = statistics.contains(ci, paper)
+    text += f' [{paper:.{digits}f}{"" if inside is None else " ✓" if inside else " ✗"}]'
+  return text
+
+
+def wall_seconds(root: str, arm: str):
+  """Seconds of the completed invocations for `arm`, and whether any was cut off."""
+  runs = runner.read_record(root)['arms'].get(arm, [])
+  done = [r['seconds'] for r in runs if r.get('completed')]
+  return (sum(done) if done else None), any(not r.get('completed') for r in runs)
+
+
+def grid_rows(study, root: str) -> list[list[str]]:
+  rows = [['configuration', 'seeds', 'accuracy [J&W]', 'F1 pos [J&W]', 'ROC-AUC [J&W]',
+           'τ(α, grad) [J&W]', 'τ(α, LOO) [J&W]', 'τ(grad, LOO) [J&W]',
+           'adv. max JSD neg / pos [J&W ≈]', 'perm. median |Δŷ| neg / pos', 'wall time']]
+  for arm in study.arms:
+    c = collect_arm(os.path.join(root, arm.name))['ci']
+    if c['accuracy']['n'] == 0:
+      continue
+    paper = published.JAIN_WALLACE_GRID.get((arm.dataset, arm.encoder, arm.overrides['model.attention']), {})
+    test, tau = paper.get('test', {}), paper.get('tau', {})
+    adv = paper.get('adversarial_max_jsd')
+    tau_cell = lambda pair: cell(c[f'tau_{pair}'], paper=(tau.get(pair) or (None,))[0])
+    seconds, cut = wall_seconds(root, arm.name)
+    rows.append([arm.name, str(c['accuracy']['n']),
+                 *[cell(c[m], paper=test.get(m)) for m in ('accuracy', 'f1_pos', 'roc_auc')],
+                 tau_cell('attention_gradient'), tau_cell('attention_loo'), tau_cell('gradient_loo'),
+                 f'{cell(c["adversarial_neg"], 2)} / {cell(c["adversarial_pos"], 2)}'
+                 + (f' [≈{adv["neg"]:.2f} / {adv["pos"]:.2f}]' if adv else ''),
+                 f'{cell(c["permutation_neg"])} / {cell(c["permutation_pos"])}',
+                 ('–' if seconds is None else f'{seconds / 60:.0f} min') + (' (resumed)' if cut else '')])
+  return rows
+
+
+FIDELITY_COLUMNS = ('coverage', 'accuracy', 'f1_pos', 'roc_auc', 'dev_roc_auc', 'dev_accuracy',
+                    'selected_epoch', 'max_attention_median', 'max_attention_ge_075', 'entropy',
+                    'tau_attention_gradient', 'tau_attention_loo', 'tau_gradient_loo',
+                    'adversarial_neg', 'adversarial_pos')
+
+
+def fidelity_rows(study, root: str) -> list[list[str]]:
+  rows = [['embeddings', 'seeds', *[STATISTICS[k][0] for k in FIDELITY_COLUMNS]]]
+  paper = published.JAIN_WALLACE_GRID[('sst', 'bilstm', 'tanh')]
+  for arm in study.arms:
+    c = collect_arm(os.path.join(root, arm.name))['ci']
+    if c['accuracy']['n'] == 0:
+      continue
+    rows.append([arm.name, str(c['accuracy']['n']),
+                 *[cell(c[k], 2 if k == 'selected_epoch' else 3,
+                        paper=paper['test'].get(k) or (paper['tau'].get(k[len('tau_'):]) or (None,))[0])
+                   for k in FIDELITY_COLUMNS]])
+  return rows
+
+
+def patterns(study, root: str) -> list[str]:
+  """J&W's qualitative claims, checked on the measured means (per dataset)."""
+  lines = []
+  for dataset in sorted({a.dataset for a in study.arms}):
+    means = {}
+    for arm in study.arms:
+      if arm.dataset != dataset:
+        continue
+      c = collect_arm(os.path.join(root, arm.name))['ci']
+      if c['tau_attention_gradient']['n']:
+        means[(arm.encoder, arm.overrides.get('model.attention'))] = {
+            k: c[f'tau_{k}']['mean'] for k in ('attention_gradient', 'attention_loo', 'gradient_loo')}
+    if not means:
+      continue
+    lstm = [v for (e, _), v in means.items() if e == 'bilstm']
+    if lstm:
+      ok = all(v['gradient_loo'] > max(v['attention_gradient'], v['attention_loo']) for v in lstm)
+      lines.append(f'{dataset}: τ(grad, LOO) > τ(α, ·) for every BiLSTM: {"yes" if ok else "NO"}')
+    alpha = {k: (v['attention_gradient'] + v['attention_loo']) / 2 for k, v in means.items()}
+    best = max(alpha, key=alpha.get)
+    lines.append(f'{dataset}: highest mean τ(α, ·): {best[0]} + {best[1]} ({alpha[best]:.3f})'
+                 f' — Average expected: {"yes" if best[0] == "average" else "NO"}')
+    for encoder in sorted({e for e, _ in alpha}):
+      if (encoder, 'dot') in alpha and (encoder, 'tanh') in alpha:
+        lower = alpha[(encoder, 'dot')] < alpha[(encoder, 'tanh')]
+        lines.append(f'{dataset}: {encoder}: dot below tanh in mean τ(α, ·): '
+                     f'{"yes" if lower else "NO"} ({alpha[(encoder, "dot")]:.3f} vs {alpha[(encoder, "tanh")]:.3f})')
+  return lines
+
+
+def save(study, root: str, target: str) -> None:
+  for arm in study.arms:
+    arm_dir = os.path.join(root, arm.name)
+    for model in collect_arm(arm_dir)['models']:
+      source, dest = os.path.join(arm_dir, model), os.path.join(target, arm.name, model)
+      os.makedirs(dest, exist_ok=True)
+      for name in MODEL_FILES:
+        if os.path.exists(os.path.join(source, name)):
+          shutil.copyfile(os.path.join(source, name), os.path.join(dest, name))
+      stages = os.path.join(source, 'analyses')
+      for stage in sorted(os.listdir(stages)) if os.path.isdir(stages) else []:
+        summary = os.path.join(stages, stage, 'summary.json')
+        if os.path.exists(summary):
+          os.makedirs(os.path.join(dest, 'analyses', stage), exist_ok=True)
+          shutil.copyfile(summary, os.path.join(dest, 'analyses', stage, 'summary.json'))
+  record = runner.read_record(root)
+  if os.path.abspath(root) != os.path.abspath(target):
+    merged = runner.read_record(target)
+    merged['arms'].update(record['arms'])
+    atomic_io.write_json(runner.record_path(target), merged)
+
+
+def totals(study, root: str) -> list[str]:
+  by_dataset = {}
+  for arm in study.arms:
+    seconds, cut = wall_seconds(root, arm.name)
+    if seconds is not None:
+      total, arms, any_cut = by_dataset.get(arm.dataset, (0.0, 0, False))
+      by_dataset[arm.dataset] = (total + seconds, arms + 1, any_cut or cut)
+  return [f'{d}: {arms} arm(s), {total / 60:.0f} min of wall time in completed invocations'
+          + (' (some arms resumed after an interruption: their cut-off part is not counted)' if cut else '')
+          for d, (total, arms, cut) in by_dataset.items()]
+
+
+def write(study, root: str, save_to: str | None = None, readme: str | None = None) -> list[list[str]]:
+  """Prints the study's table (from `save_to` after copying there, if given) and
+  rewrites `readme`'s block; returns the rows."""
+  if save_to:
+    save(study, root, save_to)
+    root = save_to
+  rows = (fidelity_rows if study.kind == 'fidelity' else grid_rows)(study, root)
+  print(plain(rows))
+  notes = ([] if study.kind == 'fidelity' else patterns(study, root)) + totals(study, root)
+  print('\n'.join(notes))
+  if readme:
+    here = os.path.dirname(os.path.abspath(readme))
+    source = os.path.relpath(root, here)
+    table = markdown(rows) + ('\n\n' + '\n'.join(f'- {n}' for n in notes) if notes else '')
+    write_readme(readme, f'{study.name}-table', table,
+                 f'python -m attn_jax.studies report {study.name} --root={source}',
+                 [f'{source}/<arm>/<seed>/eval.json', f'{source}/<arm>/<seed>/analyses/*/summary.json',
+                  f'{source}/study.json'])
+  return rows

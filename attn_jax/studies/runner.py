@@ -1,0 +1,69 @@
+"""Running (or resuming) the arms of a study, each its seeds as one program.
+
+Each arm is an ordinary `run.py` run of its config with `sweep='seed=0..S-1'`
+in `<root>/<arm>`: a rerun skips what is finished, resumes what was killed
+(training from its latest checkpoint, a stage from its partial results), and
+does only what is missing. `<root>/study.json` records the wall time of each
+invocation per arm, so the report can say how long the study took.
+"""
+
+import fnmatch
+import os
+import time
+from typing import Callable, Optional
+
+from attn_jax import atomic_io, pipeline
+from attn_jax.errors import ConfigError
+from attn_jax.studies.arms import Arm, Study, set_keys
+
+
+def select(study: Study, only: Optional[str]) -> list[Arm]:
+  """The arms whose names match any of the comma-separated glob patterns."""
+  if not only:
+    return list(study.arms)
+  patterns = [p.strip() for p in only.split(',') if p.strip()]
+  arms = [a for a in study.arms if any(fnmatch.fnmatch(a.name, p) for p in patterns)]
+  if not arms:
+    raise ConfigError(f'--only={only!r} matches no arm of {study.name}; its arms: '
+                      + ', '.join(a.name for a in study.arms))
+  return arms
+
+
+def record_path(root: str) -> str:
+  return os.path.join(root, 'study.json')
+
+
+def read_record(root: str) -> dict:
+  try:
+    return atomic_io.read_json(record_path(root))
+  except (OSError, ValueError):
+    return {'arms': {}}
+
+
+def _note(root: str, arm: str, entry: dict) -> None:
+  record = read_record(root)
+  runs = record['arms'].setdefault(arm, [])
+  if runs and runs[-1].get('started') == entry['started']:
+    runs[-1] = entry
+  else:
+    runs.append(entry)
+  atomic_io.write_json(record_path(root), record)
+
+
+def run(study: Study, root: str, only: Optional[str] = None, seeds: Optional[int] = None,
+        overrides: Optional[dict] = None, log: Callable[[str], None] = print) -> None:
+  """Runs the selected arms one after another (each resumable)."""
+  arms = select(study, only)
+  seeds = seeds or study.seeds
+  configs = []
+  for arm in arms:
+    cfg = arm.config(seeds, study.analyses)
+    set_keys(cfg, overrides or {})
+    configs.append(cfg)
+  for i, (arm, cfg) in enumerate(zip(arms, configs), 1):
+    log(f'[{study.name} {i}/{len(arms)}] {arm.name}: {seeds} seed(s) -> {os.path.join(root, arm.name)}')
+    started = time.time()
+    entry = {'started': round(started, 1), 'seconds': None, 'completed': False, 'seeds': seeds}
+    _note(root, arm.name, entry)
+    pipeline.run(cfg, os.path.join(root, arm.name), log)
+    _note(root, arm.name, {**entry, 'seconds': round(time.time() - started, 1), 'completed': True})

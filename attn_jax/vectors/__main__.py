@@ -1,0 +1,50 @@
+"""Builds (or finds) the in-domain word vectors of one or more datasets.
+
+    python -m attn_jax.vectors sst imdb 20news [--corpora=imdb,sst,20news,agnews]
+        [--epochs=5] [--seed=0] [--directory=DIR]
+
+Each dataset gets its own file: vectors trained on every corpus's text except
+that dataset's dev and test documents, for that dataset's vocabulary. The
+files go to --directory, else $ATTN_JAX_VECTORS, else ~/.cache/attn_jax/vectors,
+which is where `--config.model.embeddings_file=in_domain` looks. Data come from
+$ATTN_JAX_DATA (or --manual_dir), as for run.py.
+"""
+
+import argparse
+import sys
+
+from attn_jax import config as config_lib
+from attn_jax.data.dataset import load_dataset
+from attn_jax.errors import AttnJaxError
+from attn_jax.vectors import build
+
+
+def main(argv=None) -> None:
+  parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+  parser.add_argument('datasets', nargs='+', choices=['sst', 'imdb', '20news'])
+  defaults = config_lib.default_config('sst', 'bilstm').vectors
+  parser.add_argument('--corpora', default=defaults.corpora)
+  parser.add_argument('--epochs', type=int, default=defaults.epochs)
+  parser.add_argument('--seed', type=int, default=defaults.seed)
+  parser.add_argument('--directory', default=None)
+  parser.add_argument('--manual_dir', default=None)
+  args = parser.parse_args(argv)
+  try:
+    for dataset in args.datasets:
+      cfg = config_lib.default_config(dataset, 'bilstm')
+      cfg.vectors.update(corpora=args.corpora, epochs=args.epochs, seed=args.seed,
+                         directory=args.directory)
+      cfg.data.manual_dir = args.manual_dir
+      vocab = load_dataset(cfg.data).vocab
+      path = build.ensure_vectors(cfg, vocab)
+      info = build.describe(path)
+      print(f'{dataset}: {path}\n  {info["words_with_vectors"]} of {info["vocabulary_words"]} '
+            f'vocabulary words ({info["coverage"]:.1%}); corpus {info["corpus_tokens"]} tokens: '
+            + ', '.join(f'{k} {v["documents"]} docs' for k, v in info['corpus'].items()))
+  except AttnJaxError as e:
+    print(f'error: {e}', file=sys.stderr)
+    sys.exit(2)
+
+
+if __name__ == '__main__':
+  main()

@@ -1,0 +1,135 @@
+"""Building and caching the in-domain vectors a config asks for.
+
+`--config.model.embeddings_file=in_domain` names the vectors made by
+`ensure_vectors`: 300-d fastText-style vectors trained on the unlabelled
+text of `config.vectors.corpora` (the target dataset's dev and test text held
+out, see `corpus`), restricted to the target vocabulary's words and written
+as a word2vec text file that `load_word_vectors` reads. Words the corpus
+lacks (fewer than `min_count` occurrences) are not in the file and start at
+zero, as J&W's missing fastText words did. The file is cached under a key of
+everything it depends on — recipe, source files, vocabulary — so a second
+run finds it, and a changed recipe or source builds a new one.
+"""
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+from typing import Callable, Optional
+
+import ml_collections
+import numpy as np
+import tqdm
+
+from attn_jax import atomic_io
+from attn_jax.data import builders, sources
+from attn_jax.data.vocabulary import Vocabulary
+from attn_jax.errors import ConfigError
+from attn_jax.vectors import corpus, fasttext
+
+IN_DOMAIN = 'in_domain'
+ENV_VAR = 'ATTN_JAX_VECTORS'
+VERSION = 1  # bumped when the corpus or the file format changes
+
+
+def cache_directory(configured: Optional[str]) -> str:
+  return (configured or os.environ.get(ENV_VAR)
+          or os.path.join(os.path.expanduser('~'), '.cache', 'attn_jax', 'vectors'))
+
+
+def corpora(cfg: ml_collections.ConfigDict) -> tuple[str, ...]:
+  names = tuple(n.strip() for n in cfg.vectors.corpora.split(',') if n.strip())
+  unknown = [n for n in names if n not in corpus.SOURCES]
+  if unknown or not names:
+    raise ConfigError(f'vectors.corpora={cfg.vectors.corpora!r}: choose one or more of '
+                      f'{", ".join(corpus.SOURCES)}, comma-separated')
+  return names
+
+
+def recipe(cfg: ml_collections.ConfigDict) -> dict:
+  """Everything the vectors depend on besides the source files and vocabulary."""
+  return {'target': cfg.data.dataset, 'corpora': list(corpora(cfg)), 'dim': cfg.model.embed_dim,
+          'version': VERSION, **{k: cfg.vectors[k] for k in fasttext.RECIPE_KEYS}}
+
+
+def _source_signature(name: str, data: ml_collections.ConfigDict):
+  data_dir = sources.archive_dir(data.manual_dir)
+  return builders.source_signature(sources.locate(name, data_dir)) if data_dir else 'download'
+
+
+def vectors_path(cfg: ml_collections.ConfigDict, vocab: Vocabulary) -> str:
+  """Where the vectors for `cfg` and `vocab` are (or will be) cached."""
+  names = set(corpora(cfg)) | {cfg.data.dataset}
+  key = {'recipe': recipe(cfg),
+         'sources': {n: _source_signature(n, cfg.data) for n in sorted(names)},
+         'vocab': hashlib.sha256('\n'.join(vocab.tokens).encode()).hexdigest()}
+  digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+  return os.path.join(cache_directory(cfg.vectors.directory), f'{cfg.data.dataset}_{digest}.vec')
+
+
+def file_sha256(path: str) -> str:
+  digest = hashlib.sha256()
+  with open(path, 'rb') as f:
+    for block in iter(lambda: f.read(1 << 20), b''):
+      digest.update(block)
+  return digest.hexdigest()
+
+
+def describe(path: str) -> Optional[dict]:
+  """The sidecar record of a finished vectors file, or None if there is none
+  or the file does not match it."""
+  try:
+    info = atomic_io.read_json(path[:-len('.vec')] + '.json')
+  except (OSError, ValueError):
+    return None
+  if not os.path.exists(path) or info.get('sha256') != file_sha256(path):
+    return None
+  return info
+
+
+def _write_vec(f, words: list[str], vectors: np.ndarray) -> None:
+  f.write(f'{len(words)} {vectors.shape[1]}\n')
+  for word, row in zip(words, vectors):
+    f.write(word + ' ' + ' '.join(f'{x:.6g}' for x in row) + '\n')
+
+
+def ensure_vectors(cfg: ml_collections.ConfigDict, vocab: Vocabulary,
+                   log: Callable[[str], None] = print) -> str:
+  """The path of the in-domain vectors for `cfg`'s dataset, built if missing.
+
+  Raises:
+    ConfigError: gensim is not installed, or `vectors.corpora` is invalid.
+    DataError: a source dataset's files are missing or damaged.
+  """
+  path = vectors_path(cfg, vocab)
+  if describe(path) is not None:
+    return path
+  os.makedirs(os.path.dirname(path), exist_ok=True)
+  r = recipe(cfg)
+  log(f'building in-domain word vectors for {cfg.data.dataset} from {", ".join(r["corpora"])} '
+      f'({r["epochs"]} epochs, one thread; minutes) -> {path}')
+  started = time.time()
+  load = lambda name: builders.load_raw(name, cfg.data.manual_dir, cfg.data.tfds_data_dir)
+  with tempfile.NamedTemporaryFile('w', dir=os.path.dirname(path), suffix='.corpus',
+                                   encoding='utf-8') as text:
+    counts = corpus.write_corpus(cfg.data.dataset, tuple(r['corpora']), load, text)
+    text.flush()
+    tokens = sum(c['tokens'] for c in counts.values())
+    log(f'corpus: {sum(c["documents"] for c in counts.values())} documents, {tokens} tokens '
+        f'({sum(c["held_out"] for c in counts.values())} held-out documents left out)')
+    bar = tqdm.tqdm(total=r['epochs'], unit='epoch', desc='vectors', dynamic_ncols=True,
+                    disable=not cfg.train.progress)
+    with bar:
+      wv = fasttext.train_vectors(text.name, r['dim'], r, lambda done, s: bar.update(1))
+  words = [w for w in vocab.tokens[4:] if w in wv.key_to_index]
+  matrix = np.stack([wv[w] for w in words]) if words else np.zeros((0, r['dim']), np.float32)
+  atomic_io.atomic_write(path, lambda f: _write_vec(f, words, matrix))
+  info = {'recipe': r, 'corpus': counts, 'corpus_tokens': tokens,
+          'vocabulary_words': len(vocab) - 4, 'words_with_vectors': len(words),
+          'coverage': len(words) / max(len(vocab) - 4, 1),
+          'seconds': round(time.time() - started, 1), 'sha256': file_sha256(path)}
+  atomic_io.write_json(path[:-len('.vec')] + '.json', info)
+  log(f'vectors for {len(words)} of {len(vocab) - 4} vocabulary words '
+      f'({info["coverage"]:.1%}) in {info["seconds"]:.0f} s')
+  return path

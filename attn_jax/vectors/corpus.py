@@ -1,0 +1,91 @@
+"""The unlabelled text in-domain vectors are trained on (issue: faithful models).
+
+Every source dataset's documents, tokenised the way the *target* dataset's
+protocol tokenises (so the vectors' words are the target vocabulary's words),
+one document per line. The target's held-out text never enters: its dev and
+test documents (by id), every raw split that only feeds its dev or test
+splits (`HELD_OUT_RAW_SPLITS`), and any document whose tokens equal those of
+one of its dev or test documents (aclImdb has duplicate reviews).
+"""
+
+import collections
+import hashlib
+from typing import Callable, IO, Iterator
+
+from attn_jax.data import jain_wallace, newsgroups_text, tokenize
+
+SOURCES = ('imdb', 'sst', '20news', 'agnews')
+TOKENIZERS: dict[str, Callable[[str], list[str]]] = {
+    'sst': tokenize.sst, 'imdb': tokenize.keras_words,
+    '20news': tokenize.newsgroups, 'agnews': tokenize.spacy_like}
+# Raw splits that feed only a dataset's dev or test split: all their text is
+# held out when the dataset is the target (IMDB's test sample is 20 % of
+# aclImdb test; the other 80 % is held out too).
+HELD_OUT_RAW_SPLITS = {'sst': ('dev', 'test'), 'imdb': ('test',), '20news': (), 'agnews': ('test',)}
+
+
+def raw_texts(dataset: str, raw: dict[str, list[dict]]) -> Iterator[tuple[str, str, str]]:
+  """(raw split, document id, text) of every record, as the protocols read it."""
+  for split, records in raw.items():
+    for r in records:
+      if dataset == '20news':
+        yield split, r['id'], newsgroups_text.strip_all(r['text'])
+      elif dataset == 'agnews':
+        yield split, r['id'], f'{r["title"]}\n{r["description"]}'
+      else:
+        yield split, r['id'], r['text']
+
+
+def _doc_hash(tokens: list[str]) -> bytes:
+  return hashlib.sha1(' '.join(tokens).encode()).digest()
+
+
+def held_out(target: str, raw: dict[str, list[dict]]) -> tuple[set[str], set[bytes]]:
+  """(ids, token hashes): the ids of the target's dev and test documents and of
+  every raw split in `HELD_OUT_RAW_SPLITS`; the token hashes of its dev and
+  test documents (the ones models are selected and evaluated on)."""
+  wanted = ('test',) if target == 'agnews' and 'train' not in raw else ('train', 'dev', 'test')
+  prepared = jain_wallace.PROTOCOLS[target](raw, wanted)
+  ids, hashes = set(), set()
+  for name in ('dev', 'test'):
+    split = prepared.splits.get(name)
+    if split is not None:
+      ids.update(split.ids)
+      hashes.update(_doc_hash(d) for d in split.docs)
+  for split in HELD_OUT_RAW_SPLITS[target]:
+    ids.update(r['id'] for r in raw.get(split, ()))
+  return ids, hashes
+
+
+def write_corpus(target: str, corpora: tuple[str, ...], load_raw: Callable[[str], dict],
+                 out: IO[str]) -> dict:
+  """Writes the corpus for `target` to `out`, one document per line.
+
+  Args:
+    target: the dataset the vectors are for (its tokeniser; its held-out text
+      is excluded).
+    corpora: source datasets, in order.
+    load_raw: dataset -> raw records by split (`builders.load_raw`).
+
+  Returns:
+    {source: {'documents', 'tokens', 'held_out'}} counts.
+  """
+  raw_by_source = {name: load_raw(name) for name in corpora}
+  target_raw = raw_by_source[target] if target in raw_by_source else load_raw(target)
+  ids, hashes = held_out(target, target_raw)
+  tokenizer = TOKENIZERS[target]
+  stats = collections.OrderedDict()
+  for name in corpora:
+    counts = {'documents': 0, 'tokens': 0, 'held_out': 0}
+    for _, doc_id, text in raw_texts(name, raw_by_source[name]):
+      tokens = tokenizer(text)
+      if not tokens:
+        continue
+      if (name == target and doc_id in ids) or _doc_hash(tokens) in hashes:
+        counts['held_out'] += 1
+        continue
+      out.write(' '.join(tokens) + '\n')
+      counts['documents'] += 1
+      counts['tokens'] += len(tokens)
+    stats[name] = counts
+  return dict(stats)

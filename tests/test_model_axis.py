@@ -1,0 +1,122 @@
+"""The model axis: M models as one vmapped program equal M separate runs."""
+
+import json
+import os
+
+import jax
+import numpy as np
+import pytest
+
+from attn_jax import model_axis, pipeline
+from attn_jax.errors import ConfigError, TrainingError
+from attn_jax.restore import restore
+import helpers
+
+pytestmark = pytest.mark.usefixtures('optax_promotion')
+SWEEP = 'seed=0,1 train.learning_rate=0.003,0.01'
+NAMES = ('seed0_learning_rate0.003', 'seed0_learning_rate0.01', 'seed1_learning_rate0.003',
+         'seed1_learning_rate0.01')
+
+
+def separate(tmp_path, seed, lr):
+  """The same model trained alone: its own seed and rate, the program's batch order."""
+  cfg = helpers.synthetic_config(top__seed=seed, train__learning_rate=lr, train__batch_seed=0)
+  workdir = tmp_path / f'alone_{seed}_{lr}'
+  helpers.run(cfg, workdir)
+  return workdir
+
+
+@pytest.fixture(scope='module')
+def program(tmp_path_factory):
+  workdir = tmp_path_factory.mktemp('program')
+  with jax.numpy_dtype_promotion('standard'):
+    results = helpers.run(helpers.synthetic_config(top__sweep=SWEEP), workdir)
+  return workdir, results
+
+
+def test_the_sweep_trains_one_model_per_combination(program):
+  workdir, results = program
+  assert sorted(os.listdir(workdir / 'checkpoints')) == ['latest']  # the stacked state only
+  assert [r['models_in_program'] for r in results] == [4] * 4
+  for name in NAMES:
+    r = restore(str(workdir / name))  # an ordinary model
+    assert r.config.sweep == '' and r.config.train.batch_seed == 0
+    assert (workdir / name / 'eval.json').exists() and (workdir / name / 'metrics.jsonl').exists()
+  seeds_lrs = {(restore(str(workdir / n)).config.seed, restore(str(workdir / n)).config.train.learning_rate)
+               for n in NAMES}
+  assert seeds_lrs == {(0, 0.003), (0, 0.01), (1, 0.003), (1, 0.01)}
+
+
+def test_each_model_equals_its_separate_run(program, tmp_path):
+  workdir, _ = program
+  for name, (seed, lr) in [(NAMES[1], (0, 0.01)), (NAMES[2], (1, 0.003))]:
+    alone = separate(tmp_path, seed, lr)
+    together = workdir / name
+    assert helpers.history(together)[-1]['epoch'] == helpers.history(alone)[-1]['epoch']
+    for a, b in zip(helpers.history(together), helpers.history(alone)):
+      assert a['epoch'] == b['epoch']
+      np.testing.assert_allclose(a['train_loss'], b['train_loss'], rtol=1e-4)
+      np.testing.assert_allclose(a['dev_roc_auc'], b['dev_roc_auc'], atol=1e-6)
+    x, y = restore(str(together)), restore(str(alone))
+    assert x.selection['epoch'] == y.selection['epoch']
+    for p, q in zip(jax.tree.leaves(x.params), jax.tree.leaves(y.params)):
+      np.testing.assert_allclose(p, q, atol=2e-5)
+    e, f = helpers.eval_without_timing(together), helpers.eval_without_timing(alone)
+    for key in ('accuracy', 'roc_auc', 'selected_epoch'):
+      np.testing.assert_allclose(e[key], f[key], atol=1e-6)
+
+
+def test_a_rerun_restores_every_model(program):
+  workdir, results = program
+  logs = []
+  again = helpers.run(helpers.synthetic_config(top__sweep=SWEEP), workdir, logs)
+  assert any('training already finished' in line for line in logs)
+  strip = lambda r: {k: v for k, v in r.items() if k not in helpers.TIMING_KEYS}
+  assert [strip(r) for r in again] == [strip(r) for r in results]
+
+
+def test_a_model_whose_loss_breaks_stops_alone(tmp_path, monkeypatch):
+  cfg = helpers.synthetic_config(top__sweep='seed=0,1')
+  real = pipeline.initial_params
+
+  def poisoned(model, member_cfg, dataset, log, workdir=None):
+    params = real(model, member_cfg, dataset, log, workdir)
+    if member_cfg.seed == 1:
+      params['embedding']['table'] = params['embedding']['table'].at[5].set(np.inf)
+    return params
+
+  monkeypatch.setattr(pipeline, 'initial_params', poisoned)
+  logs = []
+  with pytest.raises(TrainingError, match=r'1 of 2 models became non-finite.*seed1 \(epoch 0'):
+    helpers.run(cfg, tmp_path, logs)
+  assert (tmp_path / 'seed0' / 'eval.json').exists() and not (tmp_path / 'seed1' / 'eval.json').exists()
+  monkeypatch.setattr(pipeline, 'initial_params', real)
+  alone = separate(tmp_path, 0, cfg.train.learning_rate)
+  together, separately = helpers.eval_without_timing(tmp_path / 'seed0'), helpers.eval_without_timing(alone)
+  assert together['models_in_program'] == 2 and together['selected_epoch'] == separately['selected_epoch']
+  for key in ('accuracy', 'roc_auc', 'loss'):
+    np.testing.assert_allclose(together[key], separately[key], rtol=1e-6)
+
+
+@pytest.mark.parametrize('sweep, message', [
+    ('model.hidden_dim=8,16', 'changes the program itself'),
+    ('seed', 'is not KEY=V1,V2'),
+    ('seed=0,0', 'repeats a value'),
+    ('seed=a,b', "'a' is not a int"),
+    ('sed=0,1', "did you mean 'seed'"),
+])
+def test_bad_sweeps_are_refused_before_any_work(tmp_path, sweep, message):
+  with pytest.raises(ConfigError, match=message):
+    helpers.run(helpers.synthetic_config(top__sweep=sweep), tmp_path)
+  assert not os.listdir(tmp_path)
+
+
+def test_sweep_values_name_and_configure_each_model():
+  cfg = helpers.synthetic_config(top__sweep='seed=3,4 model.embed_init_std=0.1,1.0', top__seed=7)
+  values = model_axis.sweep_values(cfg)
+  assert values == [{'seed': 3, 'model.embed_init_std': 0.1}, {'seed': 3, 'model.embed_init_std': 1.0},
+                    {'seed': 4, 'model.embed_init_std': 0.1}, {'seed': 4, 'model.embed_init_std': 1.0}]
+  member = model_axis.model_config(cfg, values[1])
+  assert model_axis.model_name(values[1]) == 'seed3_embed_init_std1'
+  assert (member.seed, member.model.embed_init_std, member.train.batch_seed, member.sweep) == (3, 1.0, 7, '')
+  assert json.loads(cfg.to_json())['seed'] == 7  # the base config is unchanged

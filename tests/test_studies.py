@@ -1,0 +1,59 @@
+"""Studies: arms of seeds trained as programs, resumable, and their table."""
+
+import json
+
+import jax
+import pytest
+
+from attn_jax.studies import Arm, Study, collect, report, runner
+
+pytestmark = pytest.mark.usefixtures('optax_promotion')
+TINY = Study('tiny', (Arm('synthetic_bilstm_tanh', 'synthetic', 'bilstm', {'model.attention': 'tanh'}, 'smoke'),
+                      Arm('synthetic_average_dot', 'synthetic', 'average', {'model.attention': 'dot'}, 'smoke')),
+             analyses='gradient,loo,kendall,attention,permutation,adversarial', seeds=2,
+             description='a test')
+
+
+@pytest.fixture(scope='module')
+def ran(tmp_path_factory):
+  root = tmp_path_factory.mktemp('study')
+  with jax.numpy_dtype_promotion('standard'):
+    runner.run(TINY, str(root), overrides={'train.progress': False}, log=lambda _: None)
+  return root
+
+
+def test_each_arm_trains_its_seeds_and_records_its_wall_time(ran):
+  record = json.loads((ran / 'study.json').read_text())
+  for arm in TINY.arms:
+    assert [r['completed'] for r in record['arms'][arm.name]] == [True]
+    numbers = collect.collect_arm(str(ran / arm.name))
+    assert numbers['models'] == ['seed0', 'seed1']
+    assert all(len(v) == 2 for v in numbers['values'].values())
+    assert numbers['ci']['tau_attention_loo']['n'] == 2 and numbers['ci']['accuracy']['half_width'] >= 0
+
+
+def test_the_table_has_one_row_per_arm_with_intervals_over_seeds(ran, tmp_path, capsys):
+  readme = tmp_path / 'README.md'
+  readme.write_text('<!-- tiny-table:start -->\n<!-- tiny-table:end -->\n')
+  rows = report.write(TINY, str(ran), save_to=str(tmp_path / 'results'), readme=str(readme))
+  assert [r[0] for r in rows[1:]] == ['synthetic_bilstm_tanh', 'synthetic_average_dot']
+  assert all(r[1] == '2' and ' ± ' in r[2] for r in rows[1:])
+  text = readme.read_text()
+  assert '| synthetic_average_dot | 2 |' in text and 'highest mean τ(α, ·)' in text
+  saved = tmp_path / 'results' / 'synthetic_average_dot' / 'seed1'
+  assert (saved / 'eval.json').exists() and (saved / 'analyses' / 'kendall' / 'summary.json').exists()
+  assert rows == report.write(TINY, str(tmp_path / 'results'))  # the saved files give the same table
+
+
+def test_a_rerun_does_only_what_is_missing(ran):
+  logs = []
+  with jax.numpy_dtype_promotion('standard'):
+    runner.run(TINY, str(ran), only='*average*', overrides={'train.progress': False}, log=logs.append)
+  assert any('training already finished' in line for line in logs)
+  assert sum('skipped' in line for line in logs) == 2 * 6  # every stage of both seeds
+
+
+def test_unknown_arm_patterns_are_refused():
+  from attn_jax.errors import ConfigError  # pylint: disable=g-import-not-at-top
+  with pytest.raises(ConfigError, match='matches no arm'):
+    runner.select(TINY, 'imdb_*')
