@@ -15,6 +15,7 @@ from ml_collections import config_dict
 from attn_jax.errors import ConfigError
 from attn_jax.models import projections
 from attn_jax.models.model import ENCODERS
+from attn_jax.training.executors import EXECUTORS
 from attn_jax.training.loss import LOSSES
 
 DATASETS = ('sst', 'imdb', '20news', 'agnews', 'synthetic')
@@ -28,6 +29,7 @@ CHOICES = {
     'model.projection': projections.NAMES,
     'train.select_on': ('dev', 'test'),
     'train.loss': tuple(LOSSES),
+    'train.model_axis': EXECUTORS,
     'analysis.split': ('test', 'dev'),
     'analysis.loo.mode': ('delete', 'replace'),
     'analysis.erasure.random_item': ('paper', 'code'),
@@ -41,7 +43,7 @@ EMBED_INIT_STD = {'sst': 0.1, '20news': 0.1, 'imdb': 1.0}
 # batch size changes padded shapes, hence float rounding at most.)
 RUNTIME_KEYS = frozenset({
     'name', 'data.manual_dir', 'data.tfds_data_dir', 'vectors.directory', 'train.progress',
-    'train.checkpoint_every_steps', 'train.eval_batch_size',
+    'train.checkpoint_every_steps', 'train.eval_batch_size', 'train.model_axis',
     'analysis.batch_size', 'analysis.bucket_growth', 'analysis.loo.docs_per_chunk'})
 # Sections that say what is analysed, not what is trained: a trained workdir
 # can be analysed again with other values (each stage keys its own results).
@@ -104,6 +106,9 @@ def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collecti
   c.train.learning_rate = 1e-3
   c.train.weight_decay = 1e-5
   c.train.loss = 'weighted_bce'     # a plug-in of the trainer (attn_jax.training.loss)
+  # How a program's models are computed: 'vmap', 'loop' (model after model in
+  # one compiled step) or 'auto' (loop on CPU, vmap elsewhere; executors.py).
+  c.train.model_axis = 'auto'
   c.train.select_on = 'dev'         # 'test' reproduces W&P's fork (§C)
   c.train.skip_first_epoch = True   # J&W HEAD never selects epoch 0
   # Seed of the batch order; None: `seed`. Models trained as one program share it.

@@ -5,6 +5,7 @@
     python -m attn_jax.report analyses WORKDIR_OR_RESULTS_DIR ... [--save results] [--readme README.md]
     python -m attn_jax.report benchmarks BENCHMARK.json ... [--readme README.md]
     python -m attn_jax.report model-axis MODEL_AXIS.json ... [--readme README.md]
+    python -m attn_jax.report vectors VECTORS.json ... [--save results/vectors] [--readme README.md]
 
 `training` reads `eval.json` and `config.json` of each run and prints
 measured test metrics beside Jain & Wallace's; `--save` copies each run's
@@ -16,7 +17,8 @@ run's analysis summaries beside J&W's published numbers (attn_jax.reproduction);
 `--save` copies the summaries to `results/<run>/analyses/<stage>/`; it also
 writes each stage's time (`analysis-timings`). `benchmarks` tabulates the
 JSON files written by `benchmarks/analysis_throughput.py --out`, `model-axis`
-those of `benchmarks/model_axis_throughput.py --out`.
+those of `benchmarks/model_axis_throughput.py --out`; `vectors` the records
+`attn_jax.vectors` writes beside each vectors file (`--save` copies them).
 `--readme` rewrites the README block between that table's markers from the
 saved files.
 """
@@ -42,7 +44,9 @@ def load_run(path: str) -> dict:
   return {'name': os.path.basename(os.path.normpath(path)), 'path': path,
           'dataset': config['data']['dataset'], 'seed': config['seed'],
           'model': f'{model["encoder"]} + {model["attention"]} / {model["projection"]}',
-          'embed_init': f'N(0, {model.get("embed_init_std", 1.0):g}²)', 'results': results}
+          'embed_init': (f'vectors: {os.path.basename(model["embeddings_file"])}'
+                         if model.get('embeddings_file') else f'N(0, {model.get("embed_init_std", 1.0):g}²)'),
+          'results': results}
 
 
 def training_rows(runs: list[dict]) -> list[list[str]]:
@@ -181,13 +185,17 @@ def _benchmarks(args, here) -> None:
 
 
 def model_axis_rows(reports: list[dict]) -> list[list[str]]:
-  rows = [['dataset', 'encoder', 'models', 'one program: tokens/s (peak RSS MB)',
-           'one after another: tokens/s (peak RSS MB)', 'ratio', 'max |Δ params|']]
+  rows = [['dataset', 'encoder', 'models', 'one program, vmapped: tokens/s', 'one program, looped: tokens/s',
+           'separate runs: tokens/s', 'vmapped / separate', 'looped / separate',
+           'compile s (vmap / loop / separate)', 'peak RSS MB (vmap / loop / separate)']]
   for bench in reports:
     for r in bench['rows']:
-      arm = lambda a: f'{a["tokens_per_second"]:.0f} (+{a["peak_rss_mb"] - a["rss_before_mb"]:.0f})'
-      rows.append([bench['dataset'], r['encoder'], str(r['models']), arm(r['program']),
-                   arm(r['sequential']), f'{r["speedup"]:.2f}x', f'{r["max_abs_param_difference"]:.1e}'])
+      arms = ('vmap', 'loop', 'sequential')
+      rows.append([bench['dataset'], r['encoder'], str(r['models']),
+                   *[f'{r[a]["tokens_per_second"]:.0f}' for a in arms],
+                   f'{r["speedup"]["vmap"]:.2f}x', f'{r["speedup"]["loop"]:.2f}x',
+                   ' / '.join(f'{r[a]["compile_seconds"]:.0f}' for a in arms),
+                   ' / '.join(f'+{r[a]["peak_rss_mb"] - r[a]["rss_before_mb"]:.0f}' for a in arms)])
   return rows
 
 
@@ -200,9 +208,35 @@ def _model_axis(args, here) -> None:
                  'python -m attn_jax.report model-axis ' + ' '.join(sources), sources)
 
 
+def vector_rows(records: list[dict]) -> list[list[str]]:
+  rows = [['target', 'corpus documents by source (held out)', 'corpus tokens',
+           'vocabulary words with a vector', 'epochs', 'build seconds']]
+  for r in records:
+    sources = ', '.join(f'{k} {v["documents"]} ({v["held_out"]})' for k, v in r['corpus'].items())
+    rows.append([r['recipe']['target'], sources, str(r['corpus_tokens']),
+                 f'{r["words_with_vectors"]} of {r["vocabulary_words"]} ({r["coverage"]:.1%})',
+                 str(r['recipe']['epochs']), f'{r["seconds"]:.0f}'])
+  return rows
+
+
+def _vectors(args, here) -> None:
+  records = [atomic_io.read_json(p) for p in args.runs]
+  paths = list(args.runs)
+  if args.save:
+    paths = [os.path.join(args.save, f'{r["recipe"]["target"]}.json') for r in records]
+    for path, record in zip(paths, records):
+      atomic_io.write_json(path, record)
+  print(plain(vector_rows(records)))
+  if args.readme:
+    sources = [os.path.relpath(p, here) for p in paths]
+    write_readme(args.readme, 'vector-coverage', markdown(vector_rows(records)),
+                 'python -m attn_jax.report vectors ' + ' '.join(sources), sources)
+
+
 def main(argv=None):
   parser = argparse.ArgumentParser(description='Measured vs published numbers.')
-  parser.add_argument('table', choices=['training', 'data', 'analyses', 'benchmarks', 'model-axis'])
+  parser.add_argument('table', choices=['training', 'data', 'analyses', 'benchmarks', 'model-axis',
+                                        'vectors'])
   parser.add_argument('runs', nargs='*', help='training: workdirs or results/<run> folders; '
                       'data: a saved data_splits.json to show instead of measuring')
   parser.add_argument('--save', help='folder to copy / write the result files into')
@@ -228,6 +262,9 @@ def main(argv=None):
     return
   if args.table == 'model-axis':
     _model_axis(args, here)
+    return
+  if args.table == 'vectors':
+    _vectors(args, here)
     return
   if args.runs:
     measured, path = atomic_io.read_json(args.runs[0]), args.runs[0]

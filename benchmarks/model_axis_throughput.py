@@ -1,5 +1,5 @@
-"""Training throughput of M models as one vmapped program against the same M
-models trained one after another, and the peak memory of each, in one run.
+"""Training throughput of M models as one program against the same M models
+trained one after another, and the peak memory of each, in one run.
 
     python benchmarks/model_axis_throughput.py [--dataset=sst] [--encoders=bilstm]
         [--models=5,9] [--batches=40] [--out=results/benchmarks/model_axis_sst.json]
@@ -7,13 +7,17 @@ models trained one after another, and the peak memory of each, in one run.
 For each encoder and each M: the first --batches training batches of epoch 0
 (the real train split when ATTN_JAX_DATA is set, batch 32, J&W's length
 buckets; else synthetic SST-like batches), M models with seeds 0..M-1 and
-the config's recipe. "program": `make_model_axis_step` over the stacked
-models, every model on each batch; "sequential": the M models one after
-another, each trained by the M = 1 program (what `run.py` runs). Each runs in
-its own child process, compiles every bucket first (timed apart), then times
-the batches; tokens/s counts real tokens × models. Peak RSS is the child's
-peak over its RSS before training (Linux clear_refs). The final params of
-the two are asserted equal (float tolerance).
+the config's recipe. Three arms (attn_jax.training.executors):
+  vmap        one program, the stacked models vmapped: every model on each batch;
+  loop        one program, its one compiled single-model step called for each
+              model in turn (the default on CPU);
+  sequential  the M models trained one after another as separate runs
+              (`run.py` each), each compiling its own step.
+Each arm runs in its own child process, compiles every bucket first (timed
+apart: "compile seconds" is the total a run of that arm spends compiling),
+then times the batches; tokens/s counts real tokens × models. Peak RSS is the
+child's peak over its RSS before training (Linux clear_refs). The final
+params of the arms are compared (max |difference|).
 """
 
 import argparse
@@ -32,7 +36,10 @@ from attn_jax import atomic_io, config as config_lib
 from attn_jax.data import batching, sources
 from attn_jax.data.dataset import load_dataset
 from attn_jax.models import build_model
-from attn_jax.training import optimizer as optimizer_lib, step as step_lib, trainer
+from attn_jax.training import executors, optimizer as optimizer_lib, step as step_lib, trainer
+from attn_jax.training.loss import LOSSES
+
+ARMS = ('vmap', 'loop', 'sequential')
 
 
 def rss_mb(peak: bool = False) -> float:
@@ -65,34 +72,35 @@ def child(args) -> dict:
   batches, vocab_size = make_batches(args.dataset, args.batches)
   model = build_model(cfg.model, vocab_size)
   tx = optimizer_lib.make_optimizer(cfg.train)
-  step = jax.jit(step_lib.make_model_axis_step(model, tx, dropout=cfg.model.dropout > 0),
-                 donate_argnums=0)
   seeds = list(range(args.num_models))
+  dropout = cfg.model.dropout > 0
+  kind = 'loop' if args.arm == 'sequential' else args.arm
+  programs = [seeds] if args.arm != 'sequential' else [[s] for s in seeds]
 
-  def states(members):
+  def fresh_state(members):
     return step_lib.stack([step_lib.init_state(tx, model.init(trainer.init_key(s))) for s in members])
 
-  programs = [seeds] if args.arm == 'program' else [[s] for s in seeds]
-  start = time.perf_counter()
-  for members in {len(m): m for m in programs}.values():  # compile every bucket of each shape
-    state = states(members)
-    keys, alive = jnp.stack([trainer.dropout_key(s) for s in members]), jnp.ones(len(members), bool)
-    for width in sorted({b.tokens.shape[1] for b in batches}):
-      state, loss = step(state, next(b for b in batches if b.tokens.shape[1] == width), keys, alive, {})
-      jax.block_until_ready(loss)
-  compile_seconds = time.perf_counter() - start
+  compile_seconds, runs = 0.0, []
+  widths = sorted({b.tokens.shape[1] for b in batches})
+  for members in programs:  # a separate run compiles its own step: each is counted
+    start_time = time.perf_counter()
+    executor = executors.make_executor(kind, len(members), model, tx, LOSSES['weighted_bce'], dropout)
+    keys = jnp.stack([trainer.dropout_key(s) for s in members])
+    state = executor.from_checkpoint(fresh_state(members))
+    for width in widths:
+      state, _ = executor.step(state, next(b for b in batches if b.tokens.shape[1] == width), keys, {})
+    compile_seconds += time.perf_counter() - start_time
+    runs.append((executor, members, keys))
   with open('/proc/self/clear_refs', 'w') as f:
     f.write('5')
   before, finals, seconds = rss_mb(), [], 0.0
-  for members in programs:
-    state = states(members)
-    keys, alive = jnp.stack([trainer.dropout_key(s) for s in members]), jnp.ones(len(members), bool)
-    start = time.perf_counter()
+  for executor, members, keys in runs:
+    state = executor.from_checkpoint(fresh_state(members))
+    start_time = time.perf_counter()
     for b in batches:
-      state, loss = step(state, b, keys, alive, {})
-      np.asarray(loss)  # the trainer reads every loss (its NaN guard)
-    seconds += time.perf_counter() - start
-    finals.append(jax.tree.map(np.asarray, state.params))
+      state, _ = executor.step(state, b, keys, {})  # reads every loss, as the trainer does
+    seconds += time.perf_counter() - start_time
+    finals.append(jax.tree.map(np.asarray, executor.to_checkpoint(state).params))
   tokens = sum(int(b.lengths[b.index >= 0].sum()) for b in batches) * len(seeds)
   params = jax.tree.map(lambda *x: np.concatenate(x), *finals)
   path = args.child_out + '.npz'
@@ -132,19 +140,20 @@ def main():
   with tempfile.TemporaryDirectory() as tmp:
     for encoder in args.encoders.split(','):
       for num_models in (int(m) for m in args.models.split(',')):
-        arms = {arm: run_child(args, encoder, num_models, arm, tmp) for arm in ('program', 'sequential')}
-        with np.load(arms['program'].pop('params_file')) as a, \
-             np.load(arms['sequential'].pop('params_file')) as b:
-          difference = max(float(np.max(np.abs(a[k] - b[k]))) for k in a.files)
-        row = {'encoder': encoder, 'models': num_models, 'program': arms['program'],
-               'sequential': arms['sequential'], 'max_abs_param_difference': difference,
-               'speedup': arms['program']['tokens_per_second'] / arms['sequential']['tokens_per_second']}
+        arms = {arm: run_child(args, encoder, num_models, arm, tmp) for arm in ARMS}
+        params = {arm: np.load(r.pop('params_file')) for arm, r in arms.items()}
+        difference = {arm: max(float(np.max(np.abs(params[arm][k] - params['sequential'][k])))
+                               for k in params[arm].files) for arm in ('vmap', 'loop')}
+        row = {'encoder': encoder, 'models': num_models, **arms,
+               'max_abs_param_difference': difference,
+               'speedup': {arm: arms[arm]['tokens_per_second'] / arms['sequential']['tokens_per_second']
+                           for arm in ('vmap', 'loop')}}
         rows.append(row)
-        print(f'{encoder} M={num_models}: program {row["program"]["tokens_per_second"]:.0f} tokens/s '
-              f'(peak RSS +{row["program"]["peak_rss_mb"] - row["program"]["rss_before_mb"]:.0f} MB), '
-              f'sequential {row["sequential"]["tokens_per_second"]:.0f} tokens/s (peak RSS '
-              f'+{row["sequential"]["peak_rss_mb"] - row["sequential"]["rss_before_mb"]:.0f} MB): '
-              f'{row["speedup"]:.2f}x; final params differ by at most {difference:.1e}', flush=True)
+        line = ', '.join(f'{arm} {arms[arm]["tokens_per_second"]:.0f} tokens/s (compile '
+                         f'{arms[arm]["compile_seconds"]:.0f} s, peak RSS '
+                         f'+{arms[arm]["peak_rss_mb"] - arms[arm]["rss_before_mb"]:.0f} MB)' for arm in ARMS)
+        print(f'{encoder} M={num_models}: {line}; vmap {row["speedup"]["vmap"]:.2f}x, loop '
+              f'{row["speedup"]["loop"]:.2f}x of sequential', flush=True)
   if args.out:
     atomic_io.write_json(args.out, {'dataset': args.dataset, 'batches': args.batches,
                                     'device': str(jax.devices()[0]), 'cpus': os.cpu_count(),

@@ -28,9 +28,10 @@ def separate(tmp_path, seed, lr):
 
 @pytest.fixture(scope='module')
 def program(tmp_path_factory):
+  """Four models as one vmapped program (CPU's default is the loop)."""
   workdir = tmp_path_factory.mktemp('program')
   with jax.numpy_dtype_promotion('standard'):
-    results = helpers.run(helpers.synthetic_config(top__sweep=SWEEP), workdir)
+    results = helpers.run(helpers.synthetic_config(top__sweep=SWEEP, train__model_axis='vmap'), workdir)
   return workdir, results
 
 
@@ -66,10 +67,22 @@ def test_each_model_equals_its_separate_run(program, tmp_path):
       np.testing.assert_allclose(e[key], f[key], atol=1e-6)
 
 
+def test_looped_models_are_bit_identical_to_separate_runs(tmp_path):
+  results = helpers.run(helpers.synthetic_config(top__sweep='seed=0,1', train__model_axis='loop'),
+                        tmp_path / 'looped')
+  alone = separate(tmp_path, 1, helpers.synthetic_config().train.learning_rate)
+  assert helpers.history(tmp_path / 'looped' / 'seed1') == helpers.history(alone)
+  assert {**results[1], 'models_in_program': 1} == {
+      **helpers.eval_without_timing(alone), **{k: results[1][k] for k in helpers.TIMING_KEYS}}
+  for p, q in zip(jax.tree.leaves(restore(str(tmp_path / 'looped' / 'seed1')).params),
+                  jax.tree.leaves(restore(str(alone)).params)):
+    np.testing.assert_array_equal(p, q)
+
+
 def test_a_rerun_restores_every_model(program):
   workdir, results = program
   logs = []
-  again = helpers.run(helpers.synthetic_config(top__sweep=SWEEP), workdir, logs)
+  again = helpers.run(helpers.synthetic_config(top__sweep=SWEEP, train__model_axis='loop'), workdir, logs)
   assert any('training already finished' in line for line in logs)
   strip = lambda r: {k: v for k, v in r.items() if k not in helpers.TIMING_KEYS}
   assert [strip(r) for r in again] == [strip(r) for r in results]

@@ -2,10 +2,11 @@
 checkpoint it writes.
 
 The M models (seeds, learning rates, embeddings, sweep values) are stacked on
-a leading axis and trained by one jitted, vmapped step: every model sees the
-same batch at each step (the batch order is `train.batch_seed`'s, shared), and
-each keeps its own params, optimiser state, hyper-parameters, dropout keys,
-NaN guard and model selection. A model trained alone is the M = 1 case.
+a leading axis and trained by one jitted step (vmapped, or looped over the
+models: `attn_jax.training.executors`): every model sees the same batch at
+each step (the batch order is `train.batch_seed`'s, shared), and each keeps
+its own params, optimiser state, hyper-parameters, dropout keys, NaN check and
+model selection. A model trained alone is the M = 1 case.
 
 Batch order depends only on (batch seed, epoch) and dropout keys on each
 model's seed and the global step, so a run killed at any point and rerun ends
@@ -35,7 +36,8 @@ from attn_jax.errors import TrainingError
 from attn_jax.models import Model
 from attn_jax.training import step as step_lib
 from attn_jax.training.checkpoints import CheckpointStore
-from attn_jax.training.evaluation import evaluate_probs, predict_split
+from attn_jax.training.evaluation import evaluate_probs
+from attn_jax.training.executors import make_executor
 from attn_jax.training.loss import LOSSES
 from attn_jax.training.optimizer import frozen_subtrees, make_optimizer, with_hyperparams
 
@@ -119,10 +121,7 @@ def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
   cfg = members[0].cfg
   t, num = cfg.train, len(members)
   optimizer = make_optimizer(t, frozen_subtrees(cfg.model))
-  step_fn = jax.jit(step_lib.make_model_axis_step(model, optimizer, LOSSES[t.loss],
-                                                  dropout=cfg.model.dropout > 0),
-                    donate_argnums=0)
-  predict = jax.jit(step_lib.make_model_axis_predict(model))
+  executor = make_executor(t.model_axis, num, model, optimizer, LOSSES[t.loss], cfg.model.dropout > 0)
   dropout_keys = jnp.stack([dropout_key(m.cfg.seed) for m in members])
   sweep_values = {}  # per-model loss inputs (W&P's λ, ...) join here
   order_seed = batch_seed(cfg)
@@ -130,15 +129,16 @@ def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
   buckets = dataset_buckets(dataset, cfg.data.bucket_growth)
   steps_per_epoch = math.ceil(len(train_split) / t.batch_size)
 
-  def init_state(member):
-    params = initial_params(member)
+  def init_state(member, params):
     opt_state = with_hyperparams(optimizer.init(params), member.cfg.train)
     return step_lib.TrainState(params, opt_state, jnp.zeros((), jnp.int32))
 
   with CheckpointStore(group_dir) as store:
     progress = store.latest_progress()
     if progress is None:
-      state, progress = step_lib.stack([init_state(m) for m in members]), fresh_progress(num)
+      state = step_lib.stack([init_state(m, initial_params(m)) for m in members])
+      progress = fresh_progress(num)
+      state = executor.from_checkpoint(state)
     else:
       progress = _upgrade(progress)
       if len(progress['models']) != num:
@@ -151,8 +151,11 @@ def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
         log(f'training already finished in {group_dir}: restoring the selected model'
             + ('s' if num > 1 else ''))
         return progress
-      template = jax.eval_shape(lambda: step_lib.stack([init_state(m) for m in members]))
+      # Shapes only: the values come from the checkpoint, so no vectors are read.
+      template = jax.eval_shape(lambda: step_lib.stack(
+          [init_state(m, model.init(init_key(m.cfg.seed))) for m in members]))
       state, progress = store.restore_latest(template)
+      state = executor.from_checkpoint(state)
       log(f'resuming from {store.directory}/latest: epoch {progress["epoch"]}, '
           f'batch {progress["batch"]} of {steps_per_epoch}')
     alive = np.array([r['failed'] is None for r in progress['models']])
@@ -162,7 +165,7 @@ def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
       nonlocal clock
       progress['seconds'] += time.time() - clock
       clock = time.time()
-      store.save_latest(int(state.step[0]), state, progress)
+      store.save_latest(executor.step_count(state), executor.to_checkpoint(state), progress)
 
     bar = tqdm.tqdm(total=t.epochs * steps_per_epoch,
                     initial=progress['epoch'] * steps_per_epoch + progress['batch'],
@@ -174,11 +177,10 @@ def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
                                 buckets, dataset.pos_weight, order_seed, epoch)
         for index in range(progress['batch'], len(batches)):
           batch = batches[index]
-          state, losses = step_fn(state, batch, dropout_keys, jnp.asarray(alive), sweep_values)
-          losses = np.asarray(losses, np.float64)
+          state, losses = executor.step(state, batch, dropout_keys, sweep_values)
           broken = alive & ~np.isfinite(losses)
           if broken.any():
-            step = int(state.step[0])
+            step = executor.step_count(state)
             if broken.sum() == alive.sum():
               raise TrainingError(_nan_message(losses[broken][0], epoch, index, step,
                                                store.directory, members[0].workdir if num > 1 else ''))
@@ -186,8 +188,8 @@ def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
               progress['models'][i]['failed'] = {'epoch': epoch, 'batch': index, 'step': step,
                                                  'loss': str(losses[i])}
               bar.write(f'warning: model {members[i].workdir}: the training loss or its gradient '
-                        f'became {losses[i]} at epoch {epoch}, batch {index} (step {step}); it '
-                        'keeps its last good params and is not evaluated; the other models go on.')
+                        f'became {losses[i]} at epoch {epoch}, batch {index} (step {step}); it is '
+                        'not selected or evaluated from here on; the other models go on.')
             alive &= ~broken
           progress['loss_sum'] = [s + (float(x) if ok else 0.0)
                                   for s, x, ok in zip(progress['loss_sum'], losses, alive)]
@@ -197,12 +199,12 @@ def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
           if progress['batch'] % t.checkpoint_every_steps == 0 and progress['batch'] < len(batches):
             save_latest()
 
-        probs = predict_split(predict, state.params, select_split, t.eval_batch_size, buckets)
+        probs = executor.predict(state, select_split, t.eval_batch_size, buckets)
         for i, member in enumerate(members):
           if alive[i]:
             own = os.path.abspath(member.workdir) == os.path.abspath(group_dir)
-            _select(store if own else None, member, progress, i, epoch, int(state.step[0]),
-                    evaluate_probs(select_split.labels, probs[i]), state, t)
+            _select(store if own else None, member, progress, i, epoch, executor.step_count(state),
+                    evaluate_probs(select_split.labels, probs[i]), executor.params(state, i), t)
         progress.update(epoch=epoch + 1, batch=0, loss_sum=[0.0] * num, examples=0,
                         finished=epoch + 1 == t.epochs)
         save_latest()
@@ -211,7 +213,7 @@ def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
   return progress
 
 
-def _select(group_store, member, progress, i, epoch, step, metrics, state, t) -> None:
+def _select(group_store, member, progress, i, epoch, step, metrics, params, t) -> None:
   """Records model i's epoch and saves its params if they are its best yet
   (through `group_store` when the model's workdir is the group's own)."""
   record = {'epoch': epoch, 'step': step,
@@ -224,7 +226,6 @@ def _select(group_store, member, progress, i, epoch, step, metrics, state, t) ->
   if eligible and (best is None or score > best['score']):
     entry['best'] = {'epoch': epoch, 'step': step, 'split': t.select_on,
                      'metric': SELECTION_METRIC, 'score': score}
-    params = step_lib.unstack(state.params, i)
     if group_store is not None:
       group_store.save_best(step, params, entry['best'])
     else:
