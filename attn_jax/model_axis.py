@@ -26,7 +26,7 @@ from attn_jax.training.trainer import Member, batch_seed
 # embeddings).
 PER_MODEL_KEYS = frozenset({'seed', 'train.learning_rate', 'train.weight_decay',
                             'model.embed_init_std', 'model.embeddings_file',
-                            'model.shuffle_embeddings'})
+                            'model.shuffle_embeddings', 'model.embeddings_norm'})
 PER_MODEL_PREFIXES = ('vectors.',)
 
 

@@ -142,10 +142,12 @@ def _analyses(args, here) -> None:
   print(plain(rows))
   if args.readme:
     sources = [os.path.relpath(run['path'], here) for run in runs]
-    command = 'python -m attn_jax.report analyses ' + ' '.join(sources)
+    command = 'python -m attn_jax.report analyses ' + ' '.join(sources) + (
+        f' --block {args.block}' if args.block else '')
     files = [f'{s}/analyses/*/summary.json' for s in sources]
-    write_readme(args.readme, 'analysis-results', markdown(rows), command, files)
-    write_readme(args.readme, 'analysis-timings', markdown(timing_rows(runs)), command, files)
+    block = args.block or 'analysis'
+    write_readme(args.readme, f'{block}-results', markdown(rows), command, files)
+    write_readme(args.readme, f'{block}-timings', markdown(timing_rows(runs)), command, files)
 
 
 def timing_rows(runs: list[dict]) -> list[list[str]]:
@@ -175,13 +177,15 @@ def benchmark_rows(reports: list[dict]) -> list[list[str]]:
   return rows
 
 
-def _benchmarks(args, here) -> None:
-  reports = [atomic_io.read_json(p) for p in args.runs]
-  print(plain(benchmark_rows(reports)))
+def _tabulate(args, here, rows_of, block: str) -> None:
+  """Prints the table `rows_of` makes from the JSON files `args.runs`, and
+  rewrites the README's `block` with it."""
+  rows = rows_of([atomic_io.read_json(p) for p in args.runs])
+  print(plain(rows))
   if args.readme:
     sources = [os.path.relpath(p, here) for p in args.runs]
-    write_readme(args.readme, 'analysis-benchmarks', markdown(benchmark_rows(reports)),
-                 'python -m attn_jax.report benchmarks ' + ' '.join(sources), sources)
+    write_readme(args.readme, block, markdown(rows),
+                 f'python -m attn_jax.report {args.table} ' + ' '.join(sources), sources)
 
 
 def model_axis_rows(reports: list[dict]) -> list[list[str]]:
@@ -197,15 +201,6 @@ def model_axis_rows(reports: list[dict]) -> list[list[str]]:
                    ' / '.join(f'{r[a]["compile_seconds"]:.0f}' for a in arms),
                    ' / '.join(f'+{r[a]["peak_rss_mb"] - r[a]["rss_before_mb"]:.0f}' for a in arms)])
   return rows
-
-
-def _model_axis(args, here) -> None:
-  reports = [atomic_io.read_json(p) for p in args.runs]
-  print(plain(model_axis_rows(reports)))
-  if args.readme:
-    sources = [os.path.relpath(p, here) for p in args.runs]
-    write_readme(args.readme, 'model-axis-benchmarks', markdown(model_axis_rows(reports)),
-                 'python -m attn_jax.report model-axis ' + ' '.join(sources), sources)
 
 
 def vector_rows(records: list[dict]) -> list[list[str]]:
@@ -241,6 +236,7 @@ def main(argv=None):
                       'data: a saved data_splits.json to show instead of measuring')
   parser.add_argument('--save', help='folder to copy / write the result files into')
   parser.add_argument('--readme', help='rewrite this README\'s block for the table')
+  parser.add_argument('--block', help='analyses: the README blocks\' name (default: analysis)')
   args = parser.parse_args(argv)
   here = os.path.dirname(os.path.abspath(args.readme)) if args.readme else os.getcwd()
   if args.table == 'training':
@@ -258,10 +254,10 @@ def main(argv=None):
     _analyses(args, here)
     return
   if args.table == 'benchmarks':
-    _benchmarks(args, here)
+    _tabulate(args, here, benchmark_rows, 'analysis-benchmarks')
     return
   if args.table == 'model-axis':
-    _model_axis(args, here)
+    _tabulate(args, here, model_axis_rows, 'model-axis-benchmarks')
     return
   if args.table == 'vectors':
     _vectors(args, here)

@@ -84,3 +84,27 @@ def test_benchmark_table_from_the_benchmark_files(tmp_path, capsys):
   report.main(['benchmarks', str(saved), '--readme', str(readme)])
   assert '20.0x (2.5x over re-encoding the rows)' in capsys.readouterr().out
   assert '| imdb | loo | 100 | 12.0 (2.0) | 10.0 | 900 | 0.50 on 8 |' in readme.read_text()
+
+
+def test_model_axis_and_vector_tables_from_their_files(tmp_path, capsys):
+  arm = lambda rate, compile_s: {'tokens_per_second': rate, 'compile_seconds': compile_s,
+                                 'peak_rss_mb': 900.0, 'rss_before_mb': 800.0}
+  bench = tmp_path / 'model_axis.json'
+  bench.write_text(json.dumps({'dataset': 'sst', 'rows': [{
+      'encoder': 'bilstm', 'models': 5, 'vmap': arm(1000, 10), 'loop': arm(2100, 10),
+      'sequential': arm(2000, 50), 'speedup': {'vmap': 0.5, 'loop': 1.05},
+      'max_abs_param_difference': {'vmap': 1e-5, 'loop': 0.0}}]}))
+  vectors = tmp_path / 'sst_abc.json'
+  vectors.write_text(json.dumps({
+      'recipe': {'target': 'sst', 'epochs': 5}, 'corpus_tokens': 100,
+      'corpus': {'sst': {'documents': 8, 'held_out': 3, 'tokens': 100}},
+      'words_with_vectors': 9, 'vocabulary_words': 10, 'coverage': 0.9, 'seconds': 12.0}))
+  readme = tmp_path / 'README.md'
+  readme.write_text('<!-- model-axis-benchmarks:start --><!-- model-axis-benchmarks:end -->\n'
+                    '<!-- vector-coverage:start --><!-- vector-coverage:end -->\n')
+  report.main(['model-axis', str(bench), '--readme', str(readme)])
+  report.main(['vectors', str(vectors), '--save', str(tmp_path / 'saved'), '--readme', str(readme)])
+  text = readme.read_text()
+  assert '| sst | bilstm | 5 | 1000 | 2100 | 2000 | 0.50x | 1.05x | 10 / 10 / 50 | +100 / +100 / +100 |' in text
+  assert '| sst | sst 8 (3) | 100 | 9 of 10 (90.0%) | 5 | 12 |' in text
+  assert (tmp_path / 'saved' / 'sst.json').exists() and '`saved/sst.json`' in text

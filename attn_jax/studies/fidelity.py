@@ -10,6 +10,8 @@ seeds. The arms vary one property at a time:
   in_domain_frozen          the same vectors, not fine-tuned (fine-tuning)
   in_domain_shuffled        the same vectors' rows permuted among the words: same norms
                             and coverage, no word's own vector (content vs statistics)
+  in_domain_norm1.7         the same vectors scaled to the mean norm of N(0, 0.1²) rows
+                            (√300 · 0.1 ≈ 1.73; theirs is ≈ 11.7): the norm, same directions
   news_only                 vectors from 20 Newsgroups + AG News only: no reviews, no SST
                             (domain; coverage falls with it and is reported)
 """
@@ -18,13 +20,15 @@ from attn_jax.studies.arms import Arm
 
 ANALYSES = 'gradient,loo,kendall,attention,adversarial'
 ARMS = (
-    Arm('scratch_0.1', 'sst', 'bilstm', {'model.embed_init_std': 0.1}),
-    Arm('scratch_1', 'sst', 'bilstm', {'model.embed_init_std': 1.0}),
+    Arm('scratch_0.1', 'sst', 'bilstm', {'model.embeddings_file': None, 'model.embed_init_std': 0.1}),
+    Arm('scratch_1', 'sst', 'bilstm', {'model.embeddings_file': None, 'model.embed_init_std': 1.0}),
     Arm('in_domain', 'sst', 'bilstm', {'model.embeddings_file': 'in_domain'}),
     Arm('in_domain_frozen', 'sst', 'bilstm', {'model.embeddings_file': 'in_domain',
                                               'model.freeze_embeddings': True}),
     Arm('in_domain_shuffled', 'sst', 'bilstm', {'model.embeddings_file': 'in_domain',
                                                 'model.shuffle_embeddings': True}),
+    Arm('in_domain_norm1.7', 'sst', 'bilstm', {'model.embeddings_file': 'in_domain',
+                                               'model.embeddings_norm': 1.73}),
     Arm('news_only', 'sst', 'bilstm', {'model.embeddings_file': 'in_domain',
                                        'vectors.corpora': '20news,agnews'}),
 )
