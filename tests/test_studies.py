@@ -39,7 +39,7 @@ def test_the_table_has_one_row_per_arm_with_intervals_over_seeds(ran, tmp_path, 
   assert [r[0] for r in rows[1:]] == ['synthetic_bilstm_tanh', 'synthetic_average_dot']
   assert all(r[1] == '2' and ' ± ' in r[2] for r in rows[1:])
   text = readme.read_text()
-  assert '| synthetic_average_dot | 2 |' in text and 'highest mean τ(α, ·)' in text
+  assert '| synthetic_average_dot | 2 |' in text and 'BiLSTM + tanh: τ(grad, LOO)' in text
   saved = tmp_path / 'results' / 'synthetic_average_dot' / 'seed1'
   assert (saved / 'eval.json').exists() and (saved / 'analyses' / 'kendall' / 'summary.json').exists()
   assert rows == report.write(TINY, str(tmp_path / 'results'))  # the saved files give the same table

@@ -58,7 +58,8 @@ def grid_rows(study, root: str) -> list[list[str]]:
                  f'{cell(c["adversarial_neg"], 2)} / {cell(c["adversarial_pos"], 2)}'
                  + (f' [≈{adv["neg"]:.2f} / {adv["pos"]:.2f}]' if adv else ''),
                  f'{cell(c["permutation_neg"])} / {cell(c["permutation_pos"])}',
-                 ('–' if seconds is None else f'{seconds / 60:.0f} min') + (' (resumed)' if cut else '')])
+                 '– (unfinished)' if seconds is None else
+                 f'{seconds / 60:.0f} min' + (' (+ a run cut off)' if cut else '')])
   return rows
 
 
@@ -82,33 +83,47 @@ def fidelity_rows(study, root: str) -> list[list[str]]:
   return rows
 
 
+def _apart(a: dict, b: dict) -> str:
+  """'yes (intervals apart)', 'yes (means only)' or 'NO': is a's mean above b's?"""
+  if not a['mean'] > b['mean']:
+    return 'NO'
+  return 'yes (intervals apart)' if a['low'] > b['high'] else 'yes (means only; intervals overlap)'
+
+
 def patterns(study, root: str) -> list[str]:
-  """J&W's qualitative claims, checked on the measured means (per dataset)."""
+  """J&W's qualitative claims, checked per dataset on the intervals over seeds:
+  τ(grad, LOO) above τ(α, ·) for the BiLSTM; the Average encoder with the
+  highest τ(α, ·); dot attention below tanh. τ(α, ·) is the mean of τ(α, grad)
+  and τ(α, LOO), per seed."""
   lines = []
   for dataset in sorted({a.dataset for a in study.arms}):
-    means = {}
+    alpha, grad_loo = {}, {}
     for arm in study.arms:
       if arm.dataset != dataset:
         continue
-      c = collect_arm(os.path.join(root, arm.name))['ci']
-      if c['tau_attention_gradient']['n']:
-        means[(arm.encoder, arm.overrides.get('model.attention'))] = {
-            k: c[f'tau_{k}']['mean'] for k in ('attention_gradient', 'attention_loo', 'gradient_loo')}
-    if not means:
-      continue
-    lstm = [v for (e, _), v in means.items() if e == 'bilstm']
-    if lstm:
-      ok = all(v['gradient_loo'] > max(v['attention_gradient'], v['attention_loo']) for v in lstm)
-      lines.append(f'{dataset}: τ(grad, LOO) > τ(α, ·) for every BiLSTM: {"yes" if ok else "NO"}')
-    alpha = {k: (v['attention_gradient'] + v['attention_loo']) / 2 for k, v in means.items()}
-    best = max(alpha, key=alpha.get)
-    lines.append(f'{dataset}: highest mean τ(α, ·): {best[0]} + {best[1]} ({alpha[best]:.3f})'
-                 f' — Average expected: {"yes" if best[0] == "average" else "NO"}')
+      v = collect_arm(os.path.join(root, arm.name))['values']
+      per_seed = [(g + l) / 2 for g, l in zip(v['tau_attention_gradient'], v['tau_attention_loo'])
+                  if g is not None and l is not None]
+      if per_seed:
+        key = (arm.encoder, arm.overrides.get('model.attention'))
+        alpha[key] = statistics.t_interval(per_seed)
+        grad_loo[key] = statistics.t_interval(v['tau_gradient_loo'])
+    for key in sorted(k for k in alpha if k[0] == 'bilstm'):
+      lines.append(f'{dataset}: BiLSTM + {key[1]}: τ(grad, LOO) {grad_loo[key]["mean"]:.3f} above '
+                   f'τ(α, ·) {alpha[key]["mean"]:.3f}: {_apart(grad_loo[key], alpha[key])}')
+    for attention in ('tanh', 'dot'):
+      average = alpha.get(('average', attention))
+      others = {k: v for k, v in alpha.items() if k[1] == attention and k[0] != 'average'}
+      if average and others:
+        verdicts = [_apart(average, v) for v in others.values()]
+        verdict = 'NO' if 'NO' in verdicts else min(verdicts, key=len)
+        lines.append(f'{dataset}: {attention}: Average has the highest τ(α, ·) ({average["mean"]:.3f} vs '
+                     + ', '.join(f'{k[0]} {v["mean"]:.3f}' for k, v in others.items()) + f'): {verdict}')
     for encoder in sorted({e for e, _ in alpha}):
       if (encoder, 'dot') in alpha and (encoder, 'tanh') in alpha:
-        lower = alpha[(encoder, 'dot')] < alpha[(encoder, 'tanh')]
-        lines.append(f'{dataset}: {encoder}: dot below tanh in mean τ(α, ·): '
-                     f'{"yes" if lower else "NO"} ({alpha[(encoder, "dot")]:.3f} vs {alpha[(encoder, "tanh")]:.3f})')
+        lines.append(f'{dataset}: {encoder}: dot below tanh in τ(α, ·) '
+                     f'({alpha[(encoder, "dot")]["mean"]:.3f} vs {alpha[(encoder, "tanh")]["mean"]:.3f}): '
+                     + _apart(alpha[(encoder, 'tanh')], alpha[(encoder, 'dot')]))
   return lines
 
 
