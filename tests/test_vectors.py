@@ -4,6 +4,8 @@ loads them."""
 
 import io
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -55,18 +57,36 @@ def test_the_corpus_holds_out_the_targets_dev_and_test_text():
   assert stats['imdb'] == {'documents': 0, 'tokens': 0, 'held_out': 1}
 
 
-def test_training_is_deterministic_given_the_seed(tmp_path):
+RECIPE = {'epochs': 2, 'window': 3, 'min_count': 1, 'sg': 0, 'negative': 3, 'min_n': 2,
+          'max_n': 3, 'seed': 5}
+
+
+def tiny_corpus(tmp_path):
   text = tmp_path / 'corpus.txt'
   rng = np.random.default_rng(0)
   words = [f'w{i}' for i in range(60)]
   text.write_text('\n'.join(' '.join(rng.choice(words, 12)) for _ in range(300)) + '\n')
-  recipe = {'epochs': 2, 'window': 3, 'min_count': 1, 'sg': 0, 'negative': 3, 'min_n': 2,
-            'max_n': 3, 'seed': 5}
-  a = fasttext.train_vectors(str(text), 8, recipe)
-  b = fasttext.train_vectors(str(text), 8, recipe)
-  c = fasttext.train_vectors(str(text), 8, {**recipe, 'seed': 6})
+  return str(text)
+
+
+def test_training_is_deterministic_given_the_seed(tmp_path):
+  text = tiny_corpus(tmp_path)
+  a = fasttext.train_vectors(text, 8, RECIPE)
+  b = fasttext.train_vectors(text, 8, RECIPE)
+  c = fasttext.train_vectors(text, 8, {**RECIPE, 'seed': 6})
   np.testing.assert_array_equal(a.vectors, b.vectors)
   assert not np.array_equal(a.vectors, c.vectors)
+
+
+def test_training_is_deterministic_across_processes(tmp_path):
+  """Python's string hashing changes per process; the vectors must not."""
+  text = tiny_corpus(tmp_path)
+  script = ('import sys, hashlib; from attn_jax.vectors import fasttext; '
+            f'wv = fasttext.train_vectors({text!r}, 8, {RECIPE!r}); '
+            'print(hashlib.sha256(wv.vectors.tobytes() + " ".join(wv.index_to_key).encode()).hexdigest())')
+  digests = {subprocess.run([sys.executable, '-c', script], env={**os.environ, 'PYTHONHASHSEED': seed},
+                            capture_output=True, text=True, check=True).stdout.strip() for seed in ('1', '2')}
+  assert len(digests) == 1
 
 
 def test_bad_corpora_are_refused():

@@ -14,6 +14,9 @@ seeds. The arms vary one property at a time:
                             (√300 · 0.1 ≈ 1.73; theirs is ≈ 11.7): the norm, same directions
   news_only                 vectors from 20 Newsgroups + AG News only: no reviews, no SST
                             (domain; coverage falls with it and is reported)
+
+and, as a check of the default beyond SST, 20 Newsgroups BiLSTM + tanh from
+scratch (N(0, 0.1²), its from-scratch default) and from its in-domain vectors.
 """
 
 from attn_jax.studies.arms import Arm
@@ -23,6 +26,9 @@ ARMS = (
     Arm('scratch_0.1', 'sst', 'bilstm', {'model.embeddings_file': None, 'model.embed_init_std': 0.1}),
     Arm('scratch_1', 'sst', 'bilstm', {'model.embeddings_file': None, 'model.embed_init_std': 1.0}),
     Arm('in_domain', 'sst', 'bilstm', {'model.embeddings_file': 'in_domain'}),
+    Arm('20news_scratch_0.1', '20news', 'bilstm', {'model.embeddings_file': None,
+                                                  'model.embed_init_std': 0.1}),
+    Arm('20news_in_domain', '20news', 'bilstm', {'model.embeddings_file': 'in_domain'}),
     Arm('in_domain_frozen', 'sst', 'bilstm', {'model.embeddings_file': 'in_domain',
                                               'model.freeze_embeddings': True}),
     Arm('in_domain_shuffled', 'sst', 'bilstm', {'model.embeddings_file': 'in_domain',

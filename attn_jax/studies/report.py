@@ -71,14 +71,15 @@ FIDELITY_COLUMNS = ('coverage', 'accuracy', 'f1_pos', 'roc_auc', 'dev_roc_auc', 
 
 def fidelity_rows(study, root: str) -> list[list[str]]:
   rows = [['embeddings', 'seeds', *[STATISTICS[k][0] for k in FIDELITY_COLUMNS]]]
-  paper = published.JAIN_WALLACE_GRID[('sst', 'bilstm', 'tanh')]
   for arm in study.arms:
     c = collect_arm(os.path.join(root, arm.name))['ci']
     if c['accuracy']['n'] == 0:
       continue
+    paper = published.JAIN_WALLACE_GRID.get((arm.dataset, arm.encoder, 'tanh'), {})
+    published_values = {**paper.get('test', {}),
+                        **{f'tau_{pair}': v[0] for pair, v in paper.get('tau', {}).items()}}
     rows.append([arm.name, str(c['accuracy']['n']),
-                 *[cell(c[k], 2 if k == 'selected_epoch' else 3,
-                        paper=paper['test'].get(k) or (paper['tau'].get(k[len('tau_'):]) or (None,))[0])
+                 *[cell(c[k], 2 if k == 'selected_epoch' else 3, paper=published_values.get(k))
                    for k in FIDELITY_COLUMNS]])
   return rows
 
