@@ -41,8 +41,10 @@ EMBED_INIT_STD = {'sst': 0.1, '20news': 0.1, 'imdb': 1.0}
 # Datasets whose models start, by default, from the in-domain vectors
 # attn_jax.vectors builds, as J&W's started from pretrained fastText vectors:
 # chosen from J&W's recipe and the dev metrics of the fidelity study (README,
-# "The fidelity study"), never from test-set numbers.
-PRETRAINED_BY_DEFAULT = ('sst', 'imdb', '20news')
+# "The fidelity study"), never from test-set numbers. 20 Newsgroups is not
+# among them: over 5 seeds its dev ROC-AUC from scratch (0.957 ± 0.008) is
+# above that from its in-domain vectors (0.933 ± 0.007), intervals apart.
+PRETRAINED_BY_DEFAULT = ('sst', 'imdb')
 # Keys that say where things are or how they are shown, not what is computed:
 # a finished workdir may be reused with other values of these. (The eval
 # batch size changes padded shapes, hence float rounding at most.)
