@@ -26,6 +26,7 @@ saved files.
 import argparse
 import json
 import os
+import re
 import shutil
 
 from attn_jax import atomic_io, config as config_lib, published, reproduction
@@ -41,7 +42,12 @@ def load_run(path: str) -> dict:
   with open(os.path.join(path, 'config.json')) as f:
     config = json.load(f)
   model = config['model']
-  return {'name': os.path.basename(os.path.normpath(path)), 'path': path,
+  # A model of a program is named by its folder (seed3), which says little on
+  # its own: its program's folder goes in front.
+  parent, name = os.path.split(os.path.normpath(path))
+  if os.path.exists(os.path.join(parent, 'checkpoints')) or re.fullmatch(r'seed\d+', name):
+    name = f'{os.path.basename(parent)}/{name}'
+  return {'name': name, 'path': path,
           'dataset': config['data']['dataset'], 'seed': config['seed'],
           'model': f'{model["encoder"]} + {model["attention"]} / {model["projection"]}',
           'embed_init': (f'vectors: {os.path.basename(model["embeddings_file"])}'
