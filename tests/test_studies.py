@@ -45,6 +45,15 @@ def test_the_table_has_one_row_per_arm_with_intervals_over_seeds(ran, tmp_path, 
   assert rows == report.write(TINY, str(tmp_path / 'results'))  # the saved files give the same table
 
 
+def test_an_arm_not_run_yet_has_its_row_saying_so(ran):
+  wider = Study('tiny', TINY.arms + (Arm('synthetic_cnn_tanh', 'synthetic', 'cnn', {'model.attention': 'tanh'},
+                                         'smoke'),), analyses=TINY.analyses, seeds=2, description='a test')
+  rows = report.grid_rows(wider, str(ran))
+  assert [r[0] for r in rows[1:]] == ['synthetic_bilstm_tanh', 'synthetic_average_dot', 'synthetic_cnn_tanh']
+  assert rows[-1][1] == '0 (not run yet)' and rows[-1][2] == '–' and rows[-1][-1] == '–'
+  assert rows[1][-1].endswith('min')
+
+
 def test_a_rerun_does_only_what_is_missing(ran):
   logs = []
   with jax.numpy_dtype_promotion('standard'):

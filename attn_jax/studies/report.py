@@ -24,7 +24,7 @@ def cell(ci: dict, digits: int = 3, paper=None) -> str:
   """'0.812 ± 0.012' (n seeds); with a published value: '… [0.808 ✓]' where ✓
   means the published value is inside the interval, ✗ outside."""
   if ci['n'] == 0:
-    return '–'
+    return '–' if paper is None else f'– [{paper:.{digits}f}]'
   text = f'{ci["mean"]:.{digits}f}' + (f' ± {ci["half_width"]:.{digits}f}' if ci['n'] > 1 else '')
   if paper is not None:
     inside = statistics.contains(ci, paper)
@@ -43,21 +43,21 @@ def grid_rows(study, root: str) -> list[list[str]]:
   rows = [['configuration', 'seeds', 'accuracy [J&W]', 'F1 pos [J&W]', 'ROC-AUC [J&W]',
            'τ(α, grad) [J&W]', 'τ(α, LOO) [J&W]', 'τ(grad, LOO) [J&W]',
            'adv. max JSD neg / pos [J&W ≈]', 'perm. median |Δŷ| neg / pos', 'wall time']]
+  # Every configuration gets its row, run or not, so the table says what is missing.
   for arm in study.arms:
     c = collect_arm(os.path.join(root, arm.name))['ci']
-    if c['accuracy']['n'] == 0:
-      continue
     paper = published.JAIN_WALLACE_GRID.get((arm.dataset, arm.encoder, arm.overrides['model.attention']), {})
     test, tau = paper.get('test', {}), paper.get('tau', {})
     adv = paper.get('adversarial_max_jsd')
     tau_cell = lambda pair: cell(c[f'tau_{pair}'], paper=(tau.get(pair) or (None,))[0])
     seconds, cut = wall_seconds(root, arm.name)
-    rows.append([arm.name, str(c['accuracy']['n']),
+    rows.append([arm.name, str(c['accuracy']['n']) if c['accuracy']['n'] else '0 (not run yet)',
                  *[cell(c[m], paper=test.get(m)) for m in ('accuracy', 'f1_pos', 'roc_auc')],
                  tau_cell('attention_gradient'), tau_cell('attention_loo'), tau_cell('gradient_loo'),
                  f'{cell(c["adversarial_neg"], 2)} / {cell(c["adversarial_pos"], 2)}'
                  + (f' [≈{adv["neg"]:.2f} / {adv["pos"]:.2f}]' if adv else ''),
                  f'{cell(c["permutation_neg"])} / {cell(c["permutation_pos"])}',
+                 '–' if seconds is None and not c['accuracy']['n'] else
                  '– (unfinished)' if seconds is None else
                  f'{seconds / 60:.0f} min' + (' (+ a run cut off)' if cut else '')])
   return rows
@@ -78,7 +78,7 @@ def fidelity_rows(study, root: str) -> list[list[str]]:
     paper = published.JAIN_WALLACE_GRID.get((arm.dataset, arm.encoder, 'tanh'), {})
     published_values = {**paper.get('test', {}),
                         **{f'tau_{pair}': v[0] for pair, v in paper.get('tau', {}).items()}}
-    rows.append([arm.name, str(c['accuracy']['n']),
+    rows.append([arm.name, str(c['accuracy']['n']) if c['accuracy']['n'] else '0 (not run yet)',
                  *[cell(c[k], 2 if k == 'selected_epoch' else 3, paper=published_values.get(k))
                    for k in FIDELITY_COLUMNS]])
   return rows
