@@ -78,7 +78,7 @@ def fidelity_rows(study, root: str) -> list[list[str]]:
     paper = published.JAIN_WALLACE_GRID.get((arm.dataset, arm.encoder, 'tanh'), {})
     published_values = {**paper.get('test', {}),
                         **{f'tau_{pair}': v[0] for pair, v in paper.get('tau', {}).items()}}
-    rows.append([arm.name, str(c['accuracy']['n']) if c['accuracy']['n'] else '0 (not run yet)',
+    rows.append([arm.name, str(c['accuracy']['n']),
                  *[cell(c[k], 2 if k == 'selected_epoch' else 3, paper=published_values.get(k))
                    for k in FIDELITY_COLUMNS]])
   return rows
