@@ -66,3 +66,11 @@ def test_unknown_arm_patterns_are_refused():
   from attn_jax.errors import ConfigError  # pylint: disable=g-import-not-at-top
   with pytest.raises(ConfigError, match='matches no arm'):
     runner.select(TINY, 'imdb_*')
+
+
+def test_a_pattern_holds_apart_only_when_every_interval_is_apart():
+  ci = lambda mean, half: {'mean': mean, 'low': mean - half, 'high': mean + half, 'n': 5}
+  top = ci(0.7, 0.02)
+  assert report.above(top, ci(0.3, 0.02), ci(0.5, 0.02)) == report.APART
+  assert report.above(top, ci(0.3, 0.02), ci(0.66, 0.05)) == report.MEANS_ONLY
+  assert report.above(top, ci(0.3, 0.02), ci(0.71, 0.01)) == report.NOT_ABOVE

@@ -84,11 +84,16 @@ def fidelity_rows(study, root: str) -> list[list[str]]:
   return rows
 
 
-def _apart(a: dict, b: dict) -> str:
-  """'yes (intervals apart)', 'yes (means only)' or 'NO': is a's mean above b's?"""
-  if not a['mean'] > b['mean']:
-    return 'NO'
-  return 'yes (intervals apart)' if a['low'] > b['high'] else 'yes (means only; intervals overlap)'
+APART, MEANS_ONLY, NOT_ABOVE = 'yes (intervals apart)', 'yes (means only; intervals overlap)', 'NO'
+
+
+def above(a: dict, *others: dict) -> str:
+  """Is a's mean above each of the others', and are the intervals apart?
+  The weakest verdict over the others: one NO makes NO, one overlap makes
+  'means only'."""
+  if not all(a['mean'] > b['mean'] for b in others):
+    return NOT_ABOVE
+  return APART if all(a['low'] > b['high'] for b in others) else MEANS_ONLY
 
 
 def patterns(study, root: str) -> list[str]:
@@ -111,20 +116,19 @@ def patterns(study, root: str) -> list[str]:
         grad_loo[key] = statistics.t_interval(v['tau_gradient_loo'])
     for key in sorted(k for k in alpha if k[0] == 'bilstm'):
       lines.append(f'{dataset}: BiLSTM + {key[1]}: τ(grad, LOO) {grad_loo[key]["mean"]:.3f} above '
-                   f'τ(α, ·) {alpha[key]["mean"]:.3f}: {_apart(grad_loo[key], alpha[key])}')
+                   f'τ(α, ·) {alpha[key]["mean"]:.3f}: {above(grad_loo[key], alpha[key])}')
     for attention in ('tanh', 'dot'):
       average = alpha.get(('average', attention))
       others = {k: v for k, v in alpha.items() if k[1] == attention and k[0] != 'average'}
       if average and others:
-        verdicts = [_apart(average, v) for v in others.values()]
-        verdict = 'NO' if 'NO' in verdicts else min(verdicts, key=len)
+        verdict = above(average, *others.values())
         lines.append(f'{dataset}: {attention}: Average has the highest τ(α, ·) ({average["mean"]:.3f} vs '
                      + ', '.join(f'{k[0]} {v["mean"]:.3f}' for k, v in others.items()) + f'): {verdict}')
     for encoder in sorted({e for e, _ in alpha}):
       if (encoder, 'dot') in alpha and (encoder, 'tanh') in alpha:
         lines.append(f'{dataset}: {encoder}: dot below tanh in τ(α, ·) '
                      f'({alpha[(encoder, "dot")]["mean"]:.3f} vs {alpha[(encoder, "tanh")]["mean"]:.3f}): '
-                     + _apart(alpha[(encoder, 'tanh')], alpha[(encoder, 'dot')]))
+                     + above(alpha[(encoder, 'tanh')], alpha[(encoder, 'dot')]))
   return lines
 
 
