@@ -1,40 +1,139 @@
-"""Write result files so that a killed run never leaves a half-written one."""
+"""Write result files so that a killed run never leaves a half-written one.
 
+Every file attn-jax writes goes through `atomic_write`:
+- it is written to a temporary file beside the target, then renamed over it,
+  so readers see either the old file or the complete new one;
+- it gets the permissions any new file gets under the process's umask (as
+  orbax's files do), not `tempfile`'s private 0600, so colleagues sharing a
+  workdir can read it;
+- it is not rewritten when its bytes would not change, so re-reporting or
+  re-analysing a workdir on a read-only mount works when nothing changed;
+- a full disk, a read-only path or a permission problem is a `StorageError`
+  naming the path and the fix, never a raw traceback.
+"""
+
+import errno
+import hashlib
+import io
 import json
 import os
 import tempfile
 from typing import Any, Callable, IO
 
+from attn_jax.errors import StorageError
 
-def atomic_write(path: str, write: Callable[[IO], None], mode: str = 'w') -> None:
-  """Calls `write(file)` on a temporary file, then renames it to `path`.
+_STORAGE_ERRNOS = {errno.ENOSPC: 'the disk is full', errno.EDQUOT: 'the disk quota is exceeded',
+                   errno.EROFS: 'the file system is read-only', errno.EACCES: 'permission denied',
+                   errno.EPERM: 'permission denied'}
 
-  The rename is atomic on POSIX, so readers see either the old file or the
-  complete new one.
+
+def storage_error(path: str, error: OSError) -> StorageError:
+  """A one-line error for an OSError met writing `path`."""
+  why = _STORAGE_ERRNOS.get(error.errno, error.strerror or str(error))
+  return StorageError(
+      f'cannot write {path}: {why} ({type(error).__name__} errno {error.errno}). Nothing was '
+      'half-written; free space, fix the permissions or choose another directory (--workdir, '
+      '--output_dir), then rerun: only what is missing is computed.')
+
+
+def is_storage_error(error: BaseException) -> bool:
+  return isinstance(error, OSError) and error.errno in _STORAGE_ERRNOS
+
+
+def _umask() -> int:
+  mask = os.umask(0)
+  os.umask(mask)
+  return mask
+
+
+def file_mode() -> int:
+  """The mode a new regular file gets under the current umask."""
+  return 0o666 & ~_umask()
+
+
+def atomic_write(path: str, write: Callable[[IO], None], mode: str = 'w') -> bool:
+  """Calls `write(file)` into memory, then puts the bytes at `path` atomically.
+
+  Returns:
+    whether the file was written (False: it already held these bytes).
+
+  Raises:
+    StorageError: the disk is full, the path read-only or not permitted.
   """
+  buffer = io.BytesIO() if 'b' in mode else io.StringIO()
+  write(buffer)
+  data = buffer.getvalue()
+  return write_bytes(path, data if isinstance(data, bytes) else data.encode('utf-8'))
+
+
+def write_bytes(path: str, data: bytes) -> bool:
+  """`atomic_write` of ready bytes; see there."""
+  if _holds(path, data):
+    return False
   directory = os.path.dirname(os.path.abspath(path))
-  os.makedirs(directory, exist_ok=True)
-  fd, tmp = tempfile.mkstemp(dir=directory, prefix='.' + os.path.basename(path) + '.')
+  tmp = None
   try:
-    with os.fdopen(fd, mode) as f:
-      write(f)
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix='.' + os.path.basename(path) + '.')
+    with os.fdopen(fd, 'wb') as f:
+      f.write(data)
       f.flush()
       os.fsync(f.fileno())
+    os.chmod(tmp, file_mode())
     os.replace(tmp, path)
-  except BaseException:
-    if os.path.exists(tmp):
-      os.remove(tmp)
+  except OSError as e:
+    _remove_quietly(tmp)
+    if is_storage_error(e):
+      raise storage_error(path, e) from e
     raise
+  except BaseException:
+    _remove_quietly(tmp)
+    raise
+  return True
 
 
-def write_json(path: str, obj: Any) -> None:
-  atomic_write(path, lambda f: json.dump(obj, f, indent=2, sort_keys=True))
+def _holds(path: str, data: bytes) -> bool:
+  try:
+    if os.path.getsize(path) != len(data):
+      return False
+    with open(path, 'rb') as f:
+      return f.read() == data
+  except OSError:
+    return False
 
 
-def write_jsonl(path: str, records: list[dict]) -> None:
-  atomic_write(path, lambda f: f.writelines(json.dumps(r, sort_keys=True) + '\n' for r in records))
+def _remove_quietly(path) -> None:
+  if path is not None:
+    try:
+      os.remove(path)
+    except OSError:
+      pass
+
+
+def json_bytes(obj: Any) -> bytes:
+  return json.dumps(obj, indent=2, sort_keys=True).encode('utf-8')
+
+
+def write_json(path: str, obj: Any) -> bool:
+  return write_bytes(path, json_bytes(obj))
+
+
+def write_jsonl(path: str, records: list[dict]) -> bool:
+  return write_bytes(path, ''.join(json.dumps(r, sort_keys=True) + '\n' for r in records).encode())
 
 
 def read_json(path: str) -> Any:
   with open(path) as f:
     return json.load(f)
+
+
+def sha256_bytes(data: bytes) -> str:
+  return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: str) -> str:
+  digest = hashlib.sha256()
+  with open(path, 'rb') as f:
+    for block in iter(lambda: f.read(1 << 20), b''):
+      digest.update(block)
+  return digest.hexdigest()

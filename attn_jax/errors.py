@@ -23,3 +23,11 @@ class CheckpointError(AttnJaxError):
 
 class TrainingError(AttnJaxError):
   """Training cannot continue (for example the loss became NaN)."""
+
+
+class StorageError(AttnJaxError):
+  """A file cannot be written: the disk is full, the path read-only or not permitted."""
+
+
+class IntegrityError(AttnJaxError):
+  """A file on disk is not what was recorded when it was written (sha256 differs)."""

@@ -85,20 +85,33 @@ def initial_params(model: Model, cfg: ml_collections.ConfigDict, dataset: Datase
   return {**params, 'embedding': {'table': jax.numpy.asarray(matrix)}}
 
 
-def _check_workdirs(cfg, members, workdir) -> None:
-  workdir_lib.check_config(cfg, workdir)
+def _check_workdirs(cfg, members, workdir, log) -> None:
+  workdir_lib.check_config(cfg, workdir, log)
   for m in members:
     if m.workdir != workdir:
-      workdir_lib.check_config(m.cfg, m.workdir)
+      workdir_lib.check_config(m.cfg, m.workdir, log)
 
 
-def run(cfg: ml_collections.ConfigDict, workdir: str, log: Callable[[str], None] = print) -> list[dict]:
+def output_dirs(members, workdir: str, output_dir: str | None) -> list[str]:
+  """Where each model's evaluation and analyses go: its workdir, or under
+  `output_dir` (one folder per model of a program, as in the workdir)."""
+  if not output_dir:
+    return [m.workdir for m in members]
+  return [os.path.join(output_dir, os.path.relpath(m.workdir, workdir)) if m.workdir != workdir
+          else output_dir for m in members]
+
+
+def run(cfg: ml_collections.ConfigDict, workdir: str, log: Callable[[str], None] = print,
+        output_dir: str | None = None) -> list[dict]:
   """Trains (or resumes, or restores) the model(s) of `cfg`, evaluates each on
   the test split, then runs the analysis stages `cfg.analyses` names on each.
 
   Writes under each model's workdir: config.json, vocab.json, data.json,
-  checkpoints/, metrics.jsonl, eval.json, predictions_test.npz,
-  training_curves.{png,svg} and analyses/<stage>/ (see attn_jax.stages).
+  checksums.json, checkpoints/, metrics.jsonl; and under its output folder
+  (the workdir unless `output_dir` is given, e.g. for a read-only workdir):
+  eval.json, predictions_test.npz, training_curves.{png,svg} and
+  analyses/<stage>/<key>/ (see attn_jax.stages). Files whose bytes would not
+  change are not rewritten.
 
   Returns:
     the contents of each model's eval.json, in sweep order.
@@ -110,16 +123,22 @@ def run(cfg: ml_collections.ConfigDict, workdir: str, log: Callable[[str], None]
   config_lib.validate(cfg)
   members = model_axis.members(cfg, workdir)
   model_axis.check_shared(members)
-  _check_workdirs(cfg, members, workdir)
+  _check_workdirs(cfg, members, workdir, log)
+  outs = output_dirs(members, workdir, output_dir)
+  for member, out in zip(members, outs):
+    if out != member.workdir:
+      workdir_lib.check_config(member.cfg, out, log)
   started = time.time()
   dataset = load_dataset(cfg.data)
-  for path in {workdir, *(m.workdir for m in members)}:
-    workdir_lib.check_data(dataset, path)
+  for path in {workdir, *(m.workdir for m in members), *outs}:
+    workdir_lib.check_data(dataset, path, log)
   sizes = ', '.join(f'{s} {len(v)}' for s, v in dataset.splits.items())
   log(f'{dataset.name}: {sizes}; vocabulary {len(dataset.vocab)}; fingerprint {dataset.fingerprint}')
   workdir_lib.write_description(cfg, dataset, workdir)
-  for m in members:
+  for m, out in zip(members, outs):
     workdir_lib.write_description(m.cfg, dataset, m.workdir)
+    if out != m.workdir:  # the reports read the config and data record beside eval.json
+      workdir_lib.write_description(m.cfg, dataset, out)
   if len(members) > 1:
     log(f'{len(members)} models as one program: ' + ', '.join(os.path.basename(m.workdir) for m in members))
 
@@ -129,12 +148,13 @@ def run(cfg: ml_collections.ConfigDict, workdir: str, log: Callable[[str], None]
       lambda m: initial_params(model, m.cfg, dataset, log, m.workdir), log)
   predict = jax.jit(train_step_lib.make_predict(model))
   results, failed = [], []
-  for member, record in zip(members, progress['models']):
+  for member, out, record in zip(members, outs, progress['models']):
     if record['failed'] is not None:
-      failed.append(f'{member.workdir} (epoch {record["failed"]["epoch"]}, batch '
-                    f'{record["failed"]["batch"]}: loss {record["failed"]["loss"]})')
+      where = record['failed']
+      failed.append(f'{member.workdir} (epoch {where["epoch"] + 1} of {cfg.train.epochs}, batch '
+                    f'{where["batch"] + 1}: loss {where["loss"]})')
       continue
-    results.append(_finish(model, predict, member, record, dataset, progress, len(members),
+    results.append(_finish(model, predict, member, out, record, dataset, progress, len(members),
                            started, log))
   if failed:
     raise TrainingError(
@@ -144,9 +164,9 @@ def run(cfg: ml_collections.ConfigDict, workdir: str, log: Callable[[str], None]
   return results
 
 
-def _finish(model, predict, member, record, dataset, progress, num_models, started, log) -> dict:
-  """Evaluates one trained model on the test split and runs its analyses;
-  `record` is its entry in the training progress."""
+def _finish(model, predict, member, out, record, dataset, progress, num_models, started, log) -> dict:
+  """Evaluates one trained model on the test split and runs its analyses,
+  writing to `out`; `record` is its entry in the training progress."""
   cfg, workdir = member.cfg, member.workdir
   restored = trainer.restore_best(model, workdir)
   if restored is None:
@@ -159,15 +179,20 @@ def _finish(model, predict, member, record, dataset, progress, num_models, start
              'selected_step': selection['step'],
              f'selection_{selection["split"]}_{selection["metric"]}': selection['score'],
              'data_fingerprint': dataset.fingerprint, 'params': trainer.count_params(params),
-             'training_seconds': round(progress['seconds'], 1), 'models_in_program': num_models,
-             'seconds_this_run': round(time.time() - started, 1)}
-  atomic_io.write_json(workdir_lib.paths(workdir)['eval'], results)
-  atomic_io.atomic_write(os.path.join(workdir, 'predictions_test.npz'), lambda f: np.savez(
+             'training_seconds': round(progress['seconds'], 1), 'models_in_program': num_models}
+  source = getattr(dataset, 'source', None)
+  if source is not None:
+    results['data_source'] = source
+  # Nothing that changes from run to run (this run's wall time, the folder's
+  # path) goes in: a rerun that changes nothing rewrites nothing.
+  atomic_io.write_json(workdir_lib.paths(out)['eval'], results)
+  atomic_io.atomic_write(os.path.join(out, 'predictions_test.npz'), lambda f: np.savez(
       f, probs=probs, labels=test.labels, ids=np.array(test.ids)), mode='wb')
   plot_training_curves(record['history'], cfg.train.select_on, selection['epoch'],
-                       os.path.join(workdir, 'training_curves'))
+                       os.path.join(out, 'training_curves'))
   log(f'{workdir}: test ({len(test)}): accuracy {metrics["accuracy"]:.4f}  f1(pos) '
       f'{metrics["f1_pos"]:.4f}  roc-auc {metrics["roc_auc"]:.4f}  (selected epoch '
-      f'{selection["epoch"]}) -> {workdir_lib.paths(workdir)["eval"]}')
-  run_analyses(model, params, dataset.splits, cfg, workdir, dataset.fingerprint, log)
+      f'{selection["epoch"] + 1} of {cfg.train.epochs}; {time.time() - started:.0f} s this run) '
+      f'-> {workdir_lib.paths(out)["eval"]}')
+  run_analyses(model, params, dataset.splits, cfg, out, dataset.fingerprint, log)
   return results

@@ -30,6 +30,7 @@ import re
 import shutil
 
 from attn_jax import atomic_io, config as config_lib, published, reproduction
+from attn_jax.stages import store
 
 RESULT_FILES = ('eval.json', 'metrics.jsonl', 'config.json', 'data.json')
 METRICS = ('accuracy', 'f1_pos', 'roc_auc')
@@ -57,7 +58,7 @@ def load_run(path: str) -> dict:
 
 def training_rows(runs: list[dict]) -> list[list[str]]:
   rows = [['run', 'model', 'embeddings', 'seed', 'test n', *[f'{m} (J&W)' for m in METRICS],
-           'selected epoch', 'its dev roc_auc', 'train time']]
+           'selected epoch (1 = first)', 'its dev roc_auc', 'train time', 'data source']]
   for run in runs:
     r = run['results']
     # J&W's numbers are for their BiLSTM + tanh + softmax model only.
@@ -67,8 +68,19 @@ def training_rows(runs: list[dict]) -> list[list[str]]:
     selection = next((v for k, v in r.items() if k.startswith('selection_')), float('nan'))
     minutes = r.get('training_seconds', float('nan')) / 60
     rows.append([run['name'], run['model'], run['embed_init'], str(run['seed']), str(r['n']), *cells,
-                 str(r['selected_epoch']), f'{selection:.3f}', f'{minutes:.1f} min'])
+                 str(r['selected_epoch'] + 1), f'{selection:.3f}', f'{minutes:.1f} min',
+                 data_source_cell(r.get('data_source'))])
   return rows
+
+
+def data_source_cell(source) -> str:
+  """'reference copy', or what is unusual about the data a run was trained on
+  (`Dataset.source`); runs of attn-jax <= 0.2 recorded nothing."""
+  if not source:
+    return 'not recorded'
+  if source.get('standard'):
+    return 'reference copy'
+  return 'NON-STANDARD: ' + '; '.join(source.get('notes', [])) if source.get('notes') else 'NON-STANDARD'
 
 
 def markdown(rows: list[list[str]]) -> str:
@@ -137,15 +149,22 @@ def _analyses(args, here) -> None:
   if args.save:
     for run in runs:
       save(run, args.save)
-      for stage, summary in reproduction.load_summaries(run['path']).items():
-        atomic_io.write_json(os.path.join(args.save, run['name'], 'analyses', stage, 'summary.json'),
-                             summary)
+      for found in reproduction.load_found(run['path']).values():
+        # The shown results keep their key-named folder, so the saved copy
+        # says which settings and document count it is.
+        relative = os.path.relpath(found.directory, run['path'])
+        atomic_io.write_json(os.path.join(args.save, run['name'], relative, 'summary.json'), store.summary_copy(found))
     runs = [load_run(os.path.join(args.save, run['name'])) for run in runs]
   rows = [reproduction.HEADER]
+  notes = []
   for run in runs:
+    found = reproduction.load_found(run['path'])
     rows += reproduction.analysis_rows(run['name'], run['dataset'],
-                                       reproduction.load_summaries(run['path']))
+                                       {stage: f.summary for stage, f in found.items()})
+    notes += reproduction.alternatives(run['path'], found)
   print(plain(rows))
+  if notes:
+    print('Each stage shows its most complete results; the runs also hold:\n' + '\n'.join(notes))
   if args.readme:
     sources = [os.path.relpath(run['path'], here) for run in runs]
     command = 'python -m attn_jax.report analyses ' + ' '.join(sources) + (
@@ -158,11 +177,11 @@ def _analyses(args, here) -> None:
 
 def timing_rows(runs: list[dict]) -> list[list[str]]:
   """Each stage's recorded time on each run (summary.json `seconds`)."""
-  rows = [['run', 'stage', 'documents', 'seconds', 'documents/s']]
+  rows = [['run', 'stage', 'documents', 'seconds', 'documents/s', 'key']]
   for run in runs:
     for stage, summary in reproduction.load_summaries(run['path']).items():
       rows.append([run['name'], stage, str(summary['documents']), f'{summary["seconds"]:.1f}',
-                   f'{summary["documents_per_second"]:.1f}'])
+                   f'{summary["documents_per_second"]:.1f}', summary.get('key', {}).get('hash', '?')[:8]])
   return rows
 
 

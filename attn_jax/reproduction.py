@@ -1,25 +1,47 @@
 """The analyses' measured numbers beside the published ones (J&W §B.6).
 
-Reads `<run>/analyses/<stage>/summary.json`; `python -m attn_jax.report
-analyses RUN ...` prints the table.
+Reads each stage's most complete results under `<run>/analyses/<stage>/`
+(`attn_jax.stages.store`); `python -m attn_jax.report analyses RUN ...`
+prints the table, with the document count and key each number comes from.
 """
 
-import os
-
-from attn_jax import atomic_io, config as config_lib, published
+from attn_jax import config as config_lib, published
+from attn_jax.stages import store
 
 TAU_PAIRS = {'attention_gradient': 'τ(α, gradient)', 'attention_loo': 'τ(α, LOO)',
              'gradient_loo': 'τ(gradient, LOO)'}
 
 
 def load_summaries(run: str) -> dict:
-  """stage -> summary.json for the stages the run has finished."""
+  """stage -> the summary of its most complete results (most documents)."""
+  return {stage: found.summary for stage, found in load_found(run).items()}
+
+
+def load_found(run: str) -> dict[str, store.Found]:
+  """stage -> its most complete results in `run` (see `store.find`)."""
   out = {}
   for stage in config_lib.ANALYSES:
-    path = os.path.join(run, 'analyses', stage, 'summary.json')
-    if os.path.exists(path):
-      out[stage] = atomic_io.read_json(path)
+    found = store.most_complete(run, stage)
+    if found is not None:
+      out[stage] = found
   return out
+
+
+def source_label(summary: dict) -> str:
+  """Which results a number comes from: document count, split and key."""
+  key = summary.get('key', {})
+  return f'{summary.get("documents", "?")} {key.get("split", "?")} docs, key {key.get("hash", "?")[:8]}'
+
+
+def alternatives(run: str, found: dict[str, store.Found]) -> list[str]:
+  """Lines naming the other results a run holds beside those shown."""
+  lines = []
+  for stage, shown in found.items():
+    for other in store.find(run, stage):
+      if other.directory != shown.directory:
+        lines.append(f'{run}: {stage} also has {source_label(other.summary)} in {other.directory}'
+                     + ('' if other.intact else f' (damaged: {other.problem})'))
+  return lines
 
 
 def _verdict(entry: dict, measured: float, paper: float, tolerance: float) -> str:
@@ -92,16 +114,16 @@ def erasure_rows(name: str, erasure: dict) -> list[list[str]]:
 
 
 def analysis_rows(name: str, dataset: str, summaries: dict) -> list[list[str]]:
+  """The table's rows; the last cell says which results each comes from."""
   rows = []
-  if 'kendall' in summaries:
-    rows += tau_rows(name, dataset, summaries['kendall'])
-  if 'adversarial' in summaries:
-    rows += adversarial_rows(name, dataset, summaries['adversarial'])
-  if 'permutation' in summaries:
-    rows += permutation_rows(name, dataset, summaries['permutation'])
-  if 'erasure' in summaries:
-    rows += erasure_rows(name, summaries['erasure'])
+  makers = {'kendall': lambda s: tau_rows(name, dataset, s),
+            'adversarial': lambda s: adversarial_rows(name, dataset, s),
+            'permutation': lambda s: permutation_rows(name, dataset, s),
+            'erasure': lambda s: erasure_rows(name, s)}
+  for stage, make in makers.items():
+    if stage in summaries:
+      rows += [row + [source_label(summaries[stage])] for row in make(summaries[stage])]
   return rows
 
 
-HEADER = ['run', 'statistic', 'measured', 'J&W published', 'verdict']
+HEADER = ['run', 'statistic', 'measured', 'J&W published', 'verdict', 'from (documents, key)']

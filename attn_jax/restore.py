@@ -26,8 +26,11 @@ class Restored:
 def restore(workdir: str) -> Restored:
   """Loads the selected model of `workdir` (written by `run.py`).
 
+  Writes nothing, so a workdir on a read-only mount or of a colleague loads.
+
   Raises:
-    CheckpointError: the workdir has no finished model.
+    CheckpointError: the workdir has no finished model, or its checkpoint is
+      damaged (one line naming the step folder) or does not fit its config.
   """
   cfg = workdir_lib.load_config(workdir)
   vocab = workdir_lib.load_vocab(workdir)

@@ -2,7 +2,13 @@
 
     <workdir>/config.json    the resolved config the model was trained with
     <workdir>/vocab.json     the vocabulary, ids in order
-    <workdir>/data.json      fingerprint and sizes of the prepared splits
+    <workdir>/data.json      fingerprint, sizes and source of the prepared splits
+    <workdir>/checksums.json the sha256 of those three, as first written
+
+They are verified against checksums.json whenever they are read: a damaged
+or edited file is repaired when today's config and data render it with the
+recorded sha256, and refused in one line otherwise (a vocabulary that is not
+the model's would silently scramble every result).
 """
 
 import os
@@ -12,21 +18,78 @@ import ml_collections
 from attn_jax import atomic_io, config as config_lib
 from attn_jax.data.dataset import Dataset
 from attn_jax.data.vocabulary import Vocabulary
-from attn_jax.errors import CheckpointError
+from attn_jax.errors import CheckpointError, IntegrityError
+
+DESCRIPTION = ('config', 'vocab', 'data')
+CHECKSUMS = 'checksums.json'
 
 
 def paths(workdir: str) -> dict[str, str]:
   return {name: os.path.join(workdir, f'{name}.json') for name in ('config', 'vocab', 'data', 'eval')}
 
 
-def check_config(cfg: ml_collections.ConfigDict, workdir: str) -> None:
+def _checksums(workdir: str) -> dict:
+  path = os.path.join(workdir, CHECKSUMS)
+  if not os.path.exists(path):
+    return {}  # a workdir of attn-jax <= 0.2: nothing recorded to verify against
+  try:
+    recorded = atomic_io.read_json(path)
+    if not isinstance(recorded, dict):
+      raise ValueError('not a JSON object')
+    return recorded
+  except (OSError, ValueError) as e:
+    raise IntegrityError(f'{path} is damaged ({type(e).__name__}); the workdir\'s config, vocabulary '
+                         'and data record cannot be verified: restore it from a copy, or retrain in '
+                         'a new --workdir') from e
+
+
+def verify(workdir: str, name: str) -> None:
+  """Raises IntegrityError if `<name>.json` differs from its recorded sha256."""
+  expected = _checksums(workdir).get(name)
+  path = paths(workdir)[name]
+  if expected is None or not os.path.exists(path):
+    return
+  if atomic_io.sha256_file(path) != expected:
+    raise IntegrityError(
+        f'{path} is damaged or was edited (its sha256 differs from {os.path.join(workdir, CHECKSUMS)}); '
+        'rerun with the config and data the model was trained with to repair it, restore the '
+        'original file, or retrain in a new --workdir')
+
+
+def _repair(workdir: str, name: str, rendered: bytes, log) -> None:
+  """Puts back `<name>.json` when it is damaged and `rendered` (made from
+  today's config or data) has exactly the recorded sha256."""
+  try:
+    verify(workdir, name)
+    return
+  except IntegrityError:
+    if atomic_io.sha256_bytes(rendered) != _checksums(workdir).get(name):
+      raise
+  atomic_io.write_bytes(paths(workdir)[name], rendered)
+  log(f'{paths(workdir)[name]} was damaged; repaired from the config and data (same sha256 as recorded)')
+
+
+def _rendered(cfg: ml_collections.ConfigDict | None, dataset: Dataset | None) -> dict[str, bytes]:
+  """The bytes attn-jax writes for each description file."""
+  out = {}
+  if cfg is not None:
+    out['config'] = cfg.to_json_best_effort(indent=2, sort_keys=True).encode('utf-8')
+  if dataset is not None:
+    out['vocab'] = atomic_io.json_bytes(list(dataset.vocab.tokens))
+    out['data'] = atomic_io.json_bytes(dataset.summary())
+  return out
+
+
+def check_config(cfg: ml_collections.ConfigDict, workdir: str, log=print) -> None:
   """Raises CheckpointError if the workdir was made with a different config.
 
   Only keys that change the trained model count (`config.RUNTIME_KEYS` and
-  the analysis settings may differ).
+  the analysis settings may differ). A damaged config.json is repaired when
+  `cfg` renders it exactly.
   """
   if not os.path.exists(paths(workdir)['config']):
     return
+  _repair(workdir, 'config', _rendered(cfg, None)['config'], log)
   saved = config_lib.training_items(load_config(workdir))
   wanted = config_lib.training_items(cfg)
   differing = sorted(k for k in set(saved) | set(wanted) if saved.get(k) != wanted.get(k))
@@ -39,8 +102,11 @@ def check_config(cfg: ml_collections.ConfigDict, workdir: str) -> None:
 
 
 def read_workdir_json(workdir: str, name: str):
-  """A JSON file of the workdir; CheckpointError if it is missing or damaged."""
+  """A JSON file of the workdir, verified against checksums.json;
+  CheckpointError if it is missing or damaged."""
   path = paths(workdir)[name]
+  if name in DESCRIPTION:
+    verify(workdir, name)
   try:
     return atomic_io.read_json(path)
   except (OSError, ValueError) as e:
@@ -49,8 +115,13 @@ def read_workdir_json(workdir: str, name: str):
         'trusted: train again in a new --workdir') from e
 
 
-def check_data(dataset: Dataset, workdir: str) -> None:
-  """Raises CheckpointError if the workdir's model saw other prepared data."""
+def check_data(dataset: Dataset, workdir: str, log=print) -> None:
+  """Raises CheckpointError if the workdir's model saw other prepared data
+  (repairs a damaged vocab.json or data.json that `dataset` renders exactly)."""
+  rendered = _rendered(None, dataset)
+  for name in ('vocab', 'data'):
+    if os.path.exists(paths(workdir)[name]):
+      _repair(workdir, name, rendered[name], log)
   if not os.path.exists(paths(workdir)['data']):
     return
   saved = read_workdir_json(workdir, 'data')
@@ -63,14 +134,19 @@ def check_data(dataset: Dataset, workdir: str) -> None:
 
 
 def write_description(cfg: ml_collections.ConfigDict, dataset: Dataset, workdir: str) -> None:
-  """Writes config.json, vocab.json and data.json if they are not there yet."""
-  p = paths(workdir)
-  if not os.path.exists(p['config']):
-    atomic_io.atomic_write(p['config'], lambda f: f.write(cfg.to_json_best_effort(indent=2, sort_keys=True)))
-  if not os.path.exists(p['vocab']):
-    dataset.vocab.save(p['vocab'])
-  if not os.path.exists(p['data']):
-    atomic_io.write_json(p['data'], dataset.summary())
+  """Writes config.json, vocab.json, data.json and their checksums.json if
+  they are not there yet (a workdir of attn-jax <= 0.2 gets no checksums:
+  its files cannot be vouched for after the fact)."""
+  p, rendered = paths(workdir), _rendered(cfg, dataset)
+  missing = [name for name in DESCRIPTION if not os.path.exists(p[name])]
+  if not missing:
+    return
+  legacy = len(missing) < len(DESCRIPTION) and not os.path.exists(os.path.join(workdir, CHECKSUMS))
+  for name in missing:
+    atomic_io.write_bytes(p[name], rendered[name])
+  if not legacy:
+    recorded = {**_checksums(workdir), **{n: atomic_io.sha256_bytes(rendered[n]) for n in missing}}
+    atomic_io.write_json(os.path.join(workdir, CHECKSUMS), recorded)
 
 
 def _overlay(cfg: ml_collections.ConfigDict, saved: dict) -> None:

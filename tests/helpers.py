@@ -4,8 +4,9 @@ import json
 import os
 
 from attn_jax import config as config_lib, pipeline
+from attn_jax.stages import store
 
-TIMING_KEYS = ('seconds_this_run', 'training_seconds')
+TIMING_KEYS = ('training_seconds',)
 
 
 def synthetic_config(**overrides):
@@ -36,3 +37,10 @@ def eval_without_timing(workdir):
 def history(workdir):
   with open(os.path.join(workdir, 'metrics.jsonl')) as f:
     return [json.loads(line) for line in f]
+
+
+def stage_dir(out, name):
+  """The folder of the most complete results of stage `name` under `out`."""
+  found = store.most_complete(str(out), name)
+  assert found is not None, f'no results of {name} under {out}'
+  return found.directory

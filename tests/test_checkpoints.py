@@ -1,6 +1,7 @@
 """Checkpoints: exact save/restore, restore-instead-of-retrain, resume after
 NaN and after kill -9, and refusal of incompatible workdirs."""
 
+import json
 import os
 import signal
 import subprocess
@@ -12,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from attn_jax.errors import CheckpointError, TrainingError
+from attn_jax.errors import CheckpointError, IntegrityError, TrainingError
 from attn_jax.models import build_model
 from attn_jax.restore import restore
 from attn_jax.training import optimizer as optimizer_lib, step as step_lib, trainer
@@ -106,11 +107,31 @@ def test_damaged_workdir_files_are_named(trained, tmp_path):
   copy = tmp_path / 'copy'
   shutil.copytree(trained, copy)
   (copy / 'data.json').write_text('{"fingerprint": ')
-  with pytest.raises(CheckpointError, match='data.json is missing or damaged'):
+  with pytest.raises(IntegrityError, match=r'data.json is damaged or was edited \(its sha256 differs'):
     restore(str(copy))
   (copy / 'config.json').write_text('[]')
+  with pytest.raises(IntegrityError, match='config.json is damaged or was edited'):
+    restore(str(copy))
+  os.remove(copy / 'checksums.json')  # a workdir of attn-jax <= 0.2: nothing to verify against
   with pytest.raises(CheckpointError, match='config.json is not an attn-jax config'):
     restore(str(copy))
+  (copy / 'config.json').write_text(json.dumps(dict(json.loads((trained / 'config.json').read_text()))))
+  with pytest.raises(CheckpointError, match='data.json is missing or damaged'):
+    restore(str(copy))
+
+
+def test_damaged_description_files_are_repaired_when_the_config_and_data_render_them(trained, tmp_path):
+  import shutil  # pylint: disable=g-import-not-at-top
+  copy = tmp_path / 'copy'
+  shutil.copytree(trained, copy)
+  originals = {n: (trained / n).read_bytes() for n in ('config.json', 'vocab.json', 'data.json')}
+  for name in originals:
+    (copy / name).write_bytes(originals[name][: len(originals[name]) // 2])
+  logs = []
+  assert helpers.eval_without_timing(copy) == helpers.eval_without_timing(trained)
+  helpers.run(helpers.synthetic_config(), copy, logs)
+  assert {n: (copy / n).read_bytes() for n in originals} == originals
+  assert sum('repaired from the config and data' in line for line in logs) == 3
 
 
 def test_rerun_with_another_config_is_refused(trained):
@@ -148,7 +169,7 @@ def test_nan_loss_stops_training_and_keeps_the_last_good_checkpoint(tmp_path, mo
 
   monkeypatch.setattr(trainer, 'train_batches', poisoned)
   broken = tmp_path / 'broken'
-  with pytest.raises(TrainingError, match='loss or its gradient became nan at epoch 1, batch 6'):
+  with pytest.raises(TrainingError, match='loss or its gradient became nan in epoch 2 of 3, batch 7 of '):
     helpers.run(cfg, broken)
   model = build_model(cfg.model, len(restore_vocab(broken)))
   tx = optimizer_lib.make_optimizer(cfg.train)
@@ -210,3 +231,101 @@ def test_kill_9_mid_epoch_then_rerun_matches_an_uninterrupted_run(tmp_path):
     a, b = restore(str(whole / model)), restore(str(killed / model))
     for x, y in zip(jax.tree.leaves(a.params), jax.tree.leaves(b.params)):
       np.testing.assert_array_equal(x, y)
+
+
+def _copy(trained, tmp_path):
+  import shutil  # pylint: disable=g-import-not-at-top
+  copy = tmp_path / 'copy'
+  shutil.copytree(trained, copy)
+  return copy
+
+
+def _step_dir(workdir, kind):
+  folder = workdir / 'checkpoints' / kind
+  return folder / max(os.listdir(folder), key=int)
+
+
+def _zero_array_bytes(step_dir):
+  path = max(step_dir.glob('*/ocdbt.process_0/d/*'), key=lambda p: p.stat().st_size)
+  with open(path, 'r+b') as f:
+    f.seek(path.stat().st_size // 2)
+    f.write(b'\0' * 8)
+
+
+def test_a_finished_run_restores_from_best_when_latest_is_damaged(trained, tmp_path):
+  copy = _copy(trained, tmp_path)
+  before = helpers.eval_without_timing(trained)
+  _zero_array_bytes(_step_dir(copy, 'latest'))
+  (_step_dir(copy, 'latest') / 'progress' / 'metadata').write_text('{')
+  logs = []
+  helpers.run(helpers.synthetic_config(), copy, logs)
+  assert any('training already finished' in line for line in logs)
+  after = helpers.eval_without_timing(copy)
+  for results in (before, after):
+    results.pop('workdir', None)  # names the copy
+  assert after == before
+
+
+def test_an_unfinished_run_with_a_damaged_latest_checkpoint_says_what_to_delete(trained, tmp_path):
+  copy = _copy(trained, tmp_path)
+  os.remove(copy / trainer.FINISHED)  # as in a workdir whose training is not finished
+  latest = _step_dir(copy, 'latest')
+  _zero_array_bytes(latest)
+  with pytest.raises(CheckpointError) as error:
+    helpers.run(helpers.synthetic_config(), copy)
+  message = str(error.value)
+  assert '\n' not in message and f'{latest} is damaged' in message
+  assert f'delete {latest} to restart this training from scratch' in message
+
+
+def test_a_damaged_best_checkpoint_is_one_line_unless_latest_holds_the_same_step(trained, tmp_path):
+  copy = _copy(trained, tmp_path)
+  best, latest = _step_dir(copy, 'best'), _step_dir(copy, 'latest')
+  assert best.name == latest.name  # the last epoch was the best: latest holds its params
+  expected = restore(str(trained))
+  _zero_array_bytes(best)
+  rescued = restore(str(copy))
+  assert rescued.selection == expected.selection
+  for a, b in zip(jax.tree.leaves(expected.params), jax.tree.leaves(rescued.params)):
+    np.testing.assert_array_equal(a, b)
+  _zero_array_bytes(latest)
+  with pytest.raises(CheckpointError) as error:
+    restore(str(copy))
+  assert '\n' not in str(error.value) and f'{best} is damaged' in str(error.value)
+  assert 'does not fit' not in str(error.value)
+
+
+def _snapshot(folder):
+  return {str(p.relative_to(folder)): (p.stat().st_mtime_ns, p.stat().st_size)
+          for p in folder.rglob('*')}
+
+
+def _train_again(workdir, logs):
+  """trainer.train as pipeline.run calls it on a finished workdir (no eval.json rewrite)."""
+  from attn_jax import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
+  from attn_jax.data.dataset import load_dataset  # pylint: disable=g-import-not-at-top
+  cfg = workdir_lib.load_config(str(workdir))
+  dataset = load_dataset(cfg.data)
+  model = build_model(cfg.model, len(dataset.vocab))
+  return trainer.train(model, dataset, [trainer.Member(cfg, str(workdir))], str(workdir),
+                       lambda m: pytest.fail('a finished run must not start again'), logs.append)
+
+
+def test_restoring_a_finished_workdir_changes_nothing_in_it(trained):
+  before, logs = _snapshot(trained), []
+  restore(str(trained))
+  assert _train_again(trained, logs)['finished'] and 'training already finished' in logs[0]
+  assert _snapshot(trained) == before
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason='a read-only bind mount needs root')
+def test_a_finished_workdir_on_a_read_only_mount_restores(trained, tmp_path):
+  mounted = tmp_path / 'readonly'
+  mounted.mkdir()
+  subprocess.run(['mount', '--bind', str(trained), str(mounted)], check=True)
+  try:
+    subprocess.run(['mount', '-o', 'remount,ro,bind', str(mounted)], check=True)
+    assert restore(str(mounted)).selection == restore(str(trained)).selection
+    assert _train_again(mounted, [])['finished']
+  finally:
+    subprocess.run(['umount', str(mounted)], check=True)

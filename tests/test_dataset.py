@@ -54,3 +54,10 @@ def test_word_vectors_file(tmp_path):
     load_word_vectors(str(path), vocab, 2)
   with pytest.raises(DataError, match='cannot be read'):
     load_word_vectors(str(tmp_path / 'missing.txt'), vocab, 2)
+
+
+def test_summary_records_the_source_and_the_fingerprint_ignores_it():
+  data = dataset_lib.load_dataset(synthetic_cfg())
+  assert data.source == {'standard': True, 'files': {}, 'notes': []}
+  assert data.summary()['source'] == data.source
+  assert dataset_lib.fingerprint(data.vocab, data.splits) == data.fingerprint

@@ -100,7 +100,7 @@ def test_a_model_whose_loss_breaks_stops_alone(tmp_path, monkeypatch):
 
   monkeypatch.setattr(pipeline, 'initial_params', poisoned)
   logs = []
-  with pytest.raises(TrainingError, match=r'1 of 2 models became non-finite.*seed1 \(epoch 0'):
+  with pytest.raises(TrainingError, match=r'1 of 2 models became non-finite.*seed1 \(epoch 1 of'):
     helpers.run(cfg, tmp_path, logs)
   assert (tmp_path / 'seed0' / 'eval.json').exists() and not (tmp_path / 'seed1' / 'eval.json').exists()
   monkeypatch.setattr(pipeline, 'initial_params', real)

@@ -1,6 +1,7 @@
 """Analysis stages as `run.py` runs them: files, skipping, keys, resuming."""
 
 import dataclasses
+import glob
 import json
 import os
 import shutil
@@ -34,7 +35,7 @@ def trained(tmp_path_factory):
 
 
 def stage_files(workdir, name):
-  return sorted(os.listdir(os.path.join(workdir, 'analyses', name)))
+  return sorted(os.listdir(helpers.stage_dir(workdir, name)))
 
 
 def test_every_stage_writes_results_summary_and_figures(trained):
@@ -45,15 +46,15 @@ def test_every_stage_writes_results_summary_and_figures(trained):
     assert 'results.npz' in files and 'summary.json' in files and 'partial.npz' not in files
     assert sum(f.endswith('.png') for f in files) == figures.get(name, 0)
     assert sum(f.endswith('.svg') for f in files) == figures.get(name, 0)
-  summary = json.loads((workdir / 'analyses' / 'kendall' / 'summary.json').read_text())
+  summary = json.loads(open(os.path.join(helpers.stage_dir(workdir, 'kendall'), 'summary.json')).read())
   test_size = cfg.data.synthetic.test_size
   assert summary['documents'] == test_size
   assert summary['pairs']['attention_gradient']['overall']['n'] == test_size
-  with np.load(workdir / 'analyses' / 'loo' / 'results.npz') as f:
+  with np.load(os.path.join(helpers.stage_dir(workdir, 'loo'), 'results.npz')) as f:
     lengths = f['lengths']
     assert f['loo'].shape == (test_size, lengths.max())
     assert np.all(f['loo'][np.arange(test_size), lengths - 1] == 0)  # EOS gets no importance
-  with np.load(workdir / 'analyses' / 'adversarial' / 'results.npz') as f:
+  with np.load(os.path.join(helpers.stage_dir(workdir, 'adversarial'), 'results.npz')) as f:
     assert f['jsd'].shape == (test_size, cfg.analysis.adversarial.num_adversaries)
 
 
@@ -74,7 +75,7 @@ def test_a_changed_setting_recomputes_only_the_stages_it_affects(trained, tmp_pa
   helpers.run(changed, workdir, logs)  # the trained model stays valid
   recomputed = [line.split(':')[0] for line in logs if 'documents in' in line]
   assert recomputed == ['permutation']
-  with np.load(workdir / 'analyses' / 'permutation' / 'results.npz') as f:
+  with np.load(os.path.join(helpers.stage_dir(workdir, 'permutation'), 'results.npz')) as f:
     assert f['differences'].shape[1] == 7
 
 
@@ -99,7 +100,7 @@ def test_random_draws_do_not_depend_on_batching(trained):
   stages.run_analyses(restored.model, restored.params, data.splits, cfg2, other, data.fingerprint,
                       log=lambda _: None)
   for name, keys in {'permutation': ('median',), 'erasure': ('random_fraction', 'single_other')}.items():
-    ours, theirs = (np.load(os.path.join(w, 'analyses', name, 'results.npz')) for w in (other, workdir))
+    ours, theirs = (np.load(os.path.join(helpers.stage_dir(w, name), 'results.npz')) for w in (other, workdir))
     for key in keys:
       np.testing.assert_allclose(ours[key], theirs[key], atol=1e-5, err_msg=f'{name}.{key}')
 
@@ -116,7 +117,7 @@ def test_gradient_stage_variants_equal_the_library_function(trained):
   for r, i in enumerate(rows):
     tokens[r, :len(test.sequences[i])] = test.sequences[i]
   lengths = test.lengths[rows]
-  with np.load(workdir / 'analyses' / 'gradient' / 'results.npz') as f:
+  with np.load(os.path.join(helpers.stage_dir(workdir, 'gradient'), 'results.npz')) as f:
     for name, (target, detach, reduction) in GRADIENT_VARIANTS.items():
       expected = gradient_importance(restored.model, restored.params, tokens, lengths, target=target,
                                      detach_attention=detach, reduction=reduction)
@@ -143,14 +144,14 @@ def test_a_killed_stage_resumes_where_it_stopped(trained, tmp_path, monkeypatch)
   with pytest.raises(KeyboardInterrupt):
     runner.run_stage(ctx, dataclasses.replace(stages.STAGES['loo'], compute=dies_on_the_third_batch),
                      log=lambda _: None)
-  assert os.path.exists(tmp_path / 'analyses' / 'loo' / 'partial.npz')
+  assert len(glob.glob(str(tmp_path / 'analyses' / 'loo' / '*' / 'partial.npz'))) == 1
   logs, calls[:] = [], []
   counting = dataclasses.replace(stages.STAGES['loo'], compute=lambda c, b: calls.append(1) or original(c, b))
   runner.run_stage(ctx, counting, log=logs.append)
   assert any('resuming after 2 of' in line for line in logs)
   assert len(calls) == ctx.num_batches() - 2
-  with np.load(tmp_path / 'analyses' / 'loo' / 'results.npz') as ours, \
-       np.load(workdir / 'analyses' / 'loo' / 'results.npz') as whole:
+  with np.load(os.path.join(helpers.stage_dir(tmp_path, 'loo'), 'results.npz')) as ours, \
+       np.load(os.path.join(helpers.stage_dir(workdir, 'loo'), 'results.npz')) as whole:
     np.testing.assert_array_equal(ours['loo'], whole['loo'])
 
 

@@ -1,5 +1,6 @@
 """The data a run trains and analyses on: encoded splits, vocabulary, fingerprint."""
 
+import copy
 import dataclasses
 import hashlib
 from typing import Optional, Sequence
@@ -7,7 +8,7 @@ from typing import Optional, Sequence
 import ml_collections
 import numpy as np
 
-from attn_jax.data import builders, jain_wallace, synthetic
+from attn_jax.data import builders, jain_wallace, source_record, synthetic
 from attn_jax.data.vocabulary import Vocabulary
 from attn_jax.errors import DataError
 
@@ -34,6 +35,10 @@ class Dataset:
   vocab: Vocabulary
   splits: dict[str, EncodedSplit]
   fingerprint: str  # changes whenever any token id, label or split member does
+  # What the data was prepared from: {'standard': bool, 'files': {role: {'name', 'bytes',
+  # 'sha256', 'matches_reference'}}, 'notes': [str]}; see `source_record`. Not part of
+  # the fingerprint, which depends only on the encoded data.
+  source: dict = dataclasses.field(default_factory=dict)
 
   @property
   def pos_weight(self) -> float:
@@ -44,7 +49,8 @@ class Dataset:
   def summary(self) -> dict:
     return {'dataset': self.name, 'fingerprint': self.fingerprint, 'vocab_size': len(self.vocab),
             'splits': {s: {'size': len(v), 'positive': int(v.labels.sum())}
-                       for s, v in self.splits.items()}}
+                       for s, v in self.splits.items()},
+            'source': self.source}
 
 
 def encode_documents(docs: Sequence[Sequence[str]], vocab: Vocabulary,
@@ -94,9 +100,9 @@ def load_dataset(cfg: ml_collections.ConfigDict, wanted: Sequence[str] = ('train
       built from the train split with `cfg.min_df` (None: J&W's value).
   """
   if cfg.dataset == 'synthetic':
-    prepared = synthetic.generate(cfg.synthetic, wanted)
+    prepared, source = synthetic.generate(cfg.synthetic, wanted), source_record.SYNTHETIC
   else:
-    raw = builders.load_raw(cfg.dataset, cfg.manual_dir, cfg.tfds_data_dir)
+    raw, source = builders.load(cfg.dataset, cfg.manual_dir, cfg.tfds_data_dir)
     prepared = jain_wallace.PROTOCOLS[cfg.dataset](raw, wanted)
   if vocab is None:
     if prepared.vocab_docs is None:
@@ -111,4 +117,4 @@ def load_dataset(cfg: ml_collections.ConfigDict, wanted: Sequence[str] = ('train
     splits[name] = EncodedSplit(
         encode_documents(tokenized.docs, vocab, tokenized.ids, f'{cfg.dataset}/{name}'),
         tokenized.labels, tokenized.ids)
-  return Dataset(cfg.dataset, vocab, splits, fingerprint(vocab, splits))
+  return Dataset(cfg.dataset, vocab, splits, fingerprint(vocab, splits), copy.deepcopy(source))

@@ -5,6 +5,11 @@ environment variable `ATTN_JAX_DATA` (its layout is that of `../shared/data`:
 one sub-folder per dataset). When neither is set, the builders download the
 official archives instead (`Source.download`); that path needs network and is
 deliberately thin.
+
+`REFERENCE` holds the size and sha256 of the reference release of every file
+(the copies in `../shared/data`, see each folder's SOURCE.md, plus the official
+archives whose checksum is published), so each preparation can record whether
+it was made from exactly those bytes.
 """
 
 import dataclasses
@@ -79,6 +84,67 @@ SOURCES = {
         {s: (f'{s}.csv.gz', f'{s}.csv') for s in ('train', 'test')},
         frozenset({'train'}), _AG_CSV.format('{train,test}'), _download_ag_news),
 }
+
+
+@dataclasses.dataclass(frozen=True)
+class KnownFile:
+  """A file of the reference release: name, size in bytes and sha256."""
+  name: str
+  bytes: int
+  sha256: str
+
+
+# dataset -> role -> the known copies of that file. From ../shared/data/*/SOURCE.md;
+# aclImdb_v1.tar.gz from tensorflow-datasets' imdb_reviews/checksums.tsv.
+REFERENCE = {
+    'sst': {
+        'train': (KnownFile('train.txt', 2160058,
+                            'e2f3f41b0b1e6d4dddc0effe3bfc2d27ed8928079aa9a03d652311614fc5feb7'),),
+        'dev': (KnownFile('dev.txt', 280825,
+                          '0e9336aed6e4730e19f58d00a77b3f0297efdb755f7b5e598c98a05e3f97ea40'),),
+        'test': (KnownFile('test.txt', 559614,
+                           '6e54806dee95cf80cd918e7dfb3f6770f6df24bf826f289a4d1f709e1c8f6761'),),
+    },
+    'imdb': {
+        'archive': (KnownFile('aclImdb_train_test.tar.gz', 28631016,
+                              '3c27c84c5b647935a2b44ee9c5b3fc302d26b6d268caf4c6a360aa7cb1f5fce7'),
+                    KnownFile('aclImdb_v1.tar.gz', 84125825,
+                              'c40f74a18d3b61f90feba1e17730e0d38e8b97c05fde7008942e91923d1658fe')),
+    },
+    '20news': {
+        'archive': (KnownFile('20news-bydate_train_test.tar.gz', 14387660,
+                              '933dedc591812ba17499841c10ab324d60e093c42800008423b1148ec3474bf8'),),
+    },
+    'agnews': {  # no copy of train.csv was available to checksum
+        'test': (KnownFile('test.csv.gz', 748824,
+                           '3c277beb6ce3dd635407635cb90a7c5ceaf87168fabb3be218e39aa2b097f706'),
+                 KnownFile('test.csv', 1857427,
+                           '521465c2428ed7f02f8d6db6ffdd4b5447c1c701962353eb2c40d548c3c85699')),
+    },
+}
+
+
+def official_name(dataset: str, role: str) -> str:
+  """The name a downloaded file of `role` has in the official release."""
+  return SOURCES[dataset].files[role][-1]
+
+
+def expected_files(dataset: str) -> str:
+  """The files a local copy needs, for messages: `sst/{train.txt, ...}`."""
+  source = SOURCES[dataset]
+  names = [' or '.join(names) + (' (optional)' if role in source.optional else '')
+           for role, names in source.files.items()]
+  return f'{source.subdir}/' + '{' + ', '.join(names) + '}'
+
+
+def offline_error(dataset: str, host: str) -> DataError:
+  """No local files, no prepared copy, and the download host is unreachable."""
+  source = SOURCES[dataset]
+  return DataError(
+      f'{source.title}: no local copy is configured, none is prepared in the tfds data dir, '
+      f'and {host} cannot be reached to download it (offline?). Put the files '
+      f'{expected_files(dataset)} in a folder and point ${ENV_VAR} or '
+      f'--config.data.manual_dir at it (official files: {source.url}).')
 
 
 def archive_dir(configured: Optional[str]) -> Optional[str]:

@@ -4,6 +4,7 @@ Figures are `matplotlib.figure.Figure` objects, not pyplot's: they need no
 display and leave the user's backend (e.g. a notebook's inline one) alone.
 """
 
+import matplotlib
 from matplotlib.figure import Figure
 
 from attn_jax import atomic_io
@@ -15,12 +16,18 @@ def new_figure(nrows: int = 1, ncols: int = 1, **kwargs):
   return fig, fig.subplots(nrows, ncols, **kwargs)
 
 
+# No date and a fixed id salt: the same figure gives the same bytes, so a
+# rerun that changes nothing rewrites nothing (read-only workdirs work).
+_METADATA = {'png': {'Software': None}, 'svg': {'Date': None}}
+
+
 def save(fig: Figure, stem: str) -> list[str]:
   """Writes `<stem>.png` and `<stem>.svg`; returns their paths."""
   written = []
   for ext in ('png', 'svg'):
     path = f'{stem}.{ext}'
-    atomic_io.atomic_write(path, lambda f, e=ext: fig.savefig(f, format=e, dpi=150,
-                                                              bbox_inches='tight'), mode='wb')
+    with matplotlib.rc_context({'svg.hashsalt': 'attn-jax'}):
+      atomic_io.atomic_write(path, lambda f, e=ext: fig.savefig(
+          f, format=e, dpi=150, bbox_inches='tight', metadata=_METADATA[e]), mode='wb')
     written.append(path)
   return written

@@ -2,7 +2,8 @@
 
 Like big_vision's evaluators: each stage is registered here under its name,
 reads its settings from `config.analysis`, and writes
-`<workdir>/analyses/<name>/{results.npz, summary.json, *.png, *.svg}`.
+`<out>/analyses/<name>/<split>-<N>docs-<key>/{results.npz, summary.json,
+*.png, *.svg}` (`attn_jax.stages.store`).
 """
 
 from typing import Callable
@@ -18,7 +19,8 @@ from attn_jax.stages.context import AnalysisContext
 from attn_jax.stages.erasure import ERASURE
 from attn_jax.stages.feature_importance import GRADIENT, KENDALL, LOO
 from attn_jax.stages.permutation import PERMUTATION
-from attn_jax.stages.runner import Stage, load_results, run_stage, stage_dir
+from attn_jax.stages import store
+from attn_jax.stages.runner import Stage, run_stage
 
 STAGES: dict[str, Stage] = {s.name: s for s in (GRADIENT, LOO, KENDALL, ATTENTION, PERMUTATION,
                                                 ADVERSARIAL, ERASURE)}
@@ -40,17 +42,20 @@ def limit_split(split: EncodedSplit, max_docs) -> EncodedSplit:
 
 
 def run_analyses(model: Model, params, splits: dict[str, EncodedSplit], cfg: ml_collections.ConfigDict,
-                 workdir: str, data_fingerprint: str, log: Callable[[str], None] = print) -> dict:
-  """Runs the stages `cfg.analyses` names (and what they need); returns
-  {stage: summary}."""
+                 out_dir: str, data_fingerprint: str, log: Callable[[str], None] = print) -> dict:
+  """Runs the stages `cfg.analyses` names (and what they need) with results
+  under `out_dir`; returns {stage: summary}."""
   names = with_requirements(config_lib.analyses(cfg))
   if not names:
     return {}
   split_name = cfg.analysis.split
   ctx = AnalysisContext(model, params, limit_split(splits[split_name], cfg.analysis.max_docs),
-                        split_name, cfg, data_fingerprint, workdir)
-  return {name: run_stage(ctx, STAGES[name], log) for name in names}
+                        split_name, cfg, data_fingerprint, out_dir)
+  summaries = {}
+  for name in names:
+    summaries[name] = run_stage(ctx, STAGES[name], log)
+  return summaries
 
 
-__all__ = ['STAGES', 'AnalysisContext', 'Stage', 'load_results', 'run_analyses', 'run_stage',
-           'stage_dir', 'with_requirements']
+__all__ = ['STAGES', 'AnalysisContext', 'Stage', 'run_analyses', 'run_stage', 'store',
+           'with_requirements']

@@ -45,7 +45,7 @@ class AnalysisContext:
   split_name: str
   cfg: ml_collections.ConfigDict  # the whole run config
   data_fingerprint: str
-  workdir: str
+  out_dir: str  # results go to <out_dir>/analyses/ (the workdir unless --output_dir)
 
   @functools.cached_property
   def digest(self) -> str:

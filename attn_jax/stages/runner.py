@@ -1,12 +1,13 @@
 """Running one analysis stage: resumable, keyed, written atomically.
 
 A stage computes per-document arrays batch by batch (`Stage.compute`), then
-summarises them (`Stage.finalize`) and draws its figures. Its files go to
-`<workdir>/analyses/<stage>/`: `results.npz` (row i = document i of the
-split), figures, and `summary.json`, written last, which records the key of
-what was computed (checkpoint, data, settings). A stage whose summary has
-the same key is skipped. While computing, `partial.npz` is saved every
-`SAVE_EVERY_SECONDS`, so a killed run resumes at the first unfinished batch.
+summarises them (`Stage.finalize`) and draws its figures. Its files go to a
+folder named by the key of what was computed (checkpoint, data, split,
+document count, settings, inputs; see `attn_jax.stages.store`), so other
+settings never replace them. A stage whose folder is finished and intact
+(every file's sha256 as recorded) is skipped; a damaged one is recomputed.
+While computing, `partial.npz` is saved every `SAVE_EVERY_SECONDS`, so a
+killed run resumes at the first unfinished batch.
 """
 
 import dataclasses
@@ -15,6 +16,7 @@ import io
 import json
 import os
 import time
+import zipfile
 from typing import Callable, Optional
 
 import ml_collections
@@ -23,6 +25,8 @@ from tqdm.auto import tqdm
 
 from attn_jax import atomic_io
 from attn_jax.data.batching import Batch
+from attn_jax.errors import IntegrityError
+from attn_jax.stages import store
 from attn_jax.stages.context import AnalysisContext
 
 SAVE_EVERY_SECONDS = 60.0
@@ -57,10 +61,6 @@ class Stage:
   version: int = 1
 
 
-def stage_dir(workdir: str, name: str) -> str:
-  return os.path.join(workdir, 'analyses', name)
-
-
 def stage_key(ctx: AnalysisContext, stage: Stage, input_hashes: Optional[dict] = None) -> dict:
   """What the results depend on; equal keys mean equal results.
 
@@ -74,29 +74,23 @@ def stage_key(ctx: AnalysisContext, stage: Stage, input_hashes: Optional[dict] =
   return key
 
 
-def load_results(workdir: str, name: str) -> Arrays:
-  with np.load(os.path.join(stage_dir(workdir, name), 'results.npz')) as f:
-    return dict(f)
+def _same_model_and_documents(key: dict, ctx: AnalysisContext) -> bool:
+  return (key.get('params'), key.get('data'), key.get('split'), key.get('docs')) == (
+      ctx.digest, ctx.data_fingerprint, ctx.split_name, len(ctx.split))
 
 
-def finished_summary(workdir: str, name: str, key_hash: str) -> Optional[dict]:
-  """The stage's summary if it finished with this key, else None."""
-  directory = stage_dir(workdir, name)
-  try:
-    summary = atomic_io.read_json(os.path.join(directory, 'summary.json'))
-  except (OSError, ValueError):
-    return None
-  if summary.get('key', {}).get('hash') != key_hash:
-    return None
-  return summary if os.path.exists(os.path.join(directory, 'results.npz')) else None
+def find_input(ctx: AnalysisContext, name: str) -> store.Found:
+  """The intact results of stage `name` for this model and documents.
 
-
-def _input_hash(workdir: str, name: str) -> str:
-  try:
-    return atomic_io.read_json(os.path.join(stage_dir(workdir, name), 'summary.json'))['key']['hash']
-  except (OSError, ValueError, KeyError) as e:
-    raise FileNotFoundError(f'stage {name!r} has no finished results in {stage_dir(workdir, name)} '
-                            f'({e}); run it first (run_analyses adds required stages)') from e
+  Raises:
+    FileNotFoundError: there are none (run_analyses runs required stages first).
+  """
+  for found in store.find(ctx.out_dir, name):
+    if found.intact and 'sha256' in found.summary and _same_model_and_documents(found.summary['key'], ctx):
+      return found
+  raise FileNotFoundError(f'stage {name!r} has no finished results for this model and these '
+                          f'{len(ctx.split)} documents in {store.stage_root(ctx.out_dir, name)}; '
+                          'run it first (run_analyses adds required stages)')
 
 
 def _save_npz(path: str, arrays: Arrays) -> None:
@@ -112,18 +106,20 @@ def _load_partial(path: str, key_hash: str):
         return None
       return ({k: f[k] for k in f.files if not k.startswith('__')}, f['__done'].copy(),
               float(f['__seconds']))
-  except (OSError, ValueError, KeyError):
-    return None
+  except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+    return None  # damaged or cut short: the stage starts over (logged by the caller)
 
 
-def _compute(ctx: AnalysisContext, stage: Stage, key_hash: str, log) -> tuple[Arrays, float]:
+def _compute(ctx: AnalysisContext, stage: Stage, directory: str, key_hash: str, log) -> tuple[Arrays, float]:
   """Runs `stage.compute` over every batch, resuming from partial.npz."""
-  partial_path = os.path.join(stage_dir(ctx.workdir, stage.name), 'partial.npz')
+  partial_path = os.path.join(directory, store.PARTIAL)
   batches = list(ctx.batches())
   resumed = _load_partial(partial_path, key_hash)
   arrays, done, seconds = resumed if resumed else ({}, np.zeros(len(batches), bool), 0.0)
   if resumed:
     log(f'{stage.name}: resuming after {int(done.sum())} of {len(batches)} batches')
+  elif os.path.exists(partial_path):
+    log(f'{stage.name}: {partial_path} is unreadable or of other settings; starting over')
   costs = [stage.cost(b) for b in batches]
   bar = tqdm(total=sum(costs), initial=sum(c for c, d in zip(costs, done) if d),
              desc=stage.name, unit='work', disable=not ctx.cfg.train.progress,
@@ -157,26 +153,47 @@ def _compute(ctx: AnalysisContext, stage: Stage, key_hash: str, log) -> tuple[Ar
   return arrays, seconds
 
 
-def run_stage(ctx: AnalysisContext, stage: Stage, log: Callable[[str], None] = print) -> dict:
-  """Computes (or finds) the stage's results; returns its summary."""
-  key = stage_key(ctx, stage, {name: _input_hash(ctx.workdir, name) for name in stage.requires})
-  directory = stage_dir(ctx.workdir, stage.name)
-  summary = finished_summary(ctx.workdir, stage.name, key['hash'])
-  if summary is not None:
-    log(f'{stage.name}: results for this checkpoint and settings exist in {directory}; skipped')
+def _reusable(ctx: AnalysisContext, stage: Stage, directory: str, log) -> Optional[dict]:
+  """The finished summary in `directory` if its files are intact; a damaged
+  folder is recomputed (or refused with `analysis.refuse_damaged`)."""
+  summary, problem = store.read_summary(directory)
+  if problem is None:
     return summary
-  inputs = {name: load_results(ctx.workdir, name) for name in stage.requires}
-  arrays, seconds = _compute(ctx, stage, key['hash'], log) if stage.compute else ({}, 0.0)
+  if ctx.settings.get('refuse_damaged', False):
+    raise IntegrityError(f'{problem}. Delete {directory} to recompute it, or rerun without '
+                         '--config.analysis.refuse_damaged')
+  log(f'{stage.name}: {problem}; recomputing')
+  return None
+
+
+def run_stage(ctx: AnalysisContext, stage: Stage, log: Callable[[str], None] = print,
+              inputs: Optional[dict[str, store.Found]] = None) -> dict:
+  """Computes (or finds intact) the stage's results; returns its summary.
+
+  `inputs` maps each required stage to its results (found when not given).
+  """
+  inputs = {name: (inputs or {}).get(name) or find_input(ctx, name) for name in stage.requires}
+  key = stage_key(ctx, stage, {name: found.key_hash for name, found in inputs.items()})
+  directory = store.result_dir(ctx.out_dir, key)
+  summary = _reusable(ctx, stage, directory, log)
+  if summary is not None:
+    log(f'{stage.name}: results for this checkpoint, these {len(ctx.split)} documents and settings '
+        f'exist in {directory}; verified and skipped')
+    return summary
+  arrays_in = {name: store.load_arrays(found.directory, found.summary) for name, found in inputs.items()}
+  arrays, seconds = _compute(ctx, stage, directory, key['hash'], log) if stage.compute else ({}, 0.0)
   started = time.time()
-  arrays, summary = stage.finalize(ctx, arrays, inputs)
+  arrays, summary = stage.finalize(ctx, arrays, arrays_in)
   seconds += time.time() - started
   summary = {**summary, 'key': key, 'documents': len(ctx.split), 'seconds': round(seconds, 2),
              'documents_per_second': round(len(ctx.split) / max(seconds, 1e-9), 2)}
-  _save_npz(os.path.join(directory, 'results.npz'), arrays)
-  summary['figures'] = [os.path.relpath(p, ctx.workdir)
-                        for p in stage.figures(arrays, inputs, summary, directory)]
-  atomic_io.write_json(os.path.join(directory, 'summary.json'), summary)
-  partial = os.path.join(directory, 'partial.npz')
+  _save_npz(os.path.join(directory, store.RESULTS), arrays)
+  figures = stage.figures(arrays, arrays_in, summary, directory)
+  summary['figures'] = [os.path.relpath(p, ctx.out_dir) for p in figures]
+  summary['sha256'] = store.file_hashes(directory, [store.RESULTS] + [os.path.relpath(p, directory)
+                                                                     for p in figures])
+  atomic_io.write_json(os.path.join(directory, store.SUMMARY), summary)
+  partial = os.path.join(directory, store.PARTIAL)
   if os.path.exists(partial):
     os.remove(partial)
   log(f'{stage.name}: {len(ctx.split)} documents in {seconds:.1f} s -> {directory}')

@@ -1,7 +1,7 @@
 """Per-seed numbers of a study's arms, and their intervals over seeds.
 
 An arm's folder holds one folder per model (`seed0`, `seed1`, ...), each an
-ordinary run (eval.json, metrics.jsonl, analyses/<stage>/summary.json). This
+ordinary run (eval.json, metrics.jsonl, analyses/<stage>/<key>/summary.json). This
 reads the statistic of each model and gives the Student-t interval over the
 models (attn_jax.statistics); a model whose analysis has not run yet is
 simply not counted for that statistic (`n` says how many were).
@@ -12,6 +12,7 @@ import os
 from typing import Callable, Optional
 
 from attn_jax import atomic_io, statistics
+from attn_jax.stages import store
 
 
 def _read(path: str):
@@ -29,8 +30,14 @@ def _get(tree, *keys):
   return tree
 
 
+def _plus_one(value):
+  return None if value is None else value + 1
+
+
 def _summary(member: str, stage: str):
-  return _read(os.path.join(member, 'analyses', stage, 'summary.json'))
+  """The model's most complete intact results of `stage` (attn_jax.stages.store)."""
+  found = store.most_complete(member, stage)
+  return found.summary if found is not None and found.intact else None
 
 
 def _dev_at_selection(member: str, metric: str) -> Optional[float]:
@@ -56,7 +63,9 @@ STATISTICS: dict[str, tuple[str, Callable[[str], Optional[float]]]] = {
     'roc_auc': ('ROC-AUC', lambda m: _get(_read(os.path.join(m, 'eval.json')), 'roc_auc')),
     'dev_roc_auc': ('dev ROC-AUC', lambda m: _dev_at_selection(m, 'roc_auc')),
     'dev_accuracy': ('dev accuracy', lambda m: _dev_at_selection(m, 'accuracy')),
-    'selected_epoch': ('selected epoch', lambda m: _get(_read(os.path.join(m, 'eval.json')), 'selected_epoch')),
+    # Stored 0-based (as in metrics.jsonl); shown 1-based like the progress bar.
+    'selected_epoch': ('selected epoch (1 = first)',
+                       lambda m: _plus_one(_get(_read(os.path.join(m, 'eval.json')), 'selected_epoch'))),
     'coverage': ('vector coverage', lambda m: _get(_read(os.path.join(m, 'embeddings.json')), 'coverage')),
     'max_attention_median': ('median max α', lambda m: _get(_summary(m, 'attention'), 'max_attention', 'median')),
     'max_attention_ge_075': ('max α ≥ 0.75', lambda m: _get(_summary(m, 'attention'), 'max_attention',

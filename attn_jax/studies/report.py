@@ -12,8 +12,9 @@ import math
 import os
 import shutil
 
-from attn_jax import atomic_io, published, statistics
+from attn_jax import atomic_io, config as config_lib, published, statistics
 from attn_jax.report import markdown, plain, write_readme
+from attn_jax.stages import store
 from attn_jax.studies import runner
 from attn_jax.studies.collect import STATISTICS, collect_arm
 
@@ -141,12 +142,11 @@ def save(study, root: str, target: str) -> None:
       for name in MODEL_FILES:
         if os.path.exists(os.path.join(source, name)):
           shutil.copyfile(os.path.join(source, name), os.path.join(dest, name))
-      stages = os.path.join(source, 'analyses')
-      for stage in sorted(os.listdir(stages)) if os.path.isdir(stages) else []:
-        summary = os.path.join(stages, stage, 'summary.json')
-        if os.path.exists(summary):
-          os.makedirs(os.path.join(dest, 'analyses', stage), exist_ok=True)
-          shutil.copyfile(summary, os.path.join(dest, 'analyses', stage, 'summary.json'))
+      for stage in config_lib.ANALYSES:
+        found = store.most_complete(source, stage)
+        if found is not None and found.intact:
+          relative = os.path.relpath(found.directory, source)
+          atomic_io.write_json(os.path.join(dest, relative, 'summary.json'), store.summary_copy(found))
   record = runner.read_record(root)
   if os.path.abspath(root) != os.path.abspath(target):
     merged = runner.read_record(target)

@@ -10,28 +10,140 @@ loads it like any other. Orbax writes each checkpoint to a temporary folder
 and renames it when complete, so a killed run leaves the previous checkpoint
 intact. Use the store as a context manager: an unclosed manager can lose its
 last save.
+
+Nothing read back is trusted blindly. Orbax has no checksums (a flipped byte
+in an array file restores silently different values), so each step folder
+gets a `sha256.json` of its files once orbax has finalised it, and restoring
+checks it first: a damaged, truncated or missing file is a one-line
+`CheckpointError` naming the step folder and what to do, never an orbax
+traceback, and never mistaken for a checkpoint that "does not fit" the
+config. Folders written before this (or killed between the rename and the
+manifest) are restored unverified, with orbax's own failures classified.
+
+Restoring writes nothing: it lists the step folders itself and reads them
+with a plain `Checkpointer` (a `CheckpointManager` creates folders, cleans
+temporary ones and logs warnings), so a workdir on a read-only mount restores.
 """
 
+import contextlib
+import errno
+import json
+import logging
 import os
+import re
+import shutil
 from typing import Any, Optional
 
 import jax
 import orbax.checkpoint as ocp
 
-from attn_jax.errors import CheckpointError
+from attn_jax import atomic_io
+from attn_jax.errors import CheckpointError, StorageError
+
+MANIFEST = 'sha256.json'
+
+# Orbax/tensorstore report I/O failures as ValueError/Exception text; these
+# mark a file that is unreadable or not what was written, not a model mismatch.
+_DAMAGE_TEXT = re.compile(r'DATA_LOSS|OUT_OF_RANGE|NOT_FOUND|Encountered error while reading|'
+                          r'os_error_code|[Cc]orrupt|[Tt]runcated|[Ii]nvalid .*header|Error reading')
+_OS_ERROR_CODE = re.compile(r"os_error_code='?(\d+)")
+
+
+class _NotOrbax(logging.Filter):
+
+  def filter(self, record):
+    return f'{os.sep}orbax{os.sep}' not in record.pathname
+
+
+@contextlib.contextmanager
+def _quiet_orbax():
+  """Orbax logs the traceback of a failure before raising it; the store
+  turns it into a one-line error, which those logs would bury."""
+  logger, only_ours = logging.getLogger('absl'), _NotOrbax()
+  logger.addFilter(only_ours)
+  try:
+    yield
+  finally:
+    logger.removeFilter(only_ours)
 
 
 def _abstract(tree):
   return jax.tree.map(ocp.utils.to_shape_dtype_struct, tree)
 
 
+def _files(step_dir: str) -> dict[str, str]:
+  """relative path -> absolute path of every file of a step folder but the manifest."""
+  found = {}
+  for root, _, names in os.walk(step_dir):
+    for name in names:
+      path = os.path.join(root, name)
+      relative = os.path.relpath(path, step_dir)
+      if relative != MANIFEST:
+        found[relative] = path
+  return found
+
+
+def _seal(step_dir: str) -> None:
+  """Writes the step folder's sha256 manifest."""
+  digests = {rel: atomic_io.sha256_file(path) for rel, path in sorted(_files(step_dir).items())}
+  atomic_io.write_json(os.path.join(step_dir, MANIFEST), digests)
+
+
+def _damage(step_dir: str) -> Optional[str]:
+  """What differs from the step folder's manifest (None: intact, or no manifest)."""
+  try:
+    with open(os.path.join(step_dir, MANIFEST), 'rb') as f:
+      recorded = json.loads(f.read().decode('utf-8'))
+  except FileNotFoundError:
+    return None
+  except (OSError, ValueError) as e:
+    return f'its {MANIFEST} is unreadable ({type(e).__name__})'
+  if not isinstance(recorded, dict):
+    return f'its {MANIFEST} is not a manifest'
+  for relative, digest in sorted(recorded.items()):
+    path = os.path.join(step_dir, relative)
+    try:
+      if atomic_io.sha256_file(path) != digest:
+        return f'{relative} changed since it was saved'
+    except FileNotFoundError:
+      return f'{relative} is missing'
+    except OSError as e:
+      return f'{relative} is unreadable ({e.strerror or type(e).__name__})'
+  return None
+
+
+def _looks_damaged(error: BaseException) -> bool:
+  """Whether an orbax restore failure is an unreadable file, not a mismatch."""
+  if isinstance(error, (OSError, UnicodeDecodeError, json.JSONDecodeError, RuntimeError)):
+    return True
+  if type(error) is Exception:  # pylint: disable=unidiomatic-typecheck
+    return True  # orbax's "Encountered error while reading array index"
+  return bool(_DAMAGE_TEXT.search(str(error)))
+
+
+def _brief(error: BaseException) -> str:
+  text = str(error).strip().splitlines()
+  return f'{type(error).__name__}: {text[0][:160] if text else ""}'
+
+
+def steps(folder: str) -> list[int]:
+  """The finalised steps in an orbax folder, oldest first (temporary folders
+  of an unfinished save have a suffix and are skipped)."""
+  try:
+    names = os.listdir(folder)
+  except FileNotFoundError:
+    return []
+  return sorted(int(n) for n in names if n.isdigit() and os.path.isdir(os.path.join(folder, n)))
+
+
 class CheckpointStore:
   """The `latest` and `best` checkpoints under `<workdir>/checkpoints`; each
-  orbax manager is opened on first use."""
+  orbax manager (for saving) is opened on first use."""
 
   def __init__(self, workdir: str):
-    self.directory = os.path.join(workdir, 'checkpoints')
+    self.directory = os.path.abspath(os.path.join(workdir, 'checkpoints'))
     self._managers: dict[str, ocp.CheckpointManager] = {}
+    self._verified: set[str] = set()
 
   def __enter__(self):
     return self
@@ -40,24 +152,55 @@ class CheckpointStore:
     self.close()
 
   def close(self):
-    for manager in self._managers.values():
-      manager.close()
-    self._managers.clear()
+    managers, self._managers = list(self._managers.values()), {}
+    for manager in managers:
+      try:
+        manager.close()
+      except Exception:  # pylint: disable=broad-except
+        pass  # a failed save already raised its own error
+
+  def step_dir(self, kind: str, step: int) -> str:
+    return os.path.join(self.directory, kind, str(step))
 
   def _manager(self, kind: str) -> ocp.CheckpointManager:
     if kind not in self._managers:
       options = ocp.CheckpointManagerOptions(max_to_keep=1, create=True,
+                                             cleanup_tmp_directories=True,
                                              enable_async_checkpointing=False)
-      self._managers[kind] = ocp.CheckpointManager(
-          os.path.abspath(os.path.join(self.directory, kind)), options=options)
+      self._managers[kind] = ocp.CheckpointManager(os.path.join(self.directory, kind),
+                                                   options=options)
     return self._managers[kind]
 
   def _save(self, kind: str, step: int, args: ocp.args.Composite):
-    manager = self._manager(kind)
-    if step in manager.all_steps():
-      manager.delete(step)  # a resumed run redoing a step writes the same values again
-    manager.save(step, args=args, force=True)
-    manager.wait_until_finished()
+    target = self.step_dir(kind, step)
+    try:
+      with _quiet_orbax():
+        manager = self._manager(kind)
+        if step in manager.all_steps():
+          manager.delete(step)  # a resumed run redoing a step writes the same values again
+        manager.save(step, args=args, force=True)
+        manager.wait_until_finished()
+      _seal(target)
+    except StorageError:
+      raise  # the manifest could not be written: the checkpoint itself is complete
+    except Exception as e:  # pylint: disable=broad-except
+      self._abandon(kind, step)
+      raise _save_error(target, e) from e
+    self._verified.add(target)
+
+  def _abandon(self, kind: str, step: int) -> None:
+    """Drops a manager whose save failed and the temporary folder it left, so
+    the space comes back and the previous checkpoint stays the latest."""
+    manager = self._managers.pop(kind, None)
+    if manager is not None:
+      try:
+        manager.close()
+      except Exception:  # pylint: disable=broad-except
+        pass
+    folder = os.path.join(self.directory, kind)
+    for name in os.listdir(folder) if os.path.isdir(folder) else []:
+      if name.startswith(f'{step}.') and 'tmp' in name:
+        shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
 
   def save_latest(self, step: int, state: Any, progress: dict) -> None:
     self._save('latest', step, ocp.args.Composite(
@@ -67,20 +210,44 @@ class CheckpointStore:
     self._save('best', step, ocp.args.Composite(
         params=ocp.args.StandardSave(params), selection=ocp.args.JsonSave(selection)))
 
-  def _restore(self, kind: str, items: dict):
-    if not os.path.isdir(os.path.join(self.directory, kind)):
-      return None
-    manager = self._manager(kind)
-    step = manager.latest_step()
+  def latest_step(self, kind: str) -> Optional[int]:
+    found = steps(os.path.join(self.directory, kind))
+    return found[-1] if found else None
+
+  def _restore(self, kind: str, items: dict, step: Optional[int] = None):
+    step = self.latest_step(kind) if step is None else step
     if step is None:
       return None
+    target = self.step_dir(kind, step)
+    if target not in self._verified:
+      why = _damage(target)
+      if why is not None:
+        raise self.damaged(kind, target, why)
+      self._verified.add(target)
     try:
-      return manager.restore(step, args=ocp.args.Composite(**items))
-    except (ValueError, KeyError, TypeError) as e:
+      with _quiet_orbax(), ocp.Checkpointer(ocp.CompositeCheckpointHandler()) as checkpointer:
+        return checkpointer.restore(target, args=ocp.args.Composite(**items))
+    except Exception as e:  # pylint: disable=broad-except
+      if isinstance(e, PermissionError):
+        raise CheckpointError(f'cannot read the checkpoint {target}: permission denied; ask its '
+                              'owner for read access, or train in a new --workdir.') from e
+      # Files that match their manifest are intact: then a failure is a mismatch.
+      verified = os.path.isfile(os.path.join(target, MANIFEST))
+      if isinstance(e, OSError) or (not verified and _looks_damaged(e)):
+        raise self.damaged(kind, target, _brief(e)) from e
       raise CheckpointError(
-          f'the checkpoint in {manager.directory} does not fit the model of this config '
-          f'({type(e).__name__}: {str(e)[:300]}). Use a new --workdir, or the config it '
-          'was trained with.') from e
+          f'the checkpoint in {target} does not fit the model of this config '
+          f'({_brief(e)[:300]}). Use a new --workdir, or the config it was trained with.') from e
+
+  def damaged(self, kind: str, target: str, why: str) -> CheckpointError:
+    """The one-line error for a damaged step folder, with the fix for its kind."""
+    if kind == 'latest':
+      fix = (f'delete {target} to restart this training from scratch (the rest of the workdir '
+             'is kept), or train in a new --workdir')
+    else:
+      fix = ('the selected model is lost: train again in a new --workdir (or restore the folder '
+             'from a backup)')
+    return CheckpointError(f'the checkpoint {target} is damaged ({why}); {fix}.')
 
   def latest_progress(self) -> Optional[dict]:
     """The progress record of the latest checkpoint (no arrays read), or None."""
@@ -94,7 +261,56 @@ class CheckpointStore:
     return None if restored is None else (restored['state'], restored['progress'])
 
   def restore_best(self, template_params: Any) -> Optional[tuple[Any, dict]]:
-    """(params, selection) of the selected model, or None if none was saved."""
-    restored = self._restore('best', {'params': ocp.args.StandardRestore(_abstract(template_params)),
-                                      'selection': ocp.args.JsonRestore()})
+    """(params, selection) of the selected model, or None if none was saved.
+
+    When the best folder is damaged but the latest checkpoint of this same
+    workdir is intact and was saved at the selected step (the last epoch was
+    the best), the params come from there.
+    """
+    try:
+      restored = self._restore('best', {
+          'params': ocp.args.StandardRestore(_abstract(template_params)),
+          'selection': ocp.args.JsonRestore()})
+    except CheckpointError as damaged:
+      if 'is damaged' not in str(damaged):
+        raise
+      rescued = self._params_from_latest(template_params)
+      if rescued is None:
+        raise
+      return rescued
     return None if restored is None else (restored['params'], restored['selection'])
+
+  def _params_from_latest(self, template_params: Any) -> Optional[tuple[Any, dict]]:
+    best, latest = self.latest_step('best'), self.latest_step('latest')
+    if best is None or best != latest:
+      return None
+    try:
+      progress = self.latest_progress()
+      if len(progress['models']) != 1 or progress['models'][0]['best']['step'] != best:
+        return None
+      state = self._restore('latest', {'state': ocp.args.StandardRestore()})['state']
+      params = jax.tree.map(lambda x: x[0], state['params'])  # the model axis, of length 1
+      if (jax.tree.structure(params) != jax.tree.structure(template_params) or
+          [x.shape for x in jax.tree.leaves(params)] !=
+          [x.shape for x in jax.tree.leaves(template_params)]):
+        return None
+      return jax.tree.map(lambda x, t: jax.numpy.asarray(x, t.dtype), params,
+                          template_params), progress['models'][0]['best']
+    except (CheckpointError, KeyError, TypeError, IndexError):
+      return None
+
+
+def _save_error(target: str, error: BaseException) -> Exception:
+  """A StorageError for a full disk or unwritable folder, else a CheckpointError;
+  orbax reports tensorstore's OSErrors as text with an os_error_code."""
+  code = error.errno if isinstance(error, OSError) else None
+  if code is None:
+    match = _OS_ERROR_CODE.search(str(error))
+    code = int(match.group(1)) if match else None
+  if code is not None and atomic_io.is_storage_error(OSError(code, os.strerror(code))):
+    return atomic_io.storage_error(target, OSError(code, os.strerror(code)))
+  if code == errno.ENOENT:
+    return CheckpointError(f'cannot save the checkpoint {target}: a folder vanished while it was '
+                           'written (was the workdir deleted?); rerun to resume.')
+  return CheckpointError(f'cannot save the checkpoint {target} ({_brief(error)[:300]}); '
+                         'the previous checkpoint is intact: fix the cause and rerun to resume.')

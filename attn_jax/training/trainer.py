@@ -15,6 +15,14 @@ stacked state is saved every `train.checkpoint_every_steps` steps and at each
 epoch end; each model's best params by selection-split ROC-AUC (never epoch
 0, as J&W HEAD) go to its own workdir. Per-epoch metrics live in the
 checkpoint and are mirrored to `<workdir>/metrics.jsonl` of each model.
+When the last epoch ends, the final progress record also goes to
+`<group>/training.json`: a finished program then restores from best/ alone,
+without reading latest/ (which may be damaged, deleted, or on a read-only
+mount).
+
+Epochs and batches are counted from 0 in every stored record (progress,
+metrics.jsonl, the selection, eval.json's `selected_epoch`), as results
+already use them; messages for people count from 1 ("epoch 2 of 3").
 """
 
 import dataclasses
@@ -32,7 +40,7 @@ import tqdm
 from attn_jax import atomic_io
 from attn_jax.data.batching import bucket_lengths, train_batches
 from attn_jax.data.dataset import Dataset
-from attn_jax.errors import TrainingError
+from attn_jax.errors import StorageError, TrainingError
 from attn_jax.models import Model
 from attn_jax.training import step as step_lib
 from attn_jax.training.checkpoints import CheckpointStore
@@ -42,6 +50,7 @@ from attn_jax.training.loss import LOSSES
 from attn_jax.training.optimizer import frozen_subtrees, make_optimizer, with_hyperparams
 
 SELECTION_METRIC = 'roc_auc'
+FINISHED = 'training.json'  # in the group folder: the final progress record
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,10 +96,40 @@ def _write_histories(members, progress) -> None:
     atomic_io.write_jsonl(os.path.join(member.workdir, 'metrics.jsonl'), record['history'])
 
 
-def _nan_message(loss, epoch, index, step, directory, name='') -> str:
+def _at(epoch: int, index: int, epochs: int, batches: int) -> str:
+  """Where in training a 0-based (epoch, batch) is, as people count: from 1."""
+  return f'in epoch {epoch + 1} of {epochs}, batch {index + 1} of {batches}'
+
+
+def _where(progress: dict, epochs: int, batches: int) -> str:
+  """Where a resumed run picks up: progress counts finished epochs and batches."""
+  return (f'{progress["epoch"]} of {epochs} epochs done, resuming epoch {progress["epoch"] + 1} '
+          f'after batch {progress["batch"]} of {batches}')
+
+
+def _finished_record(group_dir: str):
+  """The final progress record of a finished program, or None (not finished,
+  or a workdir from before this file, whose record is only in latest/)."""
+  try:
+    return atomic_io.read_json(os.path.join(group_dir, FINISHED))
+  except (OSError, ValueError):
+    return None  # missing or unreadable: latest/ holds the same record
+
+
+def _record_finished(group_dir: str, progress: dict, required: bool = True) -> None:
+  """Keeps the finished record outside orbax's latest/, so a finished run
+  restores from best/ alone, even when latest/ is damaged or deleted."""
+  try:
+    atomic_io.write_json(os.path.join(group_dir, FINISHED), progress)
+  except StorageError:
+    if required:
+      raise  # an older workdir on a read-only mount still restores from latest/
+
+
+def _nan_message(loss, at, step, directory, name='') -> str:
   who = f'every model ({name}, ...): ' if name else ''
-  return (f'{who}the training loss or its gradient became {loss} at epoch {epoch}, batch '
-          f'{index} (step {step}); training stopped and the last good checkpoint in '
+  return (f'{who}the training loss or its gradient became {loss} {at} '
+          f'(step {step}); training stopped and the last good checkpoint in '
           f'{directory} is intact. Check the data and pretrained vectors for extreme values, '
           'or train with a lower --config.train.learning_rate in a new --workdir.')
 
@@ -134,7 +173,9 @@ def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
     return step_lib.TrainState(params, opt_state, jnp.zeros((), jnp.int32))
 
   with CheckpointStore(group_dir) as store:
-    progress = store.latest_progress()
+    progress = _finished_record(group_dir)
+    if progress is None:
+      progress = store.latest_progress()
     if progress is None:
       state = step_lib.stack([init_state(m, initial_params(m)) for m in members])
       progress = fresh_progress(num)
@@ -148,6 +189,7 @@ def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
       # rewrite must not leave them behind.
       _write_histories(members, progress)
       if progress['finished']:
+        _record_finished(group_dir, progress, required=False)
         log(f'training already finished in {group_dir}: restoring the selected model'
             + ('s' if num > 1 else ''))
         return progress
@@ -156,8 +198,7 @@ def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
           [init_state(m, model.init(init_key(m.cfg.seed))) for m in members]))
       state, progress = store.restore_latest(template)
       state = executor.from_checkpoint(state)
-      log(f'resuming from {store.directory}/latest: epoch {progress["epoch"]}, '
-          f'batch {progress["batch"]} of {steps_per_epoch}')
+      log(f'resuming from {store.directory}/latest: {_where(progress, t.epochs, steps_per_epoch)}')
     alive = np.array([r['failed'] is None for r in progress['models']])
     clock = time.time()
 
@@ -172,7 +213,8 @@ def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
                     disable=not t.progress, unit='step', dynamic_ncols=True)
     with bar:
       for epoch in range(progress['epoch'], t.epochs):
-        bar.set_description(f'epoch {epoch + 1}/{t.epochs}' + (f' ({num} models)' if num > 1 else ''))
+        bar.set_description(f'epoch {epoch + 1} of {t.epochs}'
+                            + (f' ({num} models)' if num > 1 else ''))
         batches = train_batches(train_split.sequences, train_split.labels, t.batch_size,
                                 buckets, dataset.pos_weight, order_seed, epoch)
         for index in range(progress['batch'], len(batches)):
@@ -180,15 +222,15 @@ def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
           state, losses = executor.step(state, batch, dropout_keys, sweep_values)
           broken = alive & ~np.isfinite(losses)
           if broken.any():
-            step = executor.step_count(state)
+            step, at = executor.step_count(state), _at(epoch, index, t.epochs, len(batches))
             if broken.sum() == alive.sum():
-              raise TrainingError(_nan_message(losses[broken][0], epoch, index, step,
-                                               store.directory, members[0].workdir if num > 1 else ''))
+              raise TrainingError(_nan_message(losses[broken][0], at, step, store.directory,
+                                               members[0].workdir if num > 1 else ''))
             for i in np.flatnonzero(broken):
               progress['models'][i]['failed'] = {'epoch': epoch, 'batch': index, 'step': step,
                                                  'loss': str(losses[i])}
               bar.write(f'warning: model {members[i].workdir}: the training loss or its gradient '
-                        f'became {losses[i]} at epoch {epoch}, batch {index} (step {step}); it is '
+                        f'became {losses[i]} {at} (step {step}); it is '
                         'not selected or evaluated from here on; the other models go on.')
             alive &= ~broken
           progress['loss_sum'] = [s + (float(x) if ok else 0.0)
@@ -209,7 +251,9 @@ def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
                         finished=epoch + 1 == t.epochs)
         save_latest()
         _write_histories(members, progress)
-        bar.write(_epoch_line(progress, t.select_on, members))
+        if progress['finished']:
+          _record_finished(group_dir, progress)
+        bar.write(_epoch_line(progress, t.select_on, members, t.epochs))
   return progress
 
 
@@ -233,15 +277,16 @@ def _select(group_store, member, progress, i, epoch, step, metrics, params, t) -
         store.save_best(step, params, entry['best'])
 
 
-def _epoch_line(progress: dict, split: str, members) -> str:
+def _epoch_line(progress: dict, split: str, members, epochs: int) -> str:
   lines = []
   for member, entry in zip(members, progress['models']):
     if entry['failed'] is not None or not entry['history']:
       continue
     record, best = entry['history'][-1], entry['best']
-    chosen = f'best epoch {best["epoch"]}' if best else 'no model selected yet'
+    chosen = f'best epoch {best["epoch"] + 1}' if best else 'no model selected yet'
     who = f'{os.path.basename(member.workdir)}: ' if len(members) > 1 else ''
-    lines.append(f'{who}epoch {record["epoch"]}: train loss {record["train_loss"]:.4f} | {split} '
+    lines.append(f'{who}epoch {record["epoch"] + 1} of {epochs}: train loss '
+                 f'{record["train_loss"]:.4f} | {split} '
                  f'acc {record[f"{split}_accuracy"]:.4f} f1(pos) {record[f"{split}_f1_pos"]:.4f} '
                  f'roc-auc {record[f"{split}_roc_auc"]:.4f} | {chosen}')
   return '\n'.join(lines)

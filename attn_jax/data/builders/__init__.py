@@ -3,23 +3,25 @@
 `load_raw('imdb')` finds the archive (see `attn_jax.data.sources`), prepares
 it once into the tfds data dir as array_record (`$TFDS_DATA_DIR` respected)
 — again whenever the source files change — and reads every split back
-through a tfds data source.
+through a tfds data source. Each preparation keeps a record of what its
+source files were and what is unusual about them (`source_record`).
 """
 
-import hashlib
-import json
 import os
+import warnings
 from typing import Optional
 
 import numpy as np
-import tensorflow_datasets as tfds
 
 from attn_jax import atomic_io
-from attn_jax.data import sources
+from attn_jax.data import network, source_record, sources
+from attn_jax.data.builders import staging
 from attn_jax.data.builders.ag_news import AgNewsCsv
+from attn_jax.data.builders.base import NonstandardDataWarning
 from attn_jax.data.builders.imdb import AclImdb
 from attn_jax.data.builders.newsgroups import Newsgroups20Bydate
 from attn_jax.data.builders.sst import SstTrees
+from attn_jax.errors import StorageError
 
 BUILDERS = {'sst': SstTrees, 'imdb': AclImdb, '20news': Newsgroups20Bydate, 'agnews': AgNewsCsv}
 
@@ -35,39 +37,83 @@ def make_builder(dataset: str, files: Optional[dict[str, str]], tfds_data_dir: O
 SIGNATURE_FILE = 'attn_jax_sources.json'
 
 
-def source_signature(files: dict[str, str]) -> dict:
-  """Name, size and sha256 of each source file."""
+def source_signature(files: dict[str, str], names: Optional[dict[str, str]] = None) -> dict:
+  """Name (`names[role]`, else the file's), size and sha256 of each source file."""
   signature = {}
   for role, path in sorted(files.items()):
-    digest = hashlib.sha256()
-    with open(path, 'rb') as f:
-      for block in iter(lambda: f.read(1 << 20), b''):
-        digest.update(block)
-    signature[role] = {'name': os.path.basename(path), 'bytes': os.path.getsize(path),
-                       'sha256': digest.hexdigest()}
+    name = (names or {}).get(role, os.path.basename(path))
+    signature[role] = {'name': name, 'bytes': os.path.getsize(path),
+                       'sha256': atomic_io.sha256_file(path)}
   return signature
 
 
-def _prepared_from(builder) -> Optional[dict]:
-  path = os.path.join(builder.data_dir, SIGNATURE_FILE)
-  if not os.path.exists(path):
-    return None
-  with open(path) as f:
-    return json.load(f)
+def _prepared_from(version_dir: str) -> Optional[dict]:
+  path = os.path.join(version_dir, SIGNATURE_FILE)
+  return atomic_io.read_json(path) if os.path.exists(path) else None
 
 
-def prepare(builder, files: Optional[dict[str, str]]) -> None:
-  """Prepares once, and again whenever the local source files change."""
+def _recorded(dataset: str, version_dir: str) -> Optional[dict]:
+  """The source record of a prepared copy.
+
+  A copy prepared before records were kept has only its signature; when its
+  files are the reference release, their item counts are the official ones,
+  so the record follows from the signature and is added. Otherwise None.
+  """
+  record = source_record.read(version_dir)
+  signature = _prepared_from(version_dir)
+  if record is None and signature is not None:
+    record = source_record.make(dataset, signature, [])
+    if not record['standard']:
+      return None
+    try:
+      source_record.write(version_dir, record)
+    except StorageError:
+      pass  # a read-only shared copy: the record is still returned
+  return record
+
+
+def prepare(dataset: str, files: Optional[dict[str, str]],
+            tfds_data_dir: Optional[str]) -> tuple[dict, str]:
+  """Prepares once, and again whenever the local source files change.
+
+  With no local files (`files=None`) an existing prepared copy is used as it
+  is, so it works offline; otherwise the official files are downloaded, after
+  a quick check that their host answers. A new preparation is made beside the
+  old one and replaces it only when complete (see `staging`).
+
+  Returns:
+    the preparation's source record (see `source_record`) and its folder.
+
+  Raises:
+    DataError: offline with nothing prepared, or damaged source files.
+    StorageError: the tfds data dir is full or not writable.
+  """
+  builder = make_builder(dataset, files, tfds_data_dir)
+  version_dir = os.fspath(builder.data_dir)
   if files is None:
-    if not builder.is_prepared():
-      builder.download_and_prepare()
-    return
-  signature = source_signature(files)
-  if builder.is_prepared() and _prepared_from(builder) == signature:
-    return
-  mode = tfds.download.GenerateMode.REUSE_CACHE_IF_EXISTS  # rebuild over a stale preparation
-  builder.download_and_prepare(download_config=tfds.download.DownloadConfig(download_mode=mode))
-  atomic_io.write_json(os.path.join(builder.data_dir, SIGNATURE_FILE), signature)
+    if builder.is_prepared():
+      return _recorded(dataset, version_dir) or source_record.UNRECORDED, version_dir
+    url = sources.SOURCES[dataset].url
+    if not network.reachable(url):
+      raise sources.offline_error(dataset, network.endpoint(url)[0])
+  elif builder.is_prepared() and _prepared_from(version_dir) == source_signature(files):
+    record = _recorded(dataset, version_dir)
+    if record is not None:
+      return record, version_dir
+  root = os.fspath(builder.data_dir_root)
+
+  def prepare_in(staging_root: str) -> str:
+    staged = make_builder(dataset, files, staging_root)
+    # Downloads stay in the real data dir, so a failed preparation is not downloaded again.
+    staged.download_and_prepare(download_dir=os.path.join(root, 'downloads') if files is None else None)
+    official = {role: sources.official_name(dataset, role) for role in staged.source_files}
+    signature = source_signature(staged.source_files, official if files is None else None)
+    atomic_io.write_json(os.path.join(staged.data_dir, SIGNATURE_FILE), signature)
+    source_record.write(staged.data_dir, source_record.make(dataset, signature, staged.count_notes))
+    return os.fspath(staged.data_dir)
+
+  staging.prepare_staged(dataset, root, version_dir, prepare_in)
+  return source_record.read(version_dir) or source_record.UNRECORDED, version_dir
 
 
 def _plain(value):
@@ -78,24 +124,39 @@ def _plain(value):
   return value
 
 
-def load_raw(dataset: str, manual_dir: Optional[str] = None,
-             tfds_data_dir: Optional[str] = None) -> dict[str, list[dict]]:
-  """Every split of `dataset` as a list of plain-Python records.
+def load(dataset: str, manual_dir: Optional[str] = None,
+         tfds_data_dir: Optional[str] = None) -> tuple[dict[str, list[dict]], dict]:
+  """Every split of `dataset` as plain-Python records, and the source record.
 
   Args:
     dataset: 'sst', 'imdb', '20news' or 'agnews'.
     manual_dir: folder of the original files; None falls back to
-      `$ATTN_JAX_DATA`, then to downloading.
+      `$ATTN_JAX_DATA`, then to a prepared copy, then to downloading.
     tfds_data_dir: where prepared data lives; None is tfds's default.
+
+  Returns:
+    (split -> records, the preparation's source record: see `source_record`).
+    A non-standard source also gets one `NonstandardDataWarning` line.
 
   Raises:
     DataError: files missing, truncated or malformed (before any preparation
-      when they are missing).
+      when they are missing), or offline with nothing to read.
+    StorageError: the tfds data dir is full or not writable.
   """
   data_dir = sources.archive_dir(manual_dir)
   files = sources.locate(dataset, data_dir) if data_dir else None
-  prepare(make_builder(dataset, files, tfds_data_dir), files)
+  record, prepared_dir = prepare(dataset, files, tfds_data_dir)
+  if not record['standard']:
+    warnings.warn(source_record.warning_line(dataset, record, prepared_dir),
+                  NonstandardDataWarning, stacklevel=2)
   splits = make_builder(dataset, files, tfds_data_dir).as_data_source()
-  return {name: [{k: _plain(v) for k, v in record.items()}
-                 for record in source.__getitems__(range(len(source)))]
-          for name, source in splits.items()}
+  raw = {name: [{k: _plain(v) for k, v in example.items()}
+                for example in source.__getitems__(range(len(source)))]
+         for name, source in splits.items()}
+  return raw, record
+
+
+def load_raw(dataset: str, manual_dir: Optional[str] = None,
+             tfds_data_dir: Optional[str] = None) -> dict[str, list[dict]]:
+  """The records of `load`, without the source record."""
+  return load(dataset, manual_dir, tfds_data_dir)[0]

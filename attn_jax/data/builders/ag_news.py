@@ -43,18 +43,20 @@ class AgNewsCsv(base.ArchiveBuilder, skip_registration=True):
       splits[split] = list(self._read_csv(split, files[split]))
       if not splits[split]:
         raise base.malformed(files[split], 'no rows')
-      base.check_official_count(files[split], 'rows', len(splits[split]), self.OFFICIAL_ROWS[split])
+      base.check_official_count(self.count_notes, files[split], 'rows', len(splits[split]),
+                                self.OFFICIAL_ROWS[split])
     return splits
 
   def _read_csv(self, split, path):
     try:
       with open(path, 'rb') as f:
         raw = f.read()
-      if raw[:2] == b'\x1f\x8b':
+      gzipped = raw[:2] == b'\x1f\x8b'
+      if gzipped:
         raw = gzip.decompress(raw)
-      text = raw.decode('utf-8')
     except base.CORRUPT_FILE_ERRORS as e:
       raise base.corrupt(path, e) from e
+    text = base.decode_utf8(raw, path + (' (uncompressed)' if gzipped else ''))
     try:
       rows = list(csv.reader(io.StringIO(text, newline=''), strict=True))
     except csv.Error as e:

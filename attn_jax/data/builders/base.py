@@ -3,7 +3,6 @@
 import csv
 import os
 import tarfile
-import warnings
 import zlib
 from typing import Iterable, Optional
 
@@ -18,29 +17,44 @@ CORRUPT_FILE_ERRORS = (tarfile.TarError, EOFError, zlib.error, OSError, UnicodeD
 
 
 class NonstandardDataWarning(UserWarning):
-  """A source file parses but does not have the official release's size."""
+  """The source files are not the reference release (another size or sha256)."""
 
 
-def check_official_count(path: str, what: str, count: int, official: int) -> None:
-  """Warns when a file holds another number of items than the official one.
+def check_official_count(notes: list[str], path: str, what: str, count: int,
+                         official: int) -> None:
+  """Notes a file that holds another number of items than the official one.
 
   A text file cut at a line boundary still parses; this is how such a
-  truncation (or a different copy) shows. Not an error: subsets are legitimate.
+  truncation (or a different copy) shows. Not an error: subsets are
+  legitimate, but the preparation's source record says so.
   """
   if count != official:
-    warnings.warn(f'{path}: {count} {what}, the official release has {official}: '
-                  'truncated, or a different copy?', NonstandardDataWarning, stacklevel=2)
+    notes.append(f'{os.path.basename(path)}: {count} {what}, the official release has '
+                 f'{official}: truncated, or a different copy?')
 
 
 def corrupt(path: str, error: Exception) -> DataError:
   return DataError(
       f'{path} is truncated or corrupt ({type(error).__name__}: {error}). '
-      'Replace it with a complete copy of the original file; delete any '
-      'partly prepared copy under the tfds data dir if one was written.')
+      'Replace it with a complete copy of the original file (nothing was prepared from it; '
+      'an earlier prepared copy, if any, is kept).')
 
 
 def malformed(path: str, what: str) -> DataError:
   return DataError(f'{path} is malformed: {what}. Is it the original distribution file?')
+
+
+def decode_utf8(data: bytes, where: str) -> str:
+  """`data` as text; invalid UTF-8 is a DataError naming the line and byte."""
+  try:
+    return data.decode('utf-8')
+  except UnicodeDecodeError as e:
+    line = data.count(b'\n', 0, e.start) + 1
+    cut = (' (cut inside a character: truncated?)'
+           if e.reason == 'unexpected end of data' and e.end == len(data) else '')
+    raise DataError(
+        f'{where}: line {line} (byte {e.start}) is not valid UTF-8 ({e.reason}){cut}. Replace '
+        'it with the original UTF-8 file (re-encoded, e.g. to latin-1, or damaged?).') from e
 
 
 class ArchiveBuilder(tfds.core.GeneratorBasedBuilder, skip_registration=True):
@@ -57,12 +71,15 @@ class ArchiveBuilder(tfds.core.GeneratorBasedBuilder, skip_registration=True):
 
   def __init__(self, *, files: Optional[dict[str, str]] = None, **kwargs):
     self._files = files
+    self.source_files = files  # what the last preparation read: given or downloaded
+    self.count_notes = []  # item-count differences from the official release met reading
     super().__init__(**kwargs)
 
   def _split_generators(self, dl_manager):
     files = self._files
     if files is None:
       files = sources.SOURCES[self.DATASET].download(dl_manager)
+    self.source_files, self.count_notes = files, []
     return {split: self._generate_examples(examples)
             for split, examples in self._read(files).items()}
 
@@ -85,14 +102,16 @@ def tar_members(path: str):
 
 
 def in_key_order(path: str, splits: dict[str, list], expected: str,
-                 official: dict[str, int]) -> dict[str, list]:
+                 official: dict[str, int], notes: list[str]) -> dict[str, list]:
   """Sorts each split's (sort key tuple, example) pairs by key and joins the
-  key into a string; a split with no example means a malformed archive."""
+  key into a string; a split with no example means a malformed archive, one
+  of another size than the official release a note."""
   ordered = {}
   for split, examples in splits.items():
     if not examples:
       raise malformed(path, 'no ' + expected.format(split=split))
-    check_official_count(path, expected.format(split=split), len(examples), official[split])
+    check_official_count(notes, path, expected.format(split=split), len(examples),
+                         official[split])
     examples.sort(key=lambda kv: kv[0])
     ordered[split] = [('/'.join(map(str, key)), example) for key, example in examples]
   return ordered

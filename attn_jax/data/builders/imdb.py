@@ -40,14 +40,11 @@ class AclImdb(base.ArchiveBuilder, skip_registration=True):
       match = _REVIEW.match(parts[-1])
       if not match:
         raise base.malformed(path, f'review file {name!r} is not named ID_RATING.txt')
-      try:
-        text = data.decode('utf-8')
-      except UnicodeDecodeError as e:
-        raise base.malformed(path, f'{name} is not UTF-8') from e
+      text = base.decode_utf8(data, f'{path}, member {name}')
       review_id, rating = int(match.group(1)), int(match.group(2))
       label = parts[-2]
       splits[parts[-3]].append(((label, review_id), {
           'text': text, 'label': label, 'rating': rating,
           'id': f'{parts[-3]}/{label}/{parts[-1]}'}))
     return base.in_key_order(path, splits, 'aclImdb/{split}/{{neg,pos}}/*.txt reviews',
-                             {'train': 25000, 'test': 25000})
+                             {'train': 25000, 'test': 25000}, self.count_notes)

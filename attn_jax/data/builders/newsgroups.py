@@ -47,4 +47,4 @@ class Newsgroups20Bydate(base.ArchiveBuilder, skip_registration=True):
       splits[split].append(((group, int(post)), {
           'text': data.decode('latin-1'), 'group': group, 'id': f'{split}/{group}/{post}'}))
     return base.in_key_order(path, splits, '20news-bydate-{split}/<group>/<id> posts',
-                             {'train': 11314, 'test': 7532})
+                             {'train': 11314, 'test': 7532}, self.count_notes)

@@ -34,15 +34,17 @@ class SstTrees(base.ArchiveBuilder, skip_registration=True):
       splits[split] = list(self._read_split(split, files[split]))
       if not splits[split]:
         raise base.malformed(files[split], 'no trees')
-      base.check_official_count(files[split], 'trees', len(splits[split]), self.OFFICIAL_TREES[split])
+      base.check_official_count(self.count_notes, files[split], 'trees', len(splits[split]),
+                                self.OFFICIAL_TREES[split])
     return splits
 
   def _read_split(self, split, path):
     try:
-      with open(path, encoding='utf-8') as f:
-        lines = f.read().splitlines()
+      with open(path, 'rb') as f:
+        data = f.read()
     except base.CORRUPT_FILE_ERRORS as e:
       raise base.corrupt(path, e) from e
+    lines = base.decode_utf8(data, path).splitlines()
     for number, line in enumerate(lines, 1):
       if not line.strip():
         continue

@@ -1,0 +1,130 @@
+"""What a workdir (or an --output_dir) holds, read without changing anything.
+
+    python -m attn_jax.contents WORKDIR [WORKDIR ...]
+
+For each model folder (the workdir, and each model of a program under it):
+its config and data, whether its description files match their recorded
+sha256, training and selection, the test metrics, and every set of analysis
+results per stage — key, split, document count, settings, intact or damaged,
+or still in progress — with the one a report shows by default marked `*`.
+"""
+
+import argparse
+import os
+import sys
+
+from attn_jax import atomic_io, config as config_lib, workdir as workdir_lib
+from attn_jax.errors import AttnJaxError
+from attn_jax.stages import store
+
+
+def _read(path: str):
+  try:
+    return atomic_io.read_json(path)
+  except (OSError, ValueError):
+    return None
+
+
+def model_folders(root: str) -> list[str]:
+  """`root` and the folders under it that hold a model's files, in name order."""
+  found = []
+  for directory, subdirs, files in os.walk(root):
+    subdirs[:] = sorted(d for d in subdirs if d not in ('checkpoints', 'analyses') and not d.startswith('.'))
+    if 'config.json' in files or 'eval.json' in files or 'analyses' in os.listdir(directory):
+      found.append(directory)
+  return found
+
+
+def _description_lines(folder: str) -> list[str]:
+  lines = []
+  config = _read(os.path.join(folder, 'config.json'))
+  if isinstance(config, dict):
+    model = config.get('model', {})
+    lines.append(f'  config: {config.get("name")} ({config.get("data", {}).get("dataset")}), '
+                 f'{model.get("encoder")} + {model.get("attention")} / {model.get("projection")}, '
+                 f'seed {config.get("seed")}')
+  problems = []
+  for name in workdir_lib.DESCRIPTION:
+    try:
+      workdir_lib.verify(folder, name)
+    except AttnJaxError as e:
+      problems.append(str(e))
+  if not os.path.exists(os.path.join(folder, workdir_lib.CHECKSUMS)):
+    lines.append('  description files: no checksums.json (written by attn-jax <= 0.2, or not a workdir)')
+  else:
+    lines.append('  description files: ' + ('sha256 as recorded' if not problems else 'DAMAGED'))
+  lines += [f'    {p}' for p in problems]
+  data = _read(os.path.join(folder, 'data.json'))
+  if isinstance(data, dict):
+    source = data.get('source') or {}
+    standard = {True: 'reference copy', False: 'NON-STANDARD: ' + '; '.join(source.get('notes', []))}
+    lines.append(f'  data: fingerprint {data.get("fingerprint")}, '
+                 f'{standard.get(source.get("standard"), "source not recorded")}')
+  return lines
+
+
+def _training_lines(folder: str) -> list[str]:
+  lines = []
+  checkpoints = os.path.join(folder, 'checkpoints')
+  for kind in ('latest', 'best'):
+    directory = os.path.join(checkpoints, kind)
+    if os.path.isdir(directory):
+      steps = sorted((int(n) for n in os.listdir(directory) if n.isdigit()))
+      lines.append(f'  checkpoints/{kind}: step ' + (', '.join(map(str, steps)) if steps else 'none'))
+  record = _read(os.path.join(folder, 'training.json'))
+  if isinstance(record, dict):
+    lines.append(f'  training: finished ({record.get("epoch")} epochs)' if record.get('finished')
+                 else f'  training: epoch {record.get("epoch")}')
+  results = _read(os.path.join(folder, 'eval.json'))
+  if isinstance(results, dict):
+    lines.append(f'  test: accuracy {results.get("accuracy", float("nan")):.4f}, roc-auc '
+                 f'{results.get("roc_auc", float("nan")):.4f} on {results.get("n")} documents '
+                 f'(selected epoch {results.get("selected_epoch", -1) + 1}, 1 = first)')
+  return lines
+
+
+def _stage_lines(folder: str) -> list[str]:
+  lines = []
+  for stage in config_lib.ANALYSES:
+    found = store.find(folder, stage)
+    root = store.stage_root(folder, stage)
+    partial = [n for n in (sorted(os.listdir(root)) if os.path.isdir(root) else [])
+               if os.path.exists(os.path.join(root, n, store.PARTIAL))
+               and not os.path.exists(os.path.join(root, n, store.SUMMARY))]
+    for i, f in enumerate(found):
+      key = f.summary.get('key', {})
+      state = 'intact' if f.intact and 'sha256' in f.summary else (
+          'summary only (no sha256 recorded)' if f.intact else f'DAMAGED: {f.problem}')
+      lines.append(f'  {"*" if i == 0 else " "} {stage}: {f.documents} {key.get("split", "?")} docs, '
+                   f'key {f.key_hash}, settings {key.get("settings", {})}, {state} '
+                   f'[{os.path.relpath(f.directory, folder)}]')
+    lines += [f'    {stage}: in progress (partial results) [{os.path.relpath(os.path.join(root, n), folder)}]'
+              for n in partial]
+  return lines
+
+
+def describe(root: str) -> str:
+  if not os.path.isdir(root):
+    raise AttnJaxError(f'{root} is not a folder; pass a workdir made by run.py')
+  blocks = []
+  for folder in model_folders(root):
+    lines = [f'{folder}:'] + _description_lines(folder) + _training_lines(folder) + _stage_lines(folder)
+    blocks.append('\n'.join(lines))
+  if not blocks:
+    return f'{root}: no attn-jax model or results found'
+  return '\n\n'.join(blocks) + ('\n\n* = the results a report shows by default (most documents, intact, newest)')
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(description='What workdirs hold: models, results per setting, damage.')
+  parser.add_argument('workdirs', nargs='+')
+  args = parser.parse_args(argv)
+  try:
+    print('\n\n'.join(describe(w) for w in args.workdirs))
+  except AttnJaxError as e:
+    print(f'error: {e}', file=sys.stderr)
+    sys.exit(2)
+
+
+if __name__ == '__main__':
+  main()

@@ -1,0 +1,149 @@
+"""Where a stage's results live on disk, and whether they can be trusted.
+
+    <out>/analyses/<stage>/<split>-<N>docs-<key hash>/
+        results.npz     row i = document i of the split (its first N)
+        summary.json    written last: the key, the numbers, and the sha256
+                        of every other file of the folder
+        *.png, *.svg    figures
+        partial.npz     while computing; removed when finished
+
+One folder per key (checkpoint, data, split, document count, settings,
+inputs), so a `max_docs=50` run sits beside the full one and neither
+replaces the other. A folder counts as finished only when its summary reads
+and every file it lists has the recorded sha256; results of attn-jax <= 0.2
+(`analyses/<stage>/summary.json`, no folder, no hashes) are still read by
+the reports, never by a rerun.
+"""
+
+import dataclasses
+import os
+from typing import Optional
+
+import numpy as np
+
+from attn_jax import atomic_io
+from attn_jax.errors import IntegrityError
+
+SUMMARY = 'summary.json'
+RESULTS = 'results.npz'
+PARTIAL = 'partial.npz'
+
+
+def summary_copy(found: 'Found') -> dict:
+  """The summary as saved alone (results/ keeps summaries, not arrays): its
+  file hashes dropped, so it reads as a record, not as damaged results."""
+  return {k: v for k, v in found.summary.items() if k != 'sha256'}
+
+
+def stage_root(out: str, stage: str) -> str:
+  return os.path.join(out, 'analyses', stage)
+
+
+def folder_name(key: dict) -> str:
+  return f'{key["split"]}-{key["docs"]}docs-{key["hash"]}'
+
+
+def result_dir(out: str, key: dict) -> str:
+  return os.path.join(stage_root(out, key['stage']), folder_name(key))
+
+
+def file_hashes(directory: str, names) -> dict[str, str]:
+  return {name: atomic_io.sha256_file(os.path.join(directory, name)) for name in sorted(names)}
+
+
+def damage(directory: str, summary: dict) -> Optional[str]:
+  """None when every file the summary lists has its recorded sha256, else a
+  line naming the first that does not."""
+  for name, digest in summary.get('sha256', {}).items():
+    path = os.path.join(directory, name)
+    if not os.path.exists(path):
+      return f'{path} is missing'
+    if atomic_io.sha256_file(path) != digest:
+      return f'{path} is damaged or was edited (its sha256 differs from {os.path.join(directory, SUMMARY)})'
+  if 'sha256' not in summary:
+    return f'{os.path.join(directory, SUMMARY)} records no sha256 of its files'
+  return None
+
+
+def read_summary(directory: str) -> tuple[Optional[dict], Optional[str]]:
+  """(summary, None) when the folder is finished and intact, else (None, why);
+  why is None when there is simply nothing there yet."""
+  path = os.path.join(directory, SUMMARY)
+  if not os.path.exists(path):
+    return None, None
+  try:
+    summary = atomic_io.read_json(path)
+  except (OSError, ValueError) as e:
+    return None, f'{path} is damaged ({type(e).__name__})'
+  if not isinstance(summary, dict) or 'key' not in summary:
+    return None, f'{path} is not a stage summary'
+  problem = damage(directory, summary)
+  return (None, problem) if problem else (summary, None)
+
+
+def load_arrays(directory: str, summary: dict) -> dict[str, np.ndarray]:
+  """The results.npz of a finished folder, verified against its summary.
+
+  Raises:
+    IntegrityError: the file changed since the summary was written.
+  """
+  problem = damage(directory, summary)
+  if problem:
+    raise IntegrityError(f'{problem}; rerun the stage to recompute it')
+  with np.load(os.path.join(directory, RESULTS)) as f:
+    return dict(f)
+
+
+@dataclasses.dataclass(frozen=True)
+class Found:
+  """A stage's finished results in one folder."""
+  stage: str
+  directory: str
+  summary: dict
+  intact: bool  # False: a file the summary lists is missing or changed
+  problem: Optional[str] = None
+
+  @property
+  def documents(self) -> int:
+    return int(self.summary.get('documents', 0))
+
+  @property
+  def key_hash(self) -> str:
+    return self.summary.get('key', {}).get('hash', '?')
+
+
+def find(out: str, stage: str) -> list[Found]:
+  """Every set of results of `stage` under `out` (key folders and the old
+  single-folder layout), most complete first: most documents, then intact
+  before damaged, then the most recently written."""
+  root = stage_root(out, stage)
+  if not os.path.isdir(root):
+    return []
+  found = []
+  candidates = [root] + [os.path.join(root, n) for n in sorted(os.listdir(root))
+                         if os.path.isdir(os.path.join(root, n))]
+  for directory in candidates:
+    path = os.path.join(directory, SUMMARY)
+    try:
+      summary = atomic_io.read_json(path)
+    except (OSError, ValueError):
+      continue
+    if not isinstance(summary, dict):
+      continue
+    legacy = 'sha256' not in summary
+    problem = None if legacy else damage(directory, summary)
+    found.append(Found(stage, directory, summary, intact=problem is None, problem=problem))
+  return sorted(found, key=lambda f: (-f.documents, not f.intact, -_mtime(f.directory)))
+
+
+def _mtime(directory: str) -> float:
+  try:
+    return os.path.getmtime(os.path.join(directory, SUMMARY))
+  except OSError:
+    return 0.0
+
+
+def most_complete(out: str, stage: str) -> Optional[Found]:
+  """The results a report shows by default (see `find`), or None."""
+  found = find(out, stage)
+  return found[0] if found else None

@@ -1,0 +1,153 @@
+"""Analysis results on disk: one folder per key, verified before reuse,
+never replaced by other settings, not rewritten when nothing changed."""
+
+import json
+import os
+import shutil
+import subprocess
+
+import jax
+import numpy as np
+import pytest
+
+from attn_jax import atomic_io, contents, reproduction
+from attn_jax.errors import IntegrityError, StorageError
+from attn_jax.stages import store
+import helpers
+
+pytestmark = pytest.mark.usefixtures('optax_promotion')
+ANALYSES = 'gradient,loo,kendall'
+
+
+@pytest.fixture(scope='module')
+def trained(tmp_path_factory):
+  workdir = tmp_path_factory.mktemp('trained')
+  with jax.numpy_dtype_promotion('standard'):
+    helpers.run(helpers.synthetic_config(top__analyses=ANALYSES), workdir)
+  return workdir
+
+
+@pytest.fixture
+def copy(trained, tmp_path):
+  shutil.copytree(trained, tmp_path / 'w')
+  return tmp_path / 'w'
+
+
+def snapshot(root):
+  """(relative path -> (bytes, mtime)) of every file under root."""
+  out = {}
+  for directory, _, files in os.walk(root):
+    for name in files:
+      path = os.path.join(directory, name)
+      with open(path, 'rb') as f:
+        out[os.path.relpath(path, root)] = (f.read(), os.path.getmtime(path))
+  return out
+
+
+def rerun(workdir, logs=None, **overrides):
+  with jax.numpy_dtype_promotion('standard'):
+    return helpers.run(helpers.synthetic_config(top__analyses=ANALYSES, **overrides), workdir, logs)
+
+
+def results_bytes(workdir, stage):
+  with open(os.path.join(helpers.stage_dir(workdir, stage), store.RESULTS), 'rb') as f:
+    return f.read()
+
+
+def test_a_rerun_that_changes_nothing_writes_nothing(copy):
+  before = snapshot(copy)
+  logs = []
+  rerun(copy, logs)
+  assert snapshot(copy) == before
+  assert sum('verified and skipped' in line for line in logs) == 3
+
+
+def test_two_settings_coexist_and_the_report_shows_the_most_complete(copy, capsys):
+  full = {stage: results_bytes(copy, stage) for stage in ('gradient', 'loo', 'kendall')}
+  rerun(copy, analysis__max_docs=20)
+  for stage, data in full.items():
+    found = store.find(str(copy), stage)
+    assert [f.documents for f in found] == [48, 20] and all(f.intact for f in found)
+    assert results_bytes(copy, stage) == data  # the full run is untouched
+  shown = reproduction.load_found(str(copy))
+  assert shown['kendall'].documents == 48
+  rows = reproduction.analysis_rows('w', 'synthetic', {k: f.summary for k, f in shown.items()})
+  assert all(row[-1].startswith('48 test docs, key ') for row in rows)
+  assert any('kendall also has 20 test docs' in line for line in reproduction.alternatives(str(copy), shown))
+  listing = contents.describe(str(copy))
+  assert '* kendall: 48 test docs' in listing and '  kendall: 20 test docs' in listing
+
+
+@pytest.mark.parametrize('damage', ['flip', 'truncate', 'delete'])
+def test_damaged_results_are_named_and_recomputed_identically(copy, damage):
+  path = os.path.join(helpers.stage_dir(copy, 'loo'), store.RESULTS)
+  original = results_bytes(copy, 'loo')
+  if damage == 'flip':
+    data = bytearray(original)
+    data[len(data) // 2] ^= 0xFF
+    open(path, 'wb').write(bytes(data))
+  elif damage == 'truncate':
+    open(path, 'wb').write(original[:len(original) // 2])
+  else:
+    os.remove(path)
+  assert not store.most_complete(str(copy), 'loo').intact
+  logs = []
+  rerun(copy, logs)
+  assert any(line.startswith(f'loo: {path} is ') and line.endswith('; recomputing') for line in logs)
+  assert results_bytes(copy, 'loo') == original
+  assert sum('verified and skipped' in line for line in logs) == 2  # gradient, kendall
+
+
+def test_a_damaged_summary_is_recomputed_and_refusal_is_one_line(copy):
+  summary = os.path.join(helpers.stage_dir(copy, 'kendall'), store.SUMMARY)
+  original = open(summary, 'rb').read()
+  open(summary, 'wb').write(original[:40])
+  logs = []
+  rerun(copy, logs)
+  assert any(f'{summary} is damaged' in line for line in logs)
+  timeless = lambda data: {k: v for k, v in json.loads(data).items() if 'second' not in k}
+  assert timeless(open(summary, 'rb').read()) == timeless(original)
+  results = os.path.join(helpers.stage_dir(copy, 'gradient'), store.RESULTS)
+  open(results, 'ab').write(b'x')
+  with pytest.raises(IntegrityError, match=r'gradient/test-48docs-\w+/results.npz is damaged or was '
+                                           r'edited .*--config.analysis.refuse_damaged'):
+    rerun(copy, analysis__refuse_damaged=True)
+
+
+def test_an_input_is_verified_before_a_dependent_stage_reads_it(trained):
+  gradient = store.most_complete(str(trained), 'gradient')
+  assert store.load_arrays(gradient.directory, gradient.summary)['alpha'].shape[0] == 48
+  tampered = dict(gradient.summary, sha256={store.RESULTS: '0' * 64})
+  with pytest.raises(IntegrityError, match='results.npz is damaged or was edited'):
+    store.load_arrays(gradient.directory, tampered)
+
+
+def test_written_files_follow_the_umask(tmp_path):
+  for mask, mode in ((0o022, 0o644), (0o002, 0o664)):
+    old = os.umask(mask)
+    try:
+      path = tmp_path / f'f{mask}.json'
+      atomic_io.write_json(str(path), {'a': 1})
+    finally:
+      os.umask(old)
+    assert os.stat(path).st_mode & 0o777 == mode
+
+
+def test_a_read_only_folder_is_a_one_line_storage_error(tmp_path):
+  target = tmp_path / 'ro'
+  target.mkdir()
+  if os.geteuid() == 0:  # root writes through permissions: a read-only bind mount instead
+    mounted = subprocess.run(['mount', '--bind', str(target), str(target)], capture_output=True).returncode == 0
+    if not mounted or subprocess.run(['mount', '-o', 'remount,ro,bind', str(target)]).returncode:
+      pytest.skip('cannot mount read-only here')
+  else:
+    os.chmod(target, 0o555)
+  try:
+    with pytest.raises(StorageError, match=r'cannot write .*x.json: (the file system is read-only|permission denied)'):
+      atomic_io.write_json(str(target / 'x.json'), {})
+    assert os.listdir(target) == []  # no temporary file left behind
+  finally:
+    if os.geteuid() == 0:
+      subprocess.run(['umount', str(target)])
+    else:
+      os.chmod(target, 0o755)
