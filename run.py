@@ -1,27 +1,57 @@
-"""Train (or restore) a model and evaluate it.
+"""Train (or restore) a model, evaluate it and analyse it.
 
-    python run.py --config=configs/imdb_bilstm.py [--config.KEY=VALUE ...] [--workdir=DIR]
+    python run.py --config=configs/NAME.py[:VARIANT] [--config.KEY=VALUE ...]
+                  [--workdir=DIR] [--output_dir=DIR]
 
-A config variant follows a colon (`configs/sst_bilstm.py:smoke`). Data come
-from $ATTN_JAX_DATA or --config.data.manual_dir (see README.md).
+Data come from $ATTN_JAX_DATA or --config.data.manual_dir (see README.md).
+Rerunning a command restores (or resumes) its workdir rather than retraining.
 """
 
+import ast
+import glob
 import importlib.util
 import os
+import shlex
 import sys
 
 from absl import app, flags, logging
 from ml_collections import config_flags
 
-from attn_jax import config as config_lib, pipeline
+from attn_jax import atomic_io, config as config_lib, model_axis, pipeline
 from attn_jax.errors import AttnJaxError
+
+CONFIGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'configs')
 
 _CONFIG = config_flags.DEFINE_config_file(
     'config', None, 'Config file, e.g. configs/imdb_bilstm.py or configs/sst_bilstm.py:smoke.',
     lock_config=True)
 _WORKDIR = flags.DEFINE_string(
     'workdir', None, 'Where checkpoints and results go (default: workdirs/<name>_<attention>_<projection>).')
+_OUTPUT_DIR = flags.DEFINE_string(
+    'output_dir', None, 'Where evaluation results (eval.json, predictions, training curves) and '
+    'analyses/ go (default: the workdir); lets a read-only workdir be analysed elsewhere.')
 flags.mark_flag_as_required('config')
+
+
+def _configs_help() -> str:
+  """The files in configs/ by dataset; a lone file's docstring says what it is."""
+  groups = {}
+  for path in sorted(glob.glob(os.path.join(CONFIGS, '*.py'))):
+    name = os.path.basename(path)[:-3]
+    groups.setdefault(name.split('_')[0], []).append(name)
+  lines = ["Configs (configs/NAME.py, NAME = dataset_encoder: J&W's recipe):"]
+  for group, names in groups.items():
+    about = ''
+    if len(names) == 1:
+      with open(os.path.join(CONFIGS, names[0] + '.py')) as f:
+        about = '  ' + (ast.get_docstring(ast.parse(f.read())) or '').split('\n')[0]
+    lines.append(f'  {group:10}' + ' '.join(names) + about)
+  return '\n'.join(lines)
+
+
+# absl's --help / --helpfull print the main module's docstring.
+__doc__ += '\n' + _configs_help() + '\n' + config_lib.describe(
+    config_lib.default_config('sst', 'bilstm')) + '\n'
 
 
 def _load_config_file(spec: str):
@@ -49,10 +79,12 @@ def _fail(message):
 
 def _parse_flags(argv):
   """absl's parser, with config-file problems reported in one line."""
+  if '-h' in argv[1:]:  # absl knows only --help and -?
+    argv = [a if a != '-h' else '--help' for a in argv]
   spec = _config_spec(argv)
   if spec and not os.path.isfile(spec.partition(':')[0]):
     _fail(f'config file {spec.partition(":")[0]!r} not found; the configs are in configs/ '
-          '(e.g. --config=configs/sst_bilstm.py)')
+          '(e.g. --config=configs/sst_bilstm.py; python run.py --help lists them)')
   try:
     return app.parse_flags_with_usage(argv)
   except AttnJaxError as e:  # raised by get_config, e.g. an unknown variant
@@ -65,17 +97,41 @@ def _parse_flags(argv):
     _fail(message)
 
 
+def next_commands(cfg, workdir: str, output_dir: str | None) -> str:
+  """What to run after a run: the report tables and the listing of its files."""
+  outs = pipeline.output_dirs(model_axis.members(cfg, workdir), workdir, output_dir)
+  runs = ' '.join(shlex.quote(o) for o in outs)
+  listed = [workdir] + ([output_dir] if output_dir and output_dir != workdir else [])
+  return '\n'.join([f'report:   python -m attn_jax.report training {runs}',
+                    f'          python -m attn_jax.report analyses {runs}'] +
+                   [f'contents: python -m attn_jax.contents {shlex.quote(d)}' for d in listed])
+
+
+def run_pipeline(cfg, workdir: str, output_dir: str | None) -> None:
+  """`pipeline.run`, with what a user can act on in one line, not a traceback."""
+  try:
+    pipeline.run(cfg, workdir, output_dir=output_dir)
+  except AttnJaxError as e:
+    _fail(e)
+  except OSError as e:  # a full disk or a read-only path met outside atomic_io
+    if not atomic_io.is_storage_error(e):
+      raise
+    _fail(atomic_io.storage_error(e.filename or output_dir or workdir, e))
+  except KeyboardInterrupt:
+    print('\ninterrupted: what finished is kept; rerun the same command to resume from the '
+          'latest checkpoint', file=sys.stderr)
+    sys.exit(130)
+  print(next_commands(cfg, workdir, output_dir))
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f'unexpected arguments: {argv[1:]}')
   logging.set_verbosity(logging.WARNING)
   cfg = _CONFIG.value
   workdir = _WORKDIR.value or pipeline.default_workdir(cfg)
-  print(f'workdir: {workdir}')
-  try:
-    pipeline.run(cfg, workdir)
-  except AttnJaxError as e:
-    _fail(e)
+  print(f'workdir: {workdir}' + (f'; results: {_OUTPUT_DIR.value}' if _OUTPUT_DIR.value else ''))
+  run_pipeline(cfg, workdir, _OUTPUT_DIR.value)
 
 
 if __name__ == '__main__':

@@ -8,6 +8,7 @@ tests). Everything can be overridden on the command line
 """
 
 import difflib
+import textwrap
 
 import ml_collections
 from ml_collections import config_dict
@@ -21,7 +22,31 @@ from attn_jax.training.loss import LOSSES
 DATASETS = ('sst', 'imdb', '20news', 'agnews', 'synthetic')
 # The analysis stages, in the order they run (attn_jax/stages).
 ANALYSES = ('gradient', 'loo', 'kendall', 'attention', 'permutation', 'adversarial', 'erasure')
-VARIANTS = ('', 'smoke')
+# What may follow the colon in `--config=FILE:VARIANT` (every file in configs/
+# passes it to `default_config`), and what each is for: shown by `run.py --help`.
+VARIANTS = {
+    '': 'the full recipe (J&W §A.5; the synthetic task: 2,000 training documents)',
+    'smoke': 'a tiny model on 64 documents per split, 2 epochs, short analyses: checks a set-up',
+}
+# The overrides a researcher reaches for first, for `run.py --help`; keys with
+# CHOICES also list them. Every other key is listed there by name only.
+KEY_HELP = {
+    'seed': 'initial parameters (and batch order unless train.batch_seed)',
+    'sweep': "several models as one program, e.g. 'seed=0,1,2,3,4'",
+    'data.manual_dir': 'the data folder (default: $ATTN_JAX_DATA)',
+    'data.max_docs_per_split': 'a seeded sample of N documents per split (default: all)',
+    'model.encoder': '',
+    'model.attention': '',
+    'model.projection': '',
+    'model.sparsegen_lambda': "sparsegen's lambda (< 1)",
+    'model.embeddings_file': "None (from scratch), 'in_domain' or a word2vec/fastText .vec file",
+    'train.epochs': 'the epoch with the best dev ROC-AUC is kept',
+    'train.learning_rate': 'Adam step size',
+    'analyses': f"the stages run after training: {','.join(ANALYSES)} ('' for none)",
+    'analysis.split': '',
+    'analysis.max_docs': 'analyse only the first N documents (default: all)',
+    'analysis.refuse_damaged': 'stop at a damaged results file instead of recomputing it',
+}
 CHOICES = {
     'data.dataset': DATASETS,
     'model.encoder': ENCODERS,
@@ -51,7 +76,8 @@ PRETRAINED_BY_DEFAULT = ('sst', 'imdb')
 RUNTIME_KEYS = frozenset({
     'name', 'data.manual_dir', 'data.tfds_data_dir', 'vectors.directory', 'train.progress',
     'train.checkpoint_every_steps', 'train.eval_batch_size', 'train.model_axis',
-    'analysis.batch_size', 'analysis.bucket_growth', 'analysis.loo.docs_per_chunk'})
+    'analysis.batch_size', 'analysis.bucket_growth', 'analysis.loo.docs_per_chunk',
+    'analysis.refuse_damaged'})
 # Sections that say what is analysed, not what is trained: a trained workdir
 # can be analysed again with other values (each stage keys its own results).
 ANALYSIS_SECTIONS = ('analyses', 'analysis')
@@ -60,7 +86,8 @@ ANALYSIS_SECTIONS = ('analyses', 'analysis')
 def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collections.ConfigDict:
   """The J&W recipe (§A.5) for `encoder` on `dataset`."""
   if variant not in VARIANTS:
-    raise ConfigError(f'unknown config variant {variant!r}; choose from {VARIANTS}')
+    raise ConfigError(f'unknown config variant {variant!r}; choose from '
+                      f'{", ".join(map(repr, VARIANTS))} (python run.py --help describes them)')
   c = ml_collections.ConfigDict()
   c.name = f'{dataset}_{encoder}' + (f'_{variant}' if variant else '')
   c.seed = 0
@@ -133,6 +160,9 @@ def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collecti
   c.analysis.seed = 0
   c.analysis.batch_size = 32
   c.analysis.bucket_growth = 1.1  # finer than training: LOO costs grow with L²
+  # A results file whose sha256 differs from its summary's record: recompute
+  # it (False), or stop with its name (True) to inspect it first.
+  c.analysis.refuse_damaged = False
   c.analysis.loo = ml_collections.ConfigDict(dict(mode='delete', docs_per_chunk=4))  # 4: fastest measured on CPU
   c.analysis.permutation = ml_collections.ConfigDict(dict(num_permutations=100))
   c.analysis.adversarial = ml_collections.ConfigDict(dict(
@@ -207,13 +237,59 @@ def analyses(cfg: ml_collections.ConfigDict) -> tuple[str, ...]:
   return tuple(n for n in ANALYSES if n in names)
 
 
+def _closest(key: str, known) -> list[str]:
+  """Known keys `key` may have meant: a near spelling, else those with its
+  last name (a forgotten or wrong group), else a looser spelling."""
+  near = difflib.get_close_matches(key, list(known), n=1, cutoff=0.8)
+  name = key.rpartition('.')[2]
+  same_name = [k for k in known if k.rpartition('.')[2] == name]
+  if near or not same_name:
+    return near or difflib.get_close_matches(key, list(known), n=1)
+  return sorted(same_name, key=lambda k: -difflib.SequenceMatcher(None, key, k).ratio())[:2]
+
+
+def _group_contents(group: str, known) -> str:
+  """The keys and subgroups directly in `group` ('' for the top level)."""
+  prefix = group + '.' if group else ''
+  inside = [k[len(prefix):] for k in known if k.startswith(prefix)]
+  keys = sorted(prefix + k for k in inside if '.' not in k)
+  groups = sorted({prefix + k.split('.')[0] for k in inside if '.' in k})
+  where = f'in {group}' if group else 'at the top level'
+  parts = [f'config groups {where}: {", ".join(groups)}'] if groups else []
+  return '; '.join(parts + [f'valid keys {where}: {", ".join(keys)}'])
+
+
 def unknown_key_message(key: str, known) -> str:
-  """Names `key` and the valid keys of its section."""
-  section = key.rpartition('.')[0]
-  valid = sorted(k for k in known if k.rpartition('.')[0] == section) or sorted(known)
-  close = difflib.get_close_matches(key, list(known), n=1)
-  hint = f' (did you mean {close[0]!r}?)' if close else ''
-  return f'unknown config key {key!r}{hint}; valid keys here: {", ".join(valid)}'
+  """Names `key`, the closest known key, and what the deepest group of `key`
+  that exists holds (the config groups for a mistyped group)."""
+  group = key.rpartition('.')[0]
+  while group and not any(k.startswith(group + '.') for k in known):
+    group = group.rpartition('.')[0]
+  close = _closest(key, known)
+  hint = f' (did you mean {" or ".join(repr(c) for c in close)}?)' if close else ''
+  return f'unknown config key {key!r}{hint}; {_group_contents(group, known)}'
+
+
+def describe(cfg: ml_collections.ConfigDict, width: int = 100) -> str:
+  """The variants and override keys of `cfg`, for `run.py --help`: every key
+  by group (from the schema itself), then the usual ones with what they do."""
+  lines = ['Variants (--config=FILE:VARIANT):']
+  lines += [f'  {v or "(none)":8}{why}' for v, why in VARIANTS.items()]
+  lines.append('Overrides (--config.KEY=VALUE); the keys, by group:')
+  keys = [k for k, _ in flat_items(cfg)]
+  groups = {}
+  for k in keys:
+    group, _, name = k.partition('.') if '.' in k else ('', '', k)
+    groups.setdefault(group, []).append(name)
+  for group, names in groups.items():
+    lines += textwrap.wrap(' '.join(names), width, initial_indent=f'  {group or "(top)":10}',
+                           subsequent_indent=' ' * 12)
+  lines.append('Often used:')
+  for key, why in KEY_HELP.items():
+    choices = ' | '.join(CHOICES[key]) if key in CHOICES else ''
+    lines += textwrap.wrap('; '.join(p for p in (choices, why) if p), width,
+                           initial_indent=f'  --config.{key:24} ', subsequent_indent=' ' * 36)
+  return '\n'.join(lines)
 
 
 def unknown_override(cfg: ml_collections.ConfigDict, overrides) -> str | None:

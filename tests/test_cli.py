@@ -1,0 +1,91 @@
+"""run.py as a researcher meets it: --help, what to run next, one-line failures."""
+
+import errno
+import glob
+import importlib.util
+import os
+import subprocess
+import sys
+
+import pytest
+
+from attn_jax import config as config_lib, pipeline
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_spec = importlib.util.spec_from_file_location('run_cli', os.path.join(ROOT, 'run.py'))
+run_cli = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(run_cli)  # once per session: it defines absl flags
+
+
+def test_help_lists_configs_variants_and_keys():
+  result = subprocess.run([sys.executable, 'run.py', '-h'], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+  out = result.stdout
+  assert 'Traceback' not in result.stderr and '--output_dir' in out
+  for path in glob.glob(os.path.join(ROOT, 'configs', '*.py')):
+    assert os.path.basename(path)[:-3] in out
+  for variant, about in config_lib.VARIANTS.items():
+    assert about in out and variant in out
+  for key in config_lib.KEY_HELP:
+    assert f'--config.{key} ' in out
+  for key, _ in config_lib.flat_items(config_lib.default_config('sst', 'bilstm')):
+    assert key.partition('.')[2 if '.' in key else 0] in out  # every key, under its group
+  assert len(out.splitlines()) <= 70, 'keep --help readable'
+
+
+@pytest.mark.parametrize('key,hint,lists', [
+    ('nonsense', None, 'config groups at the top level: analysis, data, model, train, vectors'),
+    ('trian.epochs', "did you mean 'train.epochs'?", 'config groups at the top level: analysis'),
+    ('epochs', "did you mean 'train.epochs' or 'vectors.epochs'?", 'valid keys at the top level: '
+     'analyses, name, seed, sweep'),
+    ('analysis.lo.mode', "did you mean 'analysis.loo.mode'?", 'config groups in analysis: '
+     'analysis.adversarial, analysis.erasure, analysis.loo'),
+])
+def test_unknown_override_names_the_groups_and_closest_key(key, hint, lists):
+  message = config_lib.unknown_override(config_lib.default_config('synthetic', 'bilstm'), [key])
+  assert message.startswith(f'unknown config key {key!r}') and lists in message
+  assert (hint in message) if hint else 'did you mean' not in message
+  assert '\n' not in message
+
+
+def test_next_commands_name_the_report_and_listing(tmp_path):
+  cfg = config_lib.default_config('synthetic', 'bilstm', 'smoke')
+  cfg.sweep = 'seed=0,1'
+  workdir, out = str(tmp_path / 'w'), str(tmp_path / 'o')
+  lines = run_cli.next_commands(cfg, workdir, out).splitlines()
+  runs = [os.path.join(out, 'seed0'), os.path.join(out, 'seed1')]
+  assert lines[0] == 'report:   python -m attn_jax.report training ' + ' '.join(runs)
+  assert lines[1].split() == ['python', '-m', 'attn_jax.report', 'analyses', *runs]
+  assert lines[2:] == [f'contents: python -m attn_jax.contents {workdir}',
+                       f'contents: python -m attn_jax.contents {out}']
+
+
+def _failing_run(monkeypatch, error):
+  def raise_it(*args, **kwargs):
+    raise error
+  monkeypatch.setattr(pipeline, 'run', raise_it)
+  cfg = config_lib.default_config('synthetic', 'bilstm', 'smoke')
+  with pytest.raises(SystemExit) as exit_info:
+    run_cli.run_pipeline(cfg, '/w', None)
+  return exit_info.value.code
+
+
+@pytest.mark.parametrize('code,why', [(errno.ENOSPC, 'the disk is full'),
+                                      (errno.EROFS, 'the file system is read-only')])
+def test_storage_error_from_outside_the_library_is_one_line(monkeypatch, capsys, code, why):
+  error = OSError(code, os.strerror(code), '/w/analyses/loo/partial.npz')
+  assert _failing_run(monkeypatch, error) == 2
+  err = capsys.readouterr().err
+  assert err.startswith(f'error: cannot write /w/analyses/loo/partial.npz: {why}')
+  assert err.count('\n') == 1
+
+
+def test_other_os_errors_keep_their_traceback(monkeypatch):
+  with pytest.raises(FileNotFoundError):
+    _failing_run(monkeypatch, FileNotFoundError(errno.ENOENT, 'No such file', '/w/x'))
+
+
+def test_interrupt_says_how_to_resume(monkeypatch, capsys):
+  assert _failing_run(monkeypatch, KeyboardInterrupt()) == 130
+  err = capsys.readouterr().err.strip()
+  assert err.count('\n') == 0 and 'rerun the same command to resume' in err
