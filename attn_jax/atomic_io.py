@@ -41,6 +41,15 @@ def is_storage_error(error: BaseException) -> bool:
 
 
 def _umask() -> int:
+  """The process's umask, read without setting it where Linux allows (setting
+  it, even briefly, would race with other threads creating files)."""
+  try:
+    with open('/proc/self/status') as f:
+      for line in f:
+        if line.startswith('Umask:'):
+          return int(line.split()[1], 8)
+  except (OSError, ValueError, IndexError):
+    pass
   mask = os.umask(0)
   os.umask(mask)
   return mask
@@ -81,15 +90,19 @@ def write_bytes(path: str, data: bytes) -> bool:
       os.fsync(f.fileno())
     os.chmod(tmp, file_mode())
     os.replace(tmp, path)
-  except OSError as e:
+  except OSError as e:  # a path that cannot be a file (ENOTDIR, ENAMETOOLONG, ...) too
     _remove_quietly(tmp)
-    if is_storage_error(e):
-      raise storage_error(path, e) from e
-    raise
+    raise storage_error(path, e) from e
   except BaseException:
     _remove_quietly(tmp)
     raise
   return True
+
+
+def copy_file(source: str, target: str) -> bool:
+  """Copies `source` to `target` atomically (`write_bytes`)."""
+  with open(source, 'rb') as f:
+    return write_bytes(target, f.read())
 
 
 def _holds(path: str, data: bytes) -> bool:
@@ -125,6 +138,16 @@ def write_jsonl(path: str, records: list[dict]) -> bool:
 def read_json(path: str) -> Any:
   with open(path) as f:
     return json.load(f)
+
+
+def read_json_object(path: str):
+  """A JSON object (dict) from `path`; None when the file is missing, does
+  not parse or holds something else — for records that can be rebuilt."""
+  try:
+    value = read_json(path)
+  except (OSError, ValueError):
+    return None
+  return value if isinstance(value, dict) else None
 
 
 def sha256_bytes(data: bytes) -> str:

@@ -28,7 +28,7 @@ def _read(path: str):
 def model_folders(root: str) -> list[str]:
   """`root` and the folders under it that hold a model's files, in name order."""
   found = []
-  for directory, subdirs, files in os.walk(root):
+  for directory, subdirs, files in os.walk(root, onerror=lambda e: None):
     subdirs[:] = sorted(d for d in subdirs if d not in ('checkpoints', 'analyses') and not d.startswith('.'))
     if 'config.json' in files or 'eval.json' in files or 'analyses' in os.listdir(directory):
       found.append(directory)
@@ -77,9 +77,9 @@ def _training_lines(folder: str) -> list[str]:
                  else f'  training: epoch {record.get("epoch")}')
   results = _read(os.path.join(folder, 'eval.json'))
   if isinstance(results, dict):
-    lines.append(f'  test: accuracy {results.get("accuracy", float("nan")):.4f}, roc-auc '
-                 f'{results.get("roc_auc", float("nan")):.4f} on {results.get("n")} documents '
-                 f'(selected epoch {results.get("selected_epoch", -1) + 1}, 1 = first)')
+    number = lambda k: results[k] if isinstance(results.get(k), (int, float)) else float('nan')
+    lines.append(f'  test: accuracy {number("accuracy"):.4f}, roc-auc {number("roc_auc"):.4f} on '
+                 f'{results.get("n")} documents (selected epoch {number("selected_epoch") + 1:.0f}, 1 = first)')
   return lines
 
 
@@ -92,10 +92,10 @@ def _stage_lines(folder: str) -> list[str]:
                if os.path.exists(os.path.join(root, n, store.PARTIAL))
                and not os.path.exists(os.path.join(root, n, store.SUMMARY))]
     for i, f in enumerate(found):
-      key = f.summary.get('key', {})
+      key = f.summary.get('key') if isinstance(f.summary.get('key'), dict) else {}
       state = 'intact' if f.intact and 'sha256' in f.summary else (
           'summary only (no sha256 recorded)' if f.intact else f'DAMAGED: {f.problem}')
-      lines.append(f'  {"*" if i == 0 else " "} {stage}: {f.documents} {key.get("split", "?")} docs, '
+      lines.append(f'  {"*" if i == 0 and f.intact else " "} {stage}: {f.documents} {key.get("split", "?")} docs, '
                    f'key {f.key_hash}, settings {key.get("settings", {})}, {state} '
                    f'[{os.path.relpath(f.directory, folder)}]')
     lines += [f'    {stage}: in progress (partial results) [{os.path.relpath(os.path.join(root, n), folder)}]'

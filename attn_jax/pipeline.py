@@ -180,9 +180,8 @@ def _finish(model, predict, member, out, record, dataset, progress, num_models, 
              f'selection_{selection["split"]}_{selection["metric"]}': selection['score'],
              'data_fingerprint': dataset.fingerprint, 'params': trainer.count_params(params),
              'training_seconds': round(progress['seconds'], 1), 'models_in_program': num_models}
-  source = getattr(dataset, 'source', None)
-  if source is not None:
-    results['data_source'] = source
+  if dataset.source:  # what is unusual about the files the data came from (report: "data source")
+    results['data_source'] = dataset.source
   # Nothing that changes from run to run (this run's wall time, the folder's
   # path) goes in: a rerun that changes nothing rewrites nothing.
   atomic_io.write_json(workdir_lib.paths(out)['eval'], results)

@@ -27,7 +27,6 @@ import argparse
 import json
 import os
 import re
-import shutil
 
 from attn_jax import atomic_io, config as config_lib, published, reproduction
 from attn_jax.stages import store
@@ -100,7 +99,7 @@ def save(run: dict, directory: str) -> str:
   for name in RESULT_FILES:
     source = os.path.join(run['path'], name)
     if os.path.exists(source) and os.path.abspath(source) != os.path.abspath(os.path.join(target, name)):
-      shutil.copyfile(source, os.path.join(target, name))
+      atomic_io.copy_file(source, os.path.join(target, name))
   return target
 
 

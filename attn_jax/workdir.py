@@ -142,11 +142,11 @@ def write_description(cfg: ml_collections.ConfigDict, dataset: Dataset, workdir:
   if not missing:
     return
   legacy = len(missing) < len(DESCRIPTION) and not os.path.exists(os.path.join(workdir, CHECKSUMS))
-  for name in missing:
-    atomic_io.write_bytes(p[name], rendered[name])
-  if not legacy:
+  if not legacy:  # first: a kill between the files must not leave them unrecorded for good
     recorded = {**_checksums(workdir), **{n: atomic_io.sha256_bytes(rendered[n]) for n in missing}}
     atomic_io.write_json(os.path.join(workdir, CHECKSUMS), recorded)
+  for name in missing:
+    atomic_io.write_bytes(p[name], rendered[name])
 
 
 def _overlay(cfg: ml_collections.ConfigDict, saved: dict) -> None:

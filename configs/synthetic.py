@@ -1,4 +1,4 @@
-"""Synthetic planted-word task: needs no data files; ~1 minute on a laptop CPU.
+"""Synthetic planted-word task: needs no data files; ~2 minutes on a 2-core CPU.
 
 Usage: python run.py --config=configs/synthetic.py[:smoke] [--config.model.encoder=cnn]
 """

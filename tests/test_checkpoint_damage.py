@@ -77,7 +77,7 @@ def test_damage_without_a_manifest_is_diagnosed_too(saved, tmp_path, damage):
   os.remove(step / MANIFEST)
   DAMAGE[damage](step)
   message = _restore_error(copy)
-  assert '\n' not in message and f'{step} is damaged' in message
+  assert '\n' not in message and f'{step} cannot be read' in message and 'Keep the folder' in message
 
 
 def _tree(folder):

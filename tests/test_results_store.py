@@ -7,7 +7,6 @@ import shutil
 import subprocess
 
 import jax
-import numpy as np
 import pytest
 
 from attn_jax import atomic_io, contents, reproduction
@@ -78,6 +77,21 @@ def test_two_settings_coexist_and_the_report_shows_the_most_complete(copy, capsy
   assert '* kendall: 48 test docs' in listing and '  kendall: 20 test docs' in listing
 
 
+def test_a_dependent_stage_reads_the_inputs_of_its_own_settings(copy):
+  replace = helpers.synthetic_config(top__analyses=ANALYSES)
+  replace.analysis.loo.mode = 'replace'
+  with jax.numpy_dtype_promotion('standard'):
+    helpers.run(replace, copy)  # newer loo (and kendall) results of other settings
+  logs = []
+  rerun(copy, logs)  # back to mode=delete: kendall must read the delete results, not the newest
+  assert sum('verified and skipped' in line for line in logs) == 3
+  delete = [f for f in store.find(str(copy), 'loo') if f.summary['key']['settings']['mode'] == 'delete']
+  kendall = [f for f in store.find(str(copy), 'kendall')
+             if f.summary['key']['inputs']['loo'] == delete[0].key_hash]
+  assert len(store.find(str(copy), 'kendall')) == 2 and len(kendall) == 1
+  assert any(line.startswith('kendall:') and kendall[0].directory in line for line in logs)
+
+
 @pytest.mark.parametrize('damage', ['flip', 'truncate', 'delete'])
 def test_damaged_results_are_named_and_recomputed_identically(copy, damage):
   path = os.path.join(helpers.stage_dir(copy, 'loo'), store.RESULTS)
@@ -90,7 +104,7 @@ def test_damaged_results_are_named_and_recomputed_identically(copy, damage):
     open(path, 'wb').write(original[:len(original) // 2])
   else:
     os.remove(path)
-  assert not store.most_complete(str(copy), 'loo').intact
+  assert not store.find(str(copy), 'loo')[0].intact and store.most_complete(str(copy), 'loo') is None
   logs = []
   rerun(copy, logs)
   assert any(line.startswith(f'loo: {path} is ') and line.endswith('; recomputing') for line in logs)
@@ -105,7 +119,7 @@ def test_a_damaged_summary_is_recomputed_and_refusal_is_one_line(copy):
   logs = []
   rerun(copy, logs)
   assert any(f'{summary} is damaged' in line for line in logs)
-  timeless = lambda data: {k: v for k, v in json.loads(data).items() if 'second' not in k}
+  timeless = lambda data: {k: v for k, v in json.loads(data).items() if 'second' not in k and k != 'summary_sha256'}
   assert timeless(open(summary, 'rb').read()) == timeless(original)
   results = os.path.join(helpers.stage_dir(copy, 'gradient'), store.RESULTS)
   open(results, 'ab').write(b'x')
@@ -114,12 +128,18 @@ def test_a_damaged_summary_is_recomputed_and_refusal_is_one_line(copy):
     rerun(copy, analysis__refuse_damaged=True)
 
 
-def test_an_input_is_verified_before_a_dependent_stage_reads_it(trained):
-  gradient = store.most_complete(str(trained), 'gradient')
+def test_an_edited_number_or_results_file_is_caught_before_it_is_read(copy):
+  gradient = store.most_complete(str(copy), 'gradient')
   assert store.load_arrays(gradient.directory, gradient.summary)['alpha'].shape[0] == 48
-  tampered = dict(gradient.summary, sha256={store.RESULTS: '0' * 64})
+  open(os.path.join(gradient.directory, store.RESULTS), 'ab').write(b'\0')
   with pytest.raises(IntegrityError, match='results.npz is damaged or was edited'):
-    store.load_arrays(gradient.directory, tampered)
+    store.load_arrays(gradient.directory, gradient.summary)
+  kendall = store.most_complete(str(copy), 'kendall')
+  edited = dict(kendall.summary, documents=kendall.summary['documents'] + 1)  # still valid JSON
+  atomic_io.write_json(os.path.join(kendall.directory, store.SUMMARY), edited)
+  summary, problem = store.read_summary(kendall.directory)
+  assert summary is None and problem.endswith('summary.json was edited or damaged (its content '
+                                              'differs from its sha256)')
 
 
 def test_written_files_follow_the_umask(tmp_path):

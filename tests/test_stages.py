@@ -155,6 +155,39 @@ def test_a_killed_stage_resumes_where_it_stopped(trained, tmp_path, monkeypatch)
     np.testing.assert_array_equal(ours['loo'], whole['loo'])
 
 
+def test_a_resume_with_another_batch_size_computes_every_document(trained, tmp_path, monkeypatch):
+  """The batch size is not in the key (speed only), so a killed stage may be
+  resumed with another: what was done is kept per document, not per batch."""
+  workdir, cfg, _ = trained
+  restored = restore(str(workdir))
+  data = load_dataset(cfg.data)
+  contexts = []
+  for batch_size in (4, 10):
+    c = helpers.synthetic_config(top__analyses='loo')
+    c.analysis.batch_size = batch_size
+    contexts.append(stages.AnalysisContext(restored.model, restored.params, data.splits['test'], 'test',
+                                           c, data.fingerprint, str(tmp_path)))
+  original, calls = stages.STAGES['loo'].compute, []
+
+  def dies_on_the_fourth_batch(c, batch):
+    calls.append(1)
+    if len(calls) == 4:
+      raise KeyboardInterrupt
+    return original(c, batch)
+
+  monkeypatch.setattr(runner, 'SAVE_EVERY_SECONDS', 0.0)
+  with pytest.raises(KeyboardInterrupt):
+    runner.run_stage(contexts[0], dataclasses.replace(stages.STAGES['loo'], compute=dies_on_the_fourth_batch),
+                     log=lambda _: None)
+  logs = []
+  runner.run_stage(contexts[1], stages.STAGES['loo'], log=logs.append)
+  assert any('(12 of 48 documents)' in line for line in logs)
+  with np.load(os.path.join(helpers.stage_dir(tmp_path, 'loo'), 'results.npz')) as ours, \
+       np.load(os.path.join(helpers.stage_dir(workdir, 'loo'), 'results.npz')) as whole:
+    np.testing.assert_allclose(ours['loo'], whole['loo'], atol=1e-6)
+    assert np.all(np.abs(ours['probs']) > 0)  # no document left at its zero fill
+
+
 def test_unknown_analysis_is_named_with_the_valid_ones():
   cfg = config_lib.default_config('sst', 'bilstm')
   cfg.analyses = 'gradient,permutaton'

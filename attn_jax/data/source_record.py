@@ -59,7 +59,7 @@ def write(prepared_dir: str, record: dict) -> None:
 
 def read(prepared_dir: str) -> Optional[dict]:
   path = os.path.join(prepared_dir, RECORD_FILE)
-  return atomic_io.read_json(path) if os.path.exists(path) else None
+  return atomic_io.read_json_object(path)  # None when missing or damaged: prepared again
 
 
 def warning_line(dataset: str, record: dict, prepared_dir: str) -> str:

@@ -51,9 +51,11 @@ def run_analyses(model: Model, params, splits: dict[str, EncodedSplit], cfg: ml_
   split_name = cfg.analysis.split
   ctx = AnalysisContext(model, params, limit_split(splits[split_name], cfg.analysis.max_docs),
                         split_name, cfg, data_fingerprint, out_dir)
-  summaries = {}
+  summaries, folders = {}, {}
   for name in names:
-    summaries[name] = run_stage(ctx, STAGES[name], log)
+    stage = STAGES[name]
+    summaries[name] = run_stage(ctx, stage, log, {r: folders[r] for r in stage.requires})
+    folders[name] = store.result_dir(out_dir, summaries[name]['key'])
   return summaries
 
 

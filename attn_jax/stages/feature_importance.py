@@ -1,7 +1,6 @@
 """Stages `gradient`, `loo` and `kendall`: J&W's feature-importance agreement (§B.1–B.3)."""
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from attn_jax import statistics

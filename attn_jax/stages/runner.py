@@ -74,50 +74,36 @@ def stage_key(ctx: AnalysisContext, stage: Stage, input_hashes: Optional[dict] =
   return key
 
 
-def _same_model_and_documents(key: dict, ctx: AnalysisContext) -> bool:
-  return (key.get('params'), key.get('data'), key.get('split'), key.get('docs')) == (
-      ctx.digest, ctx.data_fingerprint, ctx.split_name, len(ctx.split))
-
-
-def find_input(ctx: AnalysisContext, name: str) -> store.Found:
-  """The intact results of stage `name` for this model and documents.
-
-  Raises:
-    FileNotFoundError: there are none (run_analyses runs required stages first).
-  """
-  for found in store.find(ctx.out_dir, name):
-    if found.intact and 'sha256' in found.summary and _same_model_and_documents(found.summary['key'], ctx):
-      return found
-  raise FileNotFoundError(f'stage {name!r} has no finished results for this model and these '
-                          f'{len(ctx.split)} documents in {store.stage_root(ctx.out_dir, name)}; '
-                          'run it first (run_analyses adds required stages)')
-
-
 def _save_npz(path: str, arrays: Arrays) -> None:
   buffer = io.BytesIO()
   np.savez(buffer, **arrays)
   atomic_io.atomic_write(path, lambda f: f.write(buffer.getvalue()), mode='wb')
 
 
-def _load_partial(path: str, key_hash: str):
+def _load_partial(path: str, key_hash: str, num_docs: int):
+  """(arrays, per-document done mask, seconds) saved by a killed run with the
+  same key, or None. Done is kept per document, not per batch, so a resume
+  with another `analysis.batch_size` (not in the key) misses no document."""
   try:
     with np.load(path) as f:
-      if str(f['__key']) != key_hash:
+      if str(f['__key']) != key_hash or f['__docs_done'].shape != (num_docs,):
         return None
-      return ({k: f[k] for k in f.files if not k.startswith('__')}, f['__done'].copy(),
+      return ({k: f[k] for k in f.files if not k.startswith('__')}, f['__docs_done'].copy(),
               float(f['__seconds']))
   except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
-    return None  # damaged or cut short: the stage starts over (logged by the caller)
+    return None  # damaged, cut short or of attn-jax <= 0.2: the stage starts over
 
 
 def _compute(ctx: AnalysisContext, stage: Stage, directory: str, key_hash: str, log) -> tuple[Arrays, float]:
   """Runs `stage.compute` over every batch, resuming from partial.npz."""
   partial_path = os.path.join(directory, store.PARTIAL)
   batches = list(ctx.batches())
-  resumed = _load_partial(partial_path, key_hash)
-  arrays, done, seconds = resumed if resumed else ({}, np.zeros(len(batches), bool), 0.0)
+  resumed = _load_partial(partial_path, key_hash, len(ctx.split))
+  arrays, docs_done, seconds = resumed if resumed else ({}, np.zeros(len(ctx.split), bool), 0.0)
+  done = np.array([bool(docs_done[b.index[b.index >= 0]].all()) for b in batches])
   if resumed:
-    log(f'{stage.name}: resuming after {int(done.sum())} of {len(batches)} batches')
+    log(f'{stage.name}: resuming after {int(done.sum())} of {len(batches)} batches '
+        f'({int(docs_done.sum())} of {len(ctx.split)} documents)')
   elif os.path.exists(partial_path):
     log(f'{stage.name}: {partial_path} is unreadable or of other settings; starting over')
   costs = [stage.cost(b) for b in batches]
@@ -125,7 +111,6 @@ def _compute(ctx: AnalysisContext, stage: Stage, directory: str, key_hash: str, 
              desc=stage.name, unit='work', disable=not ctx.cfg.train.progress,
              bar_format='{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}] {postfix}')
   last_save = time.time()
-  docs_done = sum(int(np.sum(x.index >= 0)) for x, d in zip(batches, done) if d)
   for b, batch in enumerate(batches):
     if done[b]:
       continue
@@ -141,16 +126,23 @@ def _compute(ctx: AnalysisContext, stage: Stage, directory: str, key_hash: str, 
         arrays[name] = np.zeros((len(ctx.split),) + value.shape[1:], value.dtype)
       arrays[name][batch.index[real]] = value
     done[b] = True
+    docs_done[batch.index[real]] = True
     seconds += time.time() - started
-    docs_done += int(real.sum())
     bar.update(costs[b])
-    bar.set_postfix_str(f'{docs_done}/{len(ctx.split)} docs')
+    bar.set_postfix_str(f'{int(docs_done.sum())}/{len(ctx.split)} docs')
     if time.time() - last_save > SAVE_EVERY_SECONDS and not done.all():
-      _save_npz(partial_path, {**arrays, '__done': done, '__key': np.array(key_hash),
+      _save_npz(partial_path, {**arrays, '__docs_done': docs_done, '__key': np.array(key_hash),
                                '__seconds': np.array(seconds)})
       last_save = time.time()
   bar.close()
   return arrays, seconds
+
+
+def _verified(directory: str) -> store.Found:
+  summary, problem = store.read_summary(directory)
+  if summary is None:
+    raise IntegrityError(f'{problem or directory + " holds no finished results"}; rerun the stage')
+  return store.Found(summary['key']['stage'], directory, summary, intact=True)
 
 
 def _reusable(ctx: AnalysisContext, stage: Stage, directory: str, log) -> Optional[dict]:
@@ -167,12 +159,18 @@ def _reusable(ctx: AnalysisContext, stage: Stage, directory: str, log) -> Option
 
 
 def run_stage(ctx: AnalysisContext, stage: Stage, log: Callable[[str], None] = print,
-              inputs: Optional[dict[str, store.Found]] = None) -> dict:
+              inputs: Optional[dict[str, str]] = None) -> dict:
   """Computes (or finds intact) the stage's results; returns its summary.
 
-  `inputs` maps each required stage to its results (found when not given).
+  `inputs` maps each stage of `stage.requires` to the folder of the results
+  it reads, as this run made or verified them (`run_analyses` passes them):
+  never looked up by folder, which could pick results of other settings.
   """
-  inputs = {name: (inputs or {}).get(name) or find_input(ctx, name) for name in stage.requires}
+  missing = [name for name in stage.requires if name not in (inputs or {})]
+  if missing:
+    raise ValueError(f'{stage.name} reads {missing}: pass their result folders as inputs= '
+                     '(run_analyses does)')
+  inputs = {name: _verified(inputs[name]) for name in stage.requires}
   key = stage_key(ctx, stage, {name: found.key_hash for name, found in inputs.items()})
   directory = store.result_dir(ctx.out_dir, key)
   summary = _reusable(ctx, stage, directory, log)
@@ -192,7 +190,7 @@ def run_stage(ctx: AnalysisContext, stage: Stage, log: Callable[[str], None] = p
   summary['figures'] = [os.path.relpath(p, ctx.out_dir) for p in figures]
   summary['sha256'] = store.file_hashes(directory, [store.RESULTS] + [os.path.relpath(p, directory)
                                                                      for p in figures])
-  atomic_io.write_json(os.path.join(directory, store.SUMMARY), summary)
+  atomic_io.write_json(os.path.join(directory, store.SUMMARY), store.sealed(summary))
   partial = os.path.join(directory, store.PARTIAL)
   if os.path.exists(partial):
     os.remove(partial)

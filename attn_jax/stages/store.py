@@ -47,21 +47,37 @@ def result_dir(out: str, key: dict) -> str:
   return os.path.join(stage_root(out, key['stage']), folder_name(key))
 
 
+SELF_HASH = 'summary_sha256'
+
+
+def _canonical(summary: dict) -> bytes:
+  return atomic_io.json_bytes({k: v for k, v in summary.items() if k != SELF_HASH})
+
+
+def sealed(summary: dict) -> dict:
+  """The summary with the sha256 of its own content, so an edited number in
+  it is caught like a changed results file."""
+  return {**summary, SELF_HASH: atomic_io.sha256_bytes(_canonical(summary))}
+
+
 def file_hashes(directory: str, names) -> dict[str, str]:
   return {name: atomic_io.sha256_file(os.path.join(directory, name)) for name in sorted(names)}
 
 
 def damage(directory: str, summary: dict) -> Optional[str]:
-  """None when every file the summary lists has its recorded sha256, else a
-  line naming the first that does not."""
-  for name, digest in summary.get('sha256', {}).items():
+  """None when the summary's own content and every file it lists have their
+  recorded sha256, else a line naming the first that does not."""
+  hashes = summary.get('sha256')
+  if not isinstance(hashes, dict):
+    return f'{os.path.join(directory, SUMMARY)} records no sha256 of its files'
+  if summary.get(SELF_HASH) != atomic_io.sha256_bytes(_canonical(summary)):
+    return f'{os.path.join(directory, SUMMARY)} was edited or damaged (its content differs from its sha256)'
+  for name, digest in hashes.items():
     path = os.path.join(directory, name)
     if not os.path.exists(path):
       return f'{path} is missing'
     if atomic_io.sha256_file(path) != digest:
       return f'{path} is damaged or was edited (its sha256 differs from {os.path.join(directory, SUMMARY)})'
-  if 'sha256' not in summary:
-    return f'{os.path.join(directory, SUMMARY)} records no sha256 of its files'
   return None
 
 
@@ -75,7 +91,7 @@ def read_summary(directory: str) -> tuple[Optional[dict], Optional[str]]:
     summary = atomic_io.read_json(path)
   except (OSError, ValueError) as e:
     return None, f'{path} is damaged ({type(e).__name__})'
-  if not isinstance(summary, dict) or 'key' not in summary:
+  if not isinstance(summary, dict) or not isinstance(summary.get('key'), dict):
     return None, f'{path} is not a stage summary'
   problem = damage(directory, summary)
   return (None, problem) if problem else (summary, None)
@@ -105,7 +121,8 @@ class Found:
 
   @property
   def documents(self) -> int:
-    return int(self.summary.get('documents', 0))
+    documents = self.summary.get('documents')
+    return documents if isinstance(documents, int) else 0
 
   @property
   def key_hash(self) -> str:
@@ -114,8 +131,10 @@ class Found:
 
 def find(out: str, stage: str) -> list[Found]:
   """Every set of results of `stage` under `out` (key folders and the old
-  single-folder layout), most complete first: most documents, then intact
-  before damaged, then the most recently written."""
+  single-folder layout), the one to show first: intact before damaged, then
+  the test split, then most documents, then the most recently written (then
+  by name, so equal copies order the same everywhere). A key folder whose
+  summary does not read is listed as damaged."""
   root = stage_root(out, stage)
   if not os.path.isdir(root):
     return []
@@ -126,14 +145,17 @@ def find(out: str, stage: str) -> list[Found]:
     path = os.path.join(directory, SUMMARY)
     try:
       summary = atomic_io.read_json(path)
-    except (OSError, ValueError):
+      if not isinstance(summary, dict):
+        raise ValueError('not a JSON object')
+    except (OSError, ValueError) as e:
+      if directory != root and (os.path.exists(path) or os.path.exists(os.path.join(directory, RESULTS))):
+        found.append(Found(stage, directory, {}, intact=False, problem=f'{path} does not read ({type(e).__name__})'))
       continue
-    if not isinstance(summary, dict):
-      continue
-    legacy = 'sha256' not in summary
+    legacy = 'sha256' not in summary  # attn-jax <= 0.2, or a summary saved alone (results/)
     problem = None if legacy else damage(directory, summary)
     found.append(Found(stage, directory, summary, intact=problem is None, problem=problem))
-  return sorted(found, key=lambda f: (-f.documents, not f.intact, -_mtime(f.directory)))
+  return sorted(found, key=lambda f: (not f.intact, f.summary.get('key', {}).get('split') != 'test',
+                                      -f.documents, -_mtime(f.directory), f.directory))
 
 
 def _mtime(directory: str) -> float:
@@ -144,6 +166,7 @@ def _mtime(directory: str) -> float:
 
 
 def most_complete(out: str, stage: str) -> Optional[Found]:
-  """The results a report shows by default (see `find`), or None."""
+  """The results a report shows by default (see `find`): intact ones only;
+  None when there are none."""
   found = find(out, stage)
-  return found[0] if found else None
+  return found[0] if found and found[0].intact else None

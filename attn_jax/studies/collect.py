@@ -78,6 +78,8 @@ STATISTICS: dict[str, tuple[str, Callable[[str], Optional[float]]]] = {
     'adversarial_pos': ('adv. max JSD pos', lambda m: _get(_summary(m, 'adversarial'), 'pos', 'mean_max_jsd')),
     'permutation_neg': ('perm. median neg', lambda m: _get(_summary(m, 'permutation'), 'by_class', 'neg', 'median')),
     'permutation_pos': ('perm. median pos', lambda m: _get(_summary(m, 'permutation'), 'by_class', 'pos', 'median')),
+    # The documents behind the τ columns: a report says what its numbers cover.
+    'analysed_docs': ('documents analysed', lambda m: _get(_summary(m, 'kendall'), 'documents')),
 }
 
 

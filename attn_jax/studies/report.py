@@ -8,9 +8,7 @@ analyses/*/summary.json) and the study's wall-time record into
 from those saved files (so the README shows what is committed).
 """
 
-import math
 import os
-import shutil
 
 from attn_jax import atomic_io, config as config_lib, published, statistics
 from attn_jax.report import markdown, plain, write_readme
@@ -40,10 +38,18 @@ def wall_seconds(root: str, arm: str):
   return (sum(done) if done else None), any(not r.get('completed') for r in runs)
 
 
+def analysed_cell(docs: list) -> str:
+  """How many documents the seeds' analyses cover (their most complete
+  results: `attn_jax.stages.store`), e.g. '1725' or '400–1725'."""
+  docs = sorted({d for d in docs if d is not None})
+  return '–' if not docs else str(docs[0]) if len(docs) == 1 else f'{docs[0]}–{docs[-1]}'
+
+
 def grid_rows(study, root: str) -> list[list[str]]:
   rows = [['configuration', 'seeds', 'accuracy [J&W]', 'F1 pos [J&W]', 'ROC-AUC [J&W]',
            'τ(α, grad) [J&W]', 'τ(α, LOO) [J&W]', 'τ(grad, LOO) [J&W]',
-           'adv. max JSD neg / pos [J&W ≈]', 'perm. median |Δŷ| neg / pos', 'wall time']]
+           'adv. max JSD neg / pos [J&W ≈]', 'perm. median |Δŷ| neg / pos', 'test docs analysed',
+           'wall time']]
   # Every configuration gets its row, run or not, so the table says what is missing.
   for arm in study.arms:
     c = collect_arm(os.path.join(root, arm.name))['ci']
@@ -58,6 +64,7 @@ def grid_rows(study, root: str) -> list[list[str]]:
                  f'{cell(c["adversarial_neg"], 2)} / {cell(c["adversarial_pos"], 2)}'
                  + (f' [≈{adv["neg"]:.2f} / {adv["pos"]:.2f}]' if adv else ''),
                  f'{cell(c["permutation_neg"])} / {cell(c["permutation_pos"])}',
+                 analysed_cell(collect_arm(os.path.join(root, arm.name))['values']['analysed_docs']),
                  '–' if seconds is None and not c['accuracy']['n'] else
                  '– (unfinished)' if seconds is None else
                  f'{seconds / 60:.0f} min' + (' (+ a run cut off)' if cut else '')])
@@ -141,7 +148,7 @@ def save(study, root: str, target: str) -> None:
       os.makedirs(dest, exist_ok=True)
       for name in MODEL_FILES:
         if os.path.exists(os.path.join(source, name)):
-          shutil.copyfile(os.path.join(source, name), os.path.join(dest, name))
+          atomic_io.copy_file(os.path.join(source, name), os.path.join(dest, name))
       for stage in config_lib.ANALYSES:
         found = store.most_complete(source, stage)
         if found is not None and found.intact:

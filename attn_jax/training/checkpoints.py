@@ -136,6 +136,10 @@ def steps(folder: str) -> list[int]:
   return sorted(int(n) for n in names if n.isdigit() and os.path.isdir(os.path.join(folder, n)))
 
 
+class DamagedCheckpointError(CheckpointError):
+  """A step folder whose files are damaged (not merely of another model)."""
+
+
 class CheckpointStore:
   """The `latest` and `best` checkpoints under `<workdir>/checkpoints`; each
   orbax manager (for saving) is opened on first use."""
@@ -234,20 +238,30 @@ class CheckpointStore:
       # Files that match their manifest are intact: then a failure is a mismatch.
       verified = os.path.isfile(os.path.join(target, MANIFEST))
       if isinstance(e, OSError) or (not verified and _looks_damaged(e)):
-        raise self.damaged(kind, target, _brief(e)) from e
+        raise self.damaged(kind, target, _brief(e), verified) from e
       raise CheckpointError(
           f'the checkpoint in {target} does not fit the model of this config '
           f'({_brief(e)[:300]}). Use a new --workdir, or the config it was trained with.') from e
 
-  def damaged(self, kind: str, target: str, why: str) -> CheckpointError:
-    """The one-line error for a damaged step folder, with the fix for its kind."""
+  def damaged(self, kind: str, target: str, why: str, verified: bool = True) -> 'DamagedCheckpointError':
+    """The one-line error for a damaged step folder, with the fix for its kind.
+
+    `verified`: the folder has a sha256 manifest, so damage is certain; a
+    folder of attn-jax <= 0.2 has none, and a failure to read it may also be
+    another version's layout — then nothing is declared lost.
+    """
+    if not verified:
+      return DamagedCheckpointError(
+          f'the checkpoint {target} cannot be read ({why}): it is damaged, or was saved by another '
+          'attn-jax/orbax version (it has no sha256 manifest to tell). Keep the folder; restore it '
+          'from a backup, use the version that wrote it, or train in a new --workdir.')
     if kind == 'latest':
       fix = (f'delete {target} to restart this training from scratch (the rest of the workdir '
              'is kept), or train in a new --workdir')
     else:
       fix = ('the selected model is lost: train again in a new --workdir (or restore the folder '
              'from a backup)')
-    return CheckpointError(f'the checkpoint {target} is damaged ({why}); {fix}.')
+    return DamagedCheckpointError(f'the checkpoint {target} is damaged ({why}); {fix}.')
 
   def latest_progress(self) -> Optional[dict]:
     """The progress record of the latest checkpoint (no arrays read), or None."""
@@ -271,9 +285,7 @@ class CheckpointStore:
       restored = self._restore('best', {
           'params': ocp.args.StandardRestore(_abstract(template_params)),
           'selection': ocp.args.JsonRestore()})
-    except CheckpointError as damaged:
-      if 'is damaged' not in str(damaged):
-        raise
+    except DamagedCheckpointError:
       rescued = self._params_from_latest(template_params)
       if rescued is None:
         raise

@@ -111,16 +111,21 @@ def _finished_record(group_dir: str):
   """The final progress record of a finished program, or None (not finished,
   or a workdir from before this file, whose record is only in latest/)."""
   try:
-    return atomic_io.read_json(os.path.join(group_dir, FINISHED))
-  except (OSError, ValueError):
-    return None  # missing or unreadable: latest/ holds the same record
+    record = atomic_io.read_json(os.path.join(group_dir, FINISHED))
+    progress = record['progress']
+    if record['sha256'] != atomic_io.sha256_bytes(atomic_io.json_bytes(progress)) or not progress['finished']:
+      return None
+    return progress
+  except (OSError, ValueError, KeyError, TypeError):
+    return None  # missing, damaged or edited: latest/ holds the same record
 
 
 def _record_finished(group_dir: str, progress: dict, required: bool = True) -> None:
   """Keeps the finished record outside orbax's latest/, so a finished run
   restores from best/ alone, even when latest/ is damaged or deleted."""
   try:
-    atomic_io.write_json(os.path.join(group_dir, FINISHED), progress)
+    atomic_io.write_json(os.path.join(group_dir, FINISHED), {
+        'progress': progress, 'sha256': atomic_io.sha256_bytes(atomic_io.json_bytes(progress))})
   except StorageError:
     if required:
       raise  # an older workdir on a read-only mount still restores from latest/

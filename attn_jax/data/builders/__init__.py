@@ -49,7 +49,7 @@ def source_signature(files: dict[str, str], names: Optional[dict[str, str]] = No
 
 def _prepared_from(version_dir: str) -> Optional[dict]:
   path = os.path.join(version_dir, SIGNATURE_FILE)
-  return atomic_io.read_json(path) if os.path.exists(path) else None
+  return atomic_io.read_json_object(path)  # None when missing or damaged: prepared again
 
 
 def _recorded(dataset: str, version_dir: str) -> Optional[dict]:
@@ -63,7 +63,7 @@ def _recorded(dataset: str, version_dir: str) -> Optional[dict]:
   signature = _prepared_from(version_dir)
   if record is None and signature is not None:
     record = source_record.make(dataset, signature, [])
-    if not record['standard']:
+    if not record.get('standard'):
       return None
     try:
       source_record.write(version_dir, record)
@@ -146,7 +146,7 @@ def load(dataset: str, manual_dir: Optional[str] = None,
   data_dir = sources.archive_dir(manual_dir)
   files = sources.locate(dataset, data_dir) if data_dir else None
   record, prepared_dir = prepare(dataset, files, tfds_data_dir)
-  if not record['standard']:
+  if not record.get('standard'):
     warnings.warn(source_record.warning_line(dataset, record, prepared_dir),
                   NonstandardDataWarning, stacklevel=2)
   splits = make_builder(dataset, files, tfds_data_dir).as_data_source()

@@ -51,6 +51,15 @@ def storage_error(dataset: str, tfds_data_dir: str, error: OSError) -> StorageEr
       '--config.data.tfds_data_dir or $TFDS_DATA_DIR, then rerun.')
 
 
+def _remove_stale_staging(root: str) -> None:
+  """Staging folders left by a killed preparation (the prepared copy in use
+  is never among them). Not safe against two preparations of one tfds data
+  dir at once, which tfds itself does not support either."""
+  for name in os.listdir(root):
+    if name.startswith(STAGING_PREFIX):
+      shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+
+
 def prepare_staged(dataset: str, root: str, version_dir: str,
                    prepare: Callable[[str], str]) -> None:
   """Runs `prepare(staging_root) -> staged version dir`, then swaps that in.
@@ -67,6 +76,7 @@ def prepare_staged(dataset: str, root: str, version_dir: str,
   """
   try:
     os.makedirs(root, exist_ok=True)
+    _remove_stale_staging(root)
     staging = tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=root)
   except OSError as e:
     if atomic_io.is_storage_error(e):
