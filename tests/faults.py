@@ -33,8 +33,9 @@ from typing import Optional
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRACEBACK = 'Traceback (most recent call last)'
 # Keys whose values change from run to run without the results changing:
-# timings, where things are, and a summary's hash of its own content (timings included).
-VOLATILE = ('seconds', 'per_second', 'time', 'started', 'path', 'dir', 'file', 'summary_sha256')
+# timings, where things are, and a record's hash of its own content (timings
+# included: summary_sha256, progress_sha256).
+VOLATILE = ('seconds', 'per_second', 'time', 'started', 'path', 'dir', 'file', '_sha256')
 SKIPPED_DIRS = ('checkpoints',)  # compared through what they produce (eval, predictions)
 SKIPPED_FILES = ('partial.npz',)  # a stage's unfinished state, removed when it finishes
 

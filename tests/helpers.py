@@ -44,3 +44,15 @@ def stage_dir(out, name):
   found = store.most_complete(str(out), name)
   assert found is not None, f'no results of {name} under {out}'
   return found.directory
+
+
+def snapshot(folder, with_mtime=False):
+  """Every file under `folder`: relative path -> its bytes (and mtime)."""
+  found = {}
+  for dirpath, _, names in os.walk(folder):
+    for name in names:
+      path = os.path.join(dirpath, name)
+      with open(path, 'rb') as f:
+        data = f.read()
+      found[os.path.relpath(path, folder)] = (data, os.path.getmtime(path)) if with_mtime else data
+  return found

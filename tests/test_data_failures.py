@@ -17,6 +17,7 @@ from attn_jax.data.builders.imdb import AclImdb
 from attn_jax.data.builders.sst import SstTrees
 from attn_jax.errors import DataError, StorageError
 import archives
+import helpers
 from test_builders import imdb_reviews
 
 
@@ -24,17 +25,6 @@ def no_network(monkeypatch):
   def refuse(*_, **__):
     raise OSError('Network is unreachable')
   monkeypatch.setattr(socket, 'create_connection', refuse)
-
-
-def snapshot(folder):
-  """Every file under `folder` with its bytes."""
-  found = {}
-  for dirpath, _, names in os.walk(folder):
-    for name in names:
-      path = os.path.join(dirpath, name)
-      with open(path, 'rb') as f:
-        found[os.path.relpath(path, folder)] = f.read()
-  return found
 
 
 def leftovers(tfds_root):
@@ -202,12 +192,12 @@ def test_a_failed_preparation_keeps_the_good_prepared_copy(tmp_path, monkeypatch
   with open(path, 'rb') as f:
     good = f.read()
   first = builders.load_raw('imdb', str(tmp_path / 'data'), str(tmp_path / 'tfds'))
-  before = snapshot(tmp_path / 'tfds' / 'acl_imdb')
+  before = helpers.snapshot(tmp_path / 'tfds' / 'acl_imdb')
   archives.write_imdb(tmp_path / 'data', imdb_reviews(200))
   archives.truncate(path)
   with pytest.raises(DataError, match='truncated or corrupt'):
     builders.load_raw('imdb', str(tmp_path / 'data'), str(tmp_path / 'tfds'))
-  assert snapshot(tmp_path / 'tfds' / 'acl_imdb') == before
+  assert helpers.snapshot(tmp_path / 'tfds' / 'acl_imdb') == before
   assert not leftovers(tmp_path / 'tfds')
   with open(path, 'wb') as f:
     f.write(good)
@@ -310,7 +300,7 @@ def test_a_full_disk_is_one_line_and_keeps_the_prepared_copy(tmp_path, small_dis
   tfds = str(small_disk / 'tfds')
   archives.write_sst(tmp_path / 'data')
   first = builders.load_raw('sst', str(tmp_path / 'data'), tfds)
-  before = snapshot(tfds)
+  before = helpers.snapshot(tfds)
   fill(small_disk)
   archives.write_sst(tmp_path / 'data', dict(archives.SST_TREES, dev=archives.SST_TREES['dev'][:1]))
   with pytest.raises(StorageError) as error:
@@ -318,7 +308,7 @@ def test_a_full_disk_is_one_line_and_keeps_the_prepared_copy(tmp_path, small_dis
   message = str(error.value)
   assert '\n' not in message and f'tfds data dir {tfds}: No space left on device' in message
   assert '--config.data.tfds_data_dir' in message and '$TFDS_DATA_DIR' in message
-  assert snapshot(tfds) == before and not leftovers(tfds)
+  assert helpers.snapshot(tfds) == before and not leftovers(tfds)
   archives.write_sst(tmp_path / 'data')
   assert builders.load_raw('sst', str(tmp_path / 'data'), tfds) == first  # not prepared again
 

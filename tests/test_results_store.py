@@ -1,6 +1,7 @@
 """Analysis results on disk: one folder per key, verified before reuse,
 never replaced by other settings, not rewritten when nothing changed."""
 
+import contextlib
 import json
 import os
 import shutil
@@ -9,8 +10,9 @@ import subprocess
 import jax
 import pytest
 
-from attn_jax import atomic_io, contents, reproduction
+from attn_jax import atomic_io, contents, pipeline, report, reproduction
 from attn_jax.errors import IntegrityError, StorageError
+from attn_jax.restore import restore
 from attn_jax.stages import store
 import helpers
 
@@ -32,17 +34,6 @@ def copy(trained, tmp_path):
   return tmp_path / 'w'
 
 
-def snapshot(root):
-  """(relative path -> (bytes, mtime)) of every file under root."""
-  out = {}
-  for directory, _, files in os.walk(root):
-    for name in files:
-      path = os.path.join(directory, name)
-      with open(path, 'rb') as f:
-        out[os.path.relpath(path, root)] = (f.read(), os.path.getmtime(path))
-  return out
-
-
 def rerun(workdir, logs=None, **overrides):
   with jax.numpy_dtype_promotion('standard'):
     return helpers.run(helpers.synthetic_config(top__analyses=ANALYSES, **overrides), workdir, logs)
@@ -54,10 +45,10 @@ def results_bytes(workdir, stage):
 
 
 def test_a_rerun_that_changes_nothing_writes_nothing(copy):
-  before = snapshot(copy)
+  before = helpers.snapshot(copy, with_mtime=True)
   logs = []
   rerun(copy, logs)
-  assert snapshot(copy) == before
+  assert helpers.snapshot(copy, with_mtime=True) == before
   assert sum('verified and skipped' in line for line in logs) == 3
 
 
@@ -142,6 +133,41 @@ def test_an_edited_number_or_results_file_is_caught_before_it_is_read(copy):
                                               'differs from its sha256)')
 
 
+@contextlib.contextmanager
+def read_only(folder):
+  """`folder` bind-mounted read-only on itself (root), or made unwritable."""
+  if os.geteuid() != 0:
+    pytest.skip('a read-only mount needs root (CI runs as root)')
+  subprocess.run(['mount', '--bind', str(folder), str(folder)], check=True)
+  try:
+    subprocess.run(['mount', '-o', 'remount,ro,bind', str(folder)], check=True)
+    yield folder
+  finally:
+    subprocess.run(['umount', str(folder)], check=True)
+
+
+def test_a_read_only_workdir_reruns_restores_and_is_analysed_elsewhere(copy, tmp_path, capsys):
+  expected = {stage: results_bytes(copy, stage) for stage in ('gradient', 'loo')}
+  with read_only(copy):
+    with pytest.raises(StorageError):  # it is really read-only
+      atomic_io.write_json(str(copy / 'x.json'), {})
+    results = rerun(copy)
+    assert {k: v for k, v in results.items() if k not in helpers.TIMING_KEYS} == helpers.eval_without_timing(copy)
+    assert restore(str(copy)).selection['epoch'] >= 1
+    out = tmp_path / 'out'
+    with jax.numpy_dtype_promotion('standard'):
+      pipeline.run(helpers.synthetic_config(top__analyses=ANALYSES), str(copy), log=lambda _: None,
+                   output_dir=str(out))
+      pipeline.run(helpers.synthetic_config(top__analyses=ANALYSES, analysis__max_docs=20), str(copy),
+                   log=lambda _: None, output_dir=str(out))
+    assert {stage: results_bytes(out, stage) for stage in expected} == expected
+    assert [f.documents for f in store.find(str(out), 'kendall')] == [48, 20]
+    report.main(['analyses', str(copy), str(out)])
+  printed = capsys.readouterr().out
+  assert 'out: kendall also has 20 test docs' in printed.replace(str(tmp_path) + '/', '')
+  assert printed.count('48 test docs, key') >= 2  # both folders report their full run
+
+
 def test_written_files_follow_the_umask(tmp_path):
   for mask, mode in ((0o022, 0o644), (0o002, 0o664)):
     old = os.umask(mask)
@@ -156,18 +182,7 @@ def test_written_files_follow_the_umask(tmp_path):
 def test_a_read_only_folder_is_a_one_line_storage_error(tmp_path):
   target = tmp_path / 'ro'
   target.mkdir()
-  if os.geteuid() == 0:  # root writes through permissions: a read-only bind mount instead
-    mounted = subprocess.run(['mount', '--bind', str(target), str(target)], capture_output=True).returncode == 0
-    if not mounted or subprocess.run(['mount', '-o', 'remount,ro,bind', str(target)]).returncode:
-      pytest.skip('cannot mount read-only here')
-  else:
-    os.chmod(target, 0o555)
-  try:
-    with pytest.raises(StorageError, match=r'cannot write .*x.json: (the file system is read-only|permission denied)'):
+  with read_only(target):
+    with pytest.raises(StorageError, match=r'cannot write .*x.json: the file system is read-only'):
       atomic_io.write_json(str(target / 'x.json'), {})
     assert os.listdir(target) == []  # no temporary file left behind
-  finally:
-    if os.geteuid() == 0:
-      subprocess.run(['umount', str(target)])
-    else:
-      os.chmod(target, 0o755)

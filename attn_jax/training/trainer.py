@@ -113,7 +113,8 @@ def _finished_record(group_dir: str):
   try:
     record = atomic_io.read_json(os.path.join(group_dir, FINISHED))
     progress = record['progress']
-    if record['sha256'] != atomic_io.sha256_bytes(atomic_io.json_bytes(progress)) or not progress['finished']:
+    if (record['progress_sha256'] != atomic_io.sha256_bytes(atomic_io.json_bytes(progress))
+        or not progress['finished']):
       return None
     return progress
   except (OSError, ValueError, KeyError, TypeError):
@@ -125,7 +126,7 @@ def _record_finished(group_dir: str, progress: dict, required: bool = True) -> N
   restores from best/ alone, even when latest/ is damaged or deleted."""
   try:
     atomic_io.write_json(os.path.join(group_dir, FINISHED), {
-        'progress': progress, 'sha256': atomic_io.sha256_bytes(atomic_io.json_bytes(progress))})
+        'progress': progress, 'progress_sha256': atomic_io.sha256_bytes(atomic_io.json_bytes(progress))})
   except StorageError:
     if required:
       raise  # an older workdir on a read-only mount still restores from latest/

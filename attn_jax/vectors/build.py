@@ -68,14 +68,6 @@ def vectors_path(cfg: ml_collections.ConfigDict, vocab: Vocabulary) -> str:
   return os.path.join(cache_directory(cfg.vectors.directory), f'{cfg.data.dataset}_{digest}.vec')
 
 
-def file_sha256(path: str) -> str:
-  digest = hashlib.sha256()
-  with open(path, 'rb') as f:
-    for block in iter(lambda: f.read(1 << 20), b''):
-      digest.update(block)
-  return digest.hexdigest()
-
-
 def describe(path: str) -> Optional[dict]:
   """The sidecar record of a finished vectors file, or None if there is none
   or the file does not match it."""
@@ -83,7 +75,7 @@ def describe(path: str) -> Optional[dict]:
     info = atomic_io.read_json(path[:-len('.vec')] + '.json')
   except (OSError, ValueError):
     return None
-  if not os.path.exists(path) or info.get('sha256') != file_sha256(path):
+  if not os.path.exists(path) or info.get('sha256') != atomic_io.sha256_file(path):
     return None
   return info
 
@@ -128,7 +120,7 @@ def ensure_vectors(cfg: ml_collections.ConfigDict, vocab: Vocabulary,
   info = {'recipe': r, 'corpus': counts, 'corpus_tokens': tokens,
           'vocabulary_words': len(vocab) - 4, 'words_with_vectors': len(words),
           'coverage': len(words) / max(len(vocab) - 4, 1),
-          'seconds': round(time.time() - started, 1), 'sha256': file_sha256(path)}
+          'seconds': round(time.time() - started, 1), 'sha256': atomic_io.sha256_file(path)}
   atomic_io.write_json(path[:-len('.vec')] + '.json', info)
   log(f'vectors for {len(words)} of {len(vocab) - 4} vocabulary words '
       f'({info["coverage"]:.1%}) in {info["seconds"]:.0f} s')
