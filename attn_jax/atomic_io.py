@@ -77,7 +77,7 @@ def atomic_write(path: str, write: Callable[[IO], None], mode: str = 'w') -> boo
 
 def write_bytes(path: str, data: bytes) -> bool:
   """`atomic_write` of ready bytes; see there."""
-  if _holds(path, data):
+  if holds(path, data):
     return False
   directory = os.path.dirname(os.path.abspath(path))
   tmp = None
@@ -105,7 +105,8 @@ def copy_file(source: str, target: str) -> bool:
     return write_bytes(target, f.read())
 
 
-def _holds(path: str, data: bytes) -> bool:
+def holds(path: str, data: bytes) -> bool:
+  """Whether the file at `path` has exactly these bytes."""
   try:
     if os.path.getsize(path) != len(data):
       return False

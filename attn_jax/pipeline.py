@@ -134,11 +134,15 @@ def run(cfg: ml_collections.ConfigDict, workdir: str, log: Callable[[str], None]
     workdir_lib.check_data(dataset, path, log)
   sizes = ', '.join(f'{s} {len(v)}' for s, v in dataset.splits.items())
   log(f'{dataset.name}: {sizes}; vocabulary {len(dataset.vocab)}; fingerprint {dataset.fingerprint}')
-  workdir_lib.write_description(cfg, dataset, workdir)
+  # Each folder once, with its own config (the group's is the sweep's); an
+  # --output_dir gets the record too: the reports read it beside eval.json.
+  described = {workdir: cfg}
   for m, out in zip(members, outs):
-    workdir_lib.write_description(m.cfg, dataset, m.workdir)
-    if out != m.workdir:  # the reports read the config and data record beside eval.json
-      workdir_lib.write_description(m.cfg, dataset, out)
+    described.setdefault(m.workdir, m.cfg)
+    described.setdefault(out, m.cfg)
+  for path, folder_cfg in described.items():
+    workdir_lib.write_description(folder_cfg, dataset, path)
+    workdir_lib.rebuild_checksums(folder_cfg, dataset, path, log)
   if len(members) > 1:
     log(f'{len(members)} models as one program: ' + ', '.join(os.path.basename(m.workdir) for m in members))
 

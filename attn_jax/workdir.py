@@ -18,7 +18,7 @@ import ml_collections
 from attn_jax import atomic_io, config as config_lib
 from attn_jax.data.dataset import Dataset
 from attn_jax.data.vocabulary import Vocabulary
-from attn_jax.errors import CheckpointError, IntegrityError
+from attn_jax.errors import CheckpointError, IntegrityError, StorageError
 
 DESCRIPTION = ('config', 'vocab', 'data')
 CHECKSUMS = 'checksums.json'
@@ -28,24 +28,29 @@ def paths(workdir: str) -> dict[str, str]:
   return {name: os.path.join(workdir, f'{name}.json') for name in ('config', 'vocab', 'data', 'eval')}
 
 
-def _checksums(workdir: str) -> dict:
+def _checksums(workdir: str, strict: bool = True) -> dict | None:
+  """The recorded sha256 of the description files ({} for a workdir of
+  attn-jax <= 0.2); a damaged record raises, or is None when not `strict`."""
   path = os.path.join(workdir, CHECKSUMS)
   if not os.path.exists(path):
-    return {}  # a workdir of attn-jax <= 0.2: nothing recorded to verify against
+    return {}
   try:
     recorded = atomic_io.read_json(path)
     if not isinstance(recorded, dict):
       raise ValueError('not a JSON object')
     return recorded
   except (OSError, ValueError) as e:
+    if not strict:
+      return None
     raise IntegrityError(f'{path} is damaged ({type(e).__name__}); the workdir\'s config, vocabulary '
-                         'and data record cannot be verified: restore it from a copy, or retrain in '
-                         'a new --workdir') from e
+                         'and data record cannot be verified: rerun `python run.py` with the config '
+                         'the model was trained with to rebuild it, or restore it from a copy') from e
 
 
-def verify(workdir: str, name: str) -> None:
-  """Raises IntegrityError if `<name>.json` differs from its recorded sha256."""
-  expected = _checksums(workdir).get(name)
+def verify(workdir: str, name: str, strict: bool = True) -> None:
+  """Raises IntegrityError if `<name>.json` differs from its recorded sha256
+  (with `strict`, also if the record itself is damaged)."""
+  expected = (_checksums(workdir, strict) or {}).get(name)
   path = paths(workdir)[name]
   if expected is None or not os.path.exists(path):
     return
@@ -58,15 +63,42 @@ def verify(workdir: str, name: str) -> None:
 
 def _repair(workdir: str, name: str, rendered: bytes, log) -> None:
   """Puts back `<name>.json` when it is damaged and `rendered` (made from
-  today's config or data) has exactly the recorded sha256."""
+  today's config or data) has exactly the recorded sha256. A damaged
+  checksums.json is left to `rebuild_checksums`."""
   try:
-    verify(workdir, name)
+    verify(workdir, name, strict=False)
     return
   except IntegrityError:
-    if atomic_io.sha256_bytes(rendered) != _checksums(workdir).get(name):
+    if atomic_io.sha256_bytes(rendered) != (_checksums(workdir, strict=False) or {}).get(name):
       raise
   atomic_io.write_bytes(paths(workdir)[name], rendered)
   log(f'{paths(workdir)[name]} was damaged; repaired from the config and data (same sha256 as recorded)')
+
+
+def rebuild_checksums(cfg: ml_collections.ConfigDict, dataset: Dataset, workdir: str, log) -> None:
+  """Writes a missing or damaged checksums.json when the three files hold
+  exactly what `cfg` and `dataset` render (they vouch for themselves then).
+
+  A workdir of attn-jax <= 0.2 (no record) whose files render otherwise is
+  left as it is; a damaged record over files that differ is refused, since
+  nothing can tell which of them changed. On a read-only workdir the record
+  is not rewritten (the files were just verified by their content).
+  """
+  recorded = _checksums(workdir, strict=False)
+  if recorded is not None and all(name in recorded for name in DESCRIPTION):
+    return
+  rendered, p = _rendered(cfg, dataset), paths(workdir)
+  if not all(atomic_io.holds(p[name], rendered[name]) for name in DESCRIPTION):
+    if recorded is None:
+      _checksums(workdir)  # raises the one-line error
+    return
+  record = {name: atomic_io.sha256_bytes(rendered[name]) for name in DESCRIPTION}
+  try:
+    atomic_io.write_json(os.path.join(workdir, CHECKSUMS), record)
+  except StorageError:
+    return
+  log(f'{os.path.join(workdir, CHECKSUMS)} was ' + ('damaged' if recorded is None else 'missing')
+      + '; rebuilt: config, vocab and data.json are exactly what this config and data give')
 
 
 def _rendered(cfg: ml_collections.ConfigDict | None, dataset: Dataset | None) -> dict[str, bytes]:
@@ -90,7 +122,7 @@ def check_config(cfg: ml_collections.ConfigDict, workdir: str, log=print) -> Non
   if not os.path.exists(paths(workdir)['config']):
     return
   _repair(workdir, 'config', _rendered(cfg, None)['config'], log)
-  saved = config_lib.training_items(load_config(workdir))
+  saved = config_lib.training_items(load_config(workdir, strict=False))
   wanted = config_lib.training_items(cfg)
   differing = sorted(k for k in set(saved) | set(wanted) if saved.get(k) != wanted.get(k))
   if differing:
@@ -101,12 +133,13 @@ def check_config(cfg: ml_collections.ConfigDict, workdir: str, log=print) -> Non
         'Pass a new --workdir, or override the config back to what the workdir has.')
 
 
-def read_workdir_json(workdir: str, name: str):
-  """A JSON file of the workdir, verified against checksums.json;
-  CheckpointError if it is missing or damaged."""
+def read_workdir_json(workdir: str, name: str, strict: bool = True):
+  """A JSON file of the workdir, verified against checksums.json (`strict`:
+  a damaged checksums.json raises too); CheckpointError if it is missing or
+  damaged."""
   path = paths(workdir)[name]
   if name in DESCRIPTION:
-    verify(workdir, name)
+    verify(workdir, name, strict)
   try:
     return atomic_io.read_json(path)
   except (OSError, ValueError) as e:
@@ -124,7 +157,7 @@ def check_data(dataset: Dataset, workdir: str, log=print) -> None:
       _repair(workdir, name, rendered[name], log)
   if not os.path.exists(paths(workdir)['data']):
     return
-  saved = read_workdir_json(workdir, 'data')
+  saved = read_workdir_json(workdir, 'data', strict=False)  # checksums: rebuild_checksums
   if saved.get('fingerprint') != dataset.fingerprint:
     raise CheckpointError(
         f'the prepared {dataset.name} data (fingerprint {dataset.fingerprint}) differs from '
@@ -143,7 +176,8 @@ def write_description(cfg: ml_collections.ConfigDict, dataset: Dataset, workdir:
     return
   legacy = len(missing) < len(DESCRIPTION) and not os.path.exists(os.path.join(workdir, CHECKSUMS))
   if not legacy:  # first: a kill between the files must not leave them unrecorded for good
-    recorded = {**_checksums(workdir), **{n: atomic_io.sha256_bytes(rendered[n]) for n in missing}}
+    recorded = {**(_checksums(workdir, strict=False) or {}),
+                **{n: atomic_io.sha256_bytes(rendered[n]) for n in missing}}
     atomic_io.write_json(os.path.join(workdir, CHECKSUMS), recorded)
   for name in missing:
     atomic_io.write_bytes(p[name], rendered[name])
@@ -159,14 +193,14 @@ def _overlay(cfg: ml_collections.ConfigDict, saved: dict) -> None:
       cfg[key] = tuple(value) if isinstance(value, list) else value
 
 
-def load_config(workdir: str) -> ml_collections.ConfigDict:
+def load_config(workdir: str, strict: bool = True) -> ml_collections.ConfigDict:
   """The workdir's config: today's defaults overlaid with the saved values, so
   keys added to the schema since the model was trained take their default
   and keys removed since are ignored."""
   if not os.path.exists(paths(workdir)['config']):
     raise CheckpointError(f'{workdir} holds no trained model (no config.json); train one with '
                           f'`python run.py --config=... --workdir={workdir}`')
-  saved = read_workdir_json(workdir, 'config')
+  saved = read_workdir_json(workdir, 'config', strict)
   try:
     cfg = config_lib.default_config(saved['data']['dataset'], saved['model']['encoder'])
     _overlay(cfg, saved)

@@ -134,6 +134,30 @@ def test_damaged_description_files_are_repaired_when_the_config_and_data_render_
   assert sum('repaired from the config and data' in line for line in logs) == 3
 
 
+@pytest.mark.parametrize('damage', ['deleted', 'truncated'])
+def test_a_damaged_checksum_record_is_rebuilt_when_the_files_render_exactly(trained, tmp_path, damage):
+  import shutil  # pylint: disable=g-import-not-at-top
+  copy = tmp_path / 'copy'
+  shutil.copytree(trained, copy)
+  record = copy / 'checksums.json'
+  original = record.read_bytes()
+  if damage == 'deleted':
+    os.remove(record)
+  else:
+    record.write_bytes(original[:10])
+    with pytest.raises(IntegrityError, match=r'checksums.json is damaged \(JSONDecodeError\).*rebuild it'):
+      restore(str(copy))
+  logs = []
+  helpers.run(helpers.synthetic_config(), copy, logs)
+  assert record.read_bytes() == original
+  assert any(f'checksums.json was {"missing" if damage == "deleted" else "damaged"}; rebuilt' in line
+             for line in logs)
+  (copy / 'vocab.json').write_text('["<pad>"]')  # now a file differs too: nothing can vouch for it
+  record.write_bytes(original[:10])
+  with pytest.raises(IntegrityError, match='checksums.json is damaged'):
+    helpers.run(helpers.synthetic_config(), copy)
+
+
 def test_rerun_with_another_config_is_refused(trained):
   with pytest.raises(CheckpointError, match='train.learning_rate: workdir has 0.003, config asks 0.01'):
     helpers.run(helpers.synthetic_config(train__learning_rate=0.01), trained)

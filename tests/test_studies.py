@@ -74,3 +74,11 @@ def test_a_pattern_holds_apart_only_when_every_interval_is_apart():
   assert report.above(top, ci(0.3, 0.02), ci(0.5, 0.02)) == report.APART
   assert report.above(top, ci(0.3, 0.02), ci(0.66, 0.05)) == report.MEANS_ONLY
   assert report.above(top, ci(0.3, 0.02), ci(0.71, 0.01)) == report.NOT_ABOVE
+
+
+def test_another_seed_count_trains_and_reports_beside_the_study_not_over_it():
+  assert TINY.with_seeds(None) is TINY and TINY.with_seeds(2) is TINY
+  three = TINY.with_seeds(3)
+  assert three.seeds == 3 and [three.folder_name(a) for a in three.arms] == [
+      'synthetic_bilstm_tanh-3seeds', 'synthetic_average_dot-3seeds']
+  assert three.arms[0].config(three.seeds, three.analyses).sweep == 'seed=0,1,2'

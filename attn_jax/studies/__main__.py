@@ -13,16 +13,18 @@ def main(argv=None) -> None:
   parser.add_argument('study', choices=sorted(STUDIES))
   parser.add_argument('--root', default=None, help='default: workdirs/<study>')
   parser.add_argument('--only', default=None, help='comma-separated glob patterns of arm names')
-  parser.add_argument('--seeds', type=int, default=None, help='seeds per arm (default: the study\'s)')
+  parser.add_argument('--seeds', type=int, default=None,
+                      help='seeds per arm (default: the study\'s; another count trains, and reports, '
+                      'in <arm>-<S>seeds beside the study\'s own folders)')
   parser.add_argument('--no-progress', action='store_true', help='no progress bars (logs)')
   parser.add_argument('--save', default=None, help='report: copy the small result files here')
   parser.add_argument('--readme', default=None, help='report: rewrite this README\'s table')
   args = parser.parse_args(argv)
-  study = STUDIES[args.study]
+  study = STUDIES[args.study].with_seeds(args.seeds)
   root = args.root or f'workdirs/{study.name}'
   try:
     if args.action == 'run':
-      runner.run(study, root, args.only, args.seeds,
+      runner.run(study, root, args.only, None,
                  {'train.progress': False} if args.no_progress else None)
     else:
       from attn_jax.studies import report  # pylint: disable=g-import-not-at-top

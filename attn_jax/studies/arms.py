@@ -48,3 +48,15 @@ class Study:
   seeds: int
   description: str
   kind: str = 'grid'  # which table its report prints: 'grid' or 'fidelity' (attn_jax.studies.report)
+  folder_suffix: str = ''  # set by `with_seeds`
+
+  def with_seeds(self, seeds: int | None) -> 'Study':
+    """The study with another number of seeds per arm. Its arms train in
+    their own folders (`<arm>-<S>seeds`), beside, never over, the study's
+    own: an experiment's results are kept per setting, like a stage's."""
+    if not seeds or seeds == self.seeds:
+      return self
+    return dataclasses.replace(self, seeds=seeds, folder_suffix=f'-{seeds}seeds')
+
+  def folder_name(self, arm: Arm) -> str:
+    return arm.name + self.folder_suffix

@@ -52,19 +52,19 @@ def grid_rows(study, root: str) -> list[list[str]]:
            'wall time']]
   # Every configuration gets its row, run or not, so the table says what is missing.
   for arm in study.arms:
-    c = collect_arm(os.path.join(root, arm.name))['ci']
+    c = collect_arm(os.path.join(root, study.folder_name(arm)))['ci']
     paper = published.JAIN_WALLACE_GRID.get((arm.dataset, arm.encoder, arm.overrides['model.attention']), {})
     test, tau = paper.get('test', {}), paper.get('tau', {})
     adv = paper.get('adversarial_max_jsd')
     tau_cell = lambda pair: cell(c[f'tau_{pair}'], paper=(tau.get(pair) or (None,))[0])
-    seconds, cut = wall_seconds(root, arm.name)
+    seconds, cut = wall_seconds(root, study.folder_name(arm))
     rows.append([arm.name, str(c['accuracy']['n']) if c['accuracy']['n'] else '0 (not run yet)',
                  *[cell(c[m], paper=test.get(m)) for m in ('accuracy', 'f1_pos', 'roc_auc')],
                  tau_cell('attention_gradient'), tau_cell('attention_loo'), tau_cell('gradient_loo'),
                  f'{cell(c["adversarial_neg"], 2)} / {cell(c["adversarial_pos"], 2)}'
                  + (f' [≈{adv["neg"]:.2f} / {adv["pos"]:.2f}]' if adv else ''),
                  f'{cell(c["permutation_neg"])} / {cell(c["permutation_pos"])}',
-                 analysed_cell(collect_arm(os.path.join(root, arm.name))['values']['analysed_docs']),
+                 analysed_cell(collect_arm(os.path.join(root, study.folder_name(arm)))['values']['analysed_docs']),
                  '–' if seconds is None and not c['accuracy']['n'] else
                  '– (unfinished)' if seconds is None else
                  f'{seconds / 60:.0f} min' + (' (+ a run cut off)' if cut else '')])
@@ -80,7 +80,7 @@ FIDELITY_COLUMNS = ('coverage', 'accuracy', 'f1_pos', 'roc_auc', 'dev_roc_auc', 
 def fidelity_rows(study, root: str) -> list[list[str]]:
   rows = [['embeddings', 'seeds', *[STATISTICS[k][0] for k in FIDELITY_COLUMNS]]]
   for arm in study.arms:
-    c = collect_arm(os.path.join(root, arm.name))['ci']
+    c = collect_arm(os.path.join(root, study.folder_name(arm)))['ci']
     if c['accuracy']['n'] == 0:
       continue
     paper = published.JAIN_WALLACE_GRID.get((arm.dataset, arm.encoder, 'tanh'), {})
@@ -115,7 +115,7 @@ def patterns(study, root: str) -> list[str]:
     for arm in study.arms:
       if arm.dataset != dataset:
         continue
-      v = collect_arm(os.path.join(root, arm.name))['values']
+      v = collect_arm(os.path.join(root, study.folder_name(arm)))['values']
       per_seed = [(g + l) / 2 for g, l in zip(v['tau_attention_gradient'], v['tau_attention_loo'])
                   if g is not None and l is not None]
       if per_seed:
@@ -142,9 +142,9 @@ def patterns(study, root: str) -> list[str]:
 
 def save(study, root: str, target: str) -> None:
   for arm in study.arms:
-    arm_dir = os.path.join(root, arm.name)
+    arm_dir = os.path.join(root, study.folder_name(arm))
     for model in collect_arm(arm_dir)['models']:
-      source, dest = os.path.join(arm_dir, model), os.path.join(target, arm.name, model)
+      source, dest = os.path.join(arm_dir, model), os.path.join(target, study.folder_name(arm), model)
       os.makedirs(dest, exist_ok=True)
       for name in MODEL_FILES:
         if os.path.exists(os.path.join(source, name)):
@@ -164,7 +164,7 @@ def save(study, root: str, target: str) -> None:
 def totals(study, root: str) -> list[str]:
   by_dataset = {}
   for arm in study.arms:
-    seconds, cut = wall_seconds(root, arm.name)
+    seconds, cut = wall_seconds(root, study.folder_name(arm))
     if seconds is not None:
       total, arms, any_cut = by_dataset.get(arm.dataset, (0.0, 0, False))
       by_dataset[arm.dataset] = (total + seconds, arms + 1, any_cut or cut)
@@ -188,7 +188,8 @@ def write(study, root: str, save_to: str | None = None, readme: str | None = Non
     source = os.path.relpath(root, here)
     table = markdown(rows) + ('\n\n' + '\n'.join(f'- {n}' for n in notes) if notes else '')
     write_readme(readme, f'{study.name}-table', table,
-                 f'python -m attn_jax.studies report {study.name} --root={source}',
+                 f'python -m attn_jax.studies report {study.name} --root={source}'
+                 + (f' --seeds={study.seeds}' if study.folder_suffix else ''),
                  [f'{source}/<arm>/<seed>/eval.json', f'{source}/<arm>/<seed>/analyses/*/summary.json',
                   f'{source}/study.json'])
   return rows

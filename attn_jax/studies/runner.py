@@ -1,7 +1,8 @@
 """Running (or resuming) the arms of a study, each its seeds as one program.
 
 Each arm is an ordinary `run.py` run of its config with `sweep='seed=0..S-1'`
-in `<root>/<arm>`: a rerun skips what is finished, resumes what was killed
+in `<root>/<arm>` (`<root>/<arm>-<S>seeds` with another number of seeds than
+the study's, so neither replaces the other): a rerun skips what is finished, resumes what was killed
 (training from its latest checkpoint, a stage from its partial results), and
 does only what is missing. `<root>/study.json` records the wall time of each
 invocation per arm, so the report can say how long the study took.
@@ -53,17 +54,18 @@ def _note(root: str, arm: str, entry: dict) -> None:
 def run(study: Study, root: str, only: Optional[str] = None, seeds: Optional[int] = None,
         overrides: Optional[dict] = None, log: Callable[[str], None] = print) -> None:
   """Runs the selected arms one after another (each resumable)."""
+  study = study.with_seeds(seeds)
   arms = select(study, only)
-  seeds = seeds or study.seeds
   configs = []
   for arm in arms:
-    cfg = arm.config(seeds, study.analyses)
+    cfg = arm.config(study.seeds, study.analyses)
     set_keys(cfg, overrides or {})
     configs.append(cfg)
   for i, (arm, cfg) in enumerate(zip(arms, configs), 1):
-    log(f'[{study.name} {i}/{len(arms)}] {arm.name}: {seeds} seed(s) -> {os.path.join(root, arm.name)}')
+    folder = study.folder_name(arm)
+    log(f'[{study.name} {i}/{len(arms)}] {arm.name}: {study.seeds} seed(s) -> {os.path.join(root, folder)}')
     started = time.time()
-    entry = {'started': round(started, 1), 'seconds': None, 'completed': False, 'seeds': seeds}
-    _note(root, arm.name, entry)
-    pipeline.run(cfg, os.path.join(root, arm.name), log)
-    _note(root, arm.name, {**entry, 'seconds': round(time.time() - started, 1), 'completed': True})
+    entry = {'started': round(started, 1), 'seconds': None, 'completed': False, 'seeds': study.seeds}
+    _note(root, folder, entry)
+    pipeline.run(cfg, os.path.join(root, folder), log)
+    _note(root, folder, {**entry, 'seconds': round(time.time() - started, 1), 'completed': True})
