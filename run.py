@@ -131,7 +131,17 @@ def main(argv):
   cfg = _CONFIG.value
   workdir = _WORKDIR.value or pipeline.default_workdir(cfg)
   print(f'workdir: {workdir}' + (f'; results: {_OUTPUT_DIR.value}' if _OUTPUT_DIR.value else ''))
-  run_pipeline(cfg, workdir, _OUTPUT_DIR.value)
+  try:
+    run_pipeline(cfg, workdir, _OUTPUT_DIR.value)
+  except SystemExit as e:
+    if e.code != 2:
+      raise
+    # The one-line error is printed and every file is atomic; leave without
+    # the interpreter's shutdown, at which a failed save's pending
+    # tensorstore writes print tracebacks into orbax's closed event loop.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(2)
 
 
 if __name__ == '__main__':

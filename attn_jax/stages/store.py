@@ -64,6 +64,19 @@ def file_hashes(directory: str, names) -> dict[str, str]:
   return {name: atomic_io.sha256_file(os.path.join(directory, name)) for name in sorted(names)}
 
 
+_HASHES: dict = {}
+
+
+def _sha256(path: str) -> str:
+  """sha256 of a file, remembered while its inode, size and mtime stay: a
+  report reads each stage's results several times (one per statistic)."""
+  st = os.stat(path)
+  stamp = (os.path.abspath(path), st.st_ino, st.st_size, st.st_mtime_ns)
+  if stamp not in _HASHES:
+    _HASHES[stamp] = atomic_io.sha256_file(path)
+  return _HASHES[stamp]
+
+
 def damage(directory: str, summary: dict) -> Optional[str]:
   """None when the summary's own content and every file it lists have their
   recorded sha256, else a line naming the first that does not."""
@@ -76,7 +89,7 @@ def damage(directory: str, summary: dict) -> Optional[str]:
     path = os.path.join(directory, name)
     if not os.path.exists(path):
       return f'{path} is missing'
-    if atomic_io.sha256_file(path) != digest:
+    if _sha256(path) != digest:
       return f'{path} is damaged or was edited (its sha256 differs from {os.path.join(directory, SUMMARY)})'
   return None
 

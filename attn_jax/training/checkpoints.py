@@ -32,6 +32,8 @@ import logging
 import os
 import re
 import shutil
+import sys
+import tempfile
 from typing import Any, Optional
 
 import jax
@@ -65,6 +67,47 @@ def _quiet_orbax():
     yield
   finally:
     logger.removeFilter(only_ours)
+
+
+# After a failed write (a full disk), tensorstore completes its pending writes
+# into orbax's already closed event loop, and each prints this traceback
+# straight to the process's stderr (not through Python's hooks): noise before
+# the one-line error, never the cause. These are its lines.
+_LOOP_CLOSED_NOISE = ('Traceback (most recent call last):', 'asyncio/base_events.py',
+                      'self._check_closed()', "raise RuntimeError('Event loop is closed')",
+                      'RuntimeError: Event loop is closed')
+
+
+class _NeverRetrieved(logging.Filter):
+
+  def filter(self, record: logging.LogRecord) -> bool:
+    return 'was never retrieved' not in record.getMessage()
+
+
+_NEVER_RETRIEVED = _NeverRetrieved()
+
+
+@contextlib.contextmanager
+def _without_event_loop_noise():
+  """Runs the body with file descriptor 2 captured, then writes back what it
+  printed without the closed-event-loop tracebacks."""
+  sys.stderr.flush()
+  saved = os.dup(2)
+  with tempfile.TemporaryFile() as captured:
+    os.dup2(captured.fileno(), 2)
+    try:
+      yield
+    finally:
+      sys.stderr.flush()
+      os.dup2(saved, 2)
+      os.close(saved)
+      captured.seek(0)
+      text = captured.read().decode('utf-8', 'replace')
+      kept = [line for line in text.splitlines(keepends=True)
+              if not any(noise in line for noise in _LOOP_CLOSED_NOISE)]
+      if kept:
+        sys.stderr.write(''.join(kept))
+        sys.stderr.flush()
 
 
 def _abstract(tree):
@@ -177,6 +220,11 @@ class CheckpointStore:
 
   def _save(self, kind: str, step: int, args: ocp.args.Composite):
     target = self.step_dir(kind, step)
+    with _without_event_loop_noise():
+      self._save_quietly(kind, step, target, args)
+    self._verified.add(target)
+
+  def _save_quietly(self, kind: str, step: int, target: str, args: ocp.args.Composite):
     try:
       with _quiet_orbax():
         manager = self._manager(kind)
@@ -190,11 +238,15 @@ class CheckpointStore:
     except Exception as e:  # pylint: disable=broad-except
       self._abandon(kind, step)
       raise _save_error(target, e) from e
-    self._verified.add(target)
 
   def _abandon(self, kind: str, step: int) -> None:
     """Drops a manager whose save failed and the temporary folder it left, so
-    the space comes back and the previous checkpoint stays the latest."""
+    the space comes back and the previous checkpoint stays the latest.
+
+    The failed save's pending writes are garbage-collected later, each
+    logging "exception was never retrieved" through asyncio: the same
+    failure, already reported in one line, so those records are dropped."""
+    logging.getLogger('asyncio').addFilter(_NEVER_RETRIEVED)
     manager = self._managers.pop(kind, None)
     if manager is not None:
       try:
