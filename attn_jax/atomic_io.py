@@ -151,10 +151,6 @@ def read_json_object(path: str):
   return value if isinstance(value, dict) else None
 
 
-def sha256_bytes(data: bytes) -> str:
-  return hashlib.sha256(data).hexdigest()
-
-
 def sha256_file(path: str) -> str:
   digest = hashlib.sha256()
   with open(path, 'rb') as f:

@@ -15,7 +15,7 @@ import os
 
 import ml_collections
 
-from attn_jax import atomic_io, config as config_lib
+from attn_jax import atomic_io, config as config_lib, digests
 from attn_jax.data.dataset import Dataset
 from attn_jax.data.vocabulary import Vocabulary
 from attn_jax.errors import CheckpointError, IntegrityError, StorageError
@@ -69,7 +69,7 @@ def _repair(workdir: str, name: str, rendered: bytes, log) -> None:
     verify(workdir, name, strict=False)
     return
   except IntegrityError:
-    if atomic_io.sha256_bytes(rendered) != (_checksums(workdir, strict=False) or {}).get(name):
+    if digests.of_bytes(rendered) != (_checksums(workdir, strict=False) or {}).get(name):
       raise
   atomic_io.write_bytes(paths(workdir)[name], rendered)
   log(f'{paths(workdir)[name]} was damaged; repaired from the config and data (same sha256 as recorded)')
@@ -92,7 +92,7 @@ def rebuild_checksums(cfg: ml_collections.ConfigDict, dataset: Dataset, workdir:
     if recorded is None:
       _checksums(workdir)  # raises the one-line error
     return
-  record = {name: atomic_io.sha256_bytes(rendered[name]) for name in DESCRIPTION}
+  record = {name: digests.of_bytes(rendered[name]) for name in DESCRIPTION}
   try:
     atomic_io.write_json(os.path.join(workdir, CHECKSUMS), record)
   except StorageError:
@@ -177,7 +177,7 @@ def write_description(cfg: ml_collections.ConfigDict, dataset: Dataset, workdir:
   legacy = len(missing) < len(DESCRIPTION) and not os.path.exists(os.path.join(workdir, CHECKSUMS))
   if not legacy:  # first: a kill between the files must not leave them unrecorded for good
     recorded = {**(_checksums(workdir, strict=False) or {}),
-                **{n: atomic_io.sha256_bytes(rendered[n]) for n in missing}}
+                **{n: digests.of_bytes(rendered[n]) for n in missing}}
     atomic_io.write_json(os.path.join(workdir, CHECKSUMS), recorded)
   for name in missing:
     atomic_io.write_bytes(p[name], rendered[name])

@@ -23,7 +23,7 @@ import ml_collections
 import numpy as np
 from tqdm.auto import tqdm
 
-from attn_jax import atomic_io
+from attn_jax import atomic_io, digests
 from attn_jax.data.batching import Batch
 from attn_jax.errors import IntegrityError
 from attn_jax.stages import store
@@ -188,9 +188,9 @@ def run_stage(ctx: AnalysisContext, stage: Stage, log: Callable[[str], None] = p
   _save_npz(os.path.join(directory, store.RESULTS), arrays)
   figures = stage.figures(arrays, arrays_in, summary, directory)
   summary['figures'] = [os.path.relpath(p, ctx.out_dir) for p in figures]
-  summary['sha256'] = store.file_hashes(directory, [store.RESULTS] + [os.path.relpath(p, directory)
+  summary['sha256'] = digests.of_files(directory, [store.RESULTS] + [os.path.relpath(p, directory)
                                                                      for p in figures])
-  atomic_io.write_json(os.path.join(directory, store.SUMMARY), store.sealed(summary))
+  atomic_io.write_json(os.path.join(directory, store.SUMMARY), digests.sealed(summary, store.SELF_HASH))
   partial = os.path.join(directory, store.PARTIAL)
   if os.path.exists(partial):
     os.remove(partial)

@@ -21,7 +21,7 @@ from typing import Optional
 
 import numpy as np
 
-from attn_jax import atomic_io
+from attn_jax import atomic_io, digests
 from attn_jax.errors import IntegrityError
 
 SUMMARY = 'summary.json'
@@ -47,51 +47,25 @@ def result_dir(out: str, key: dict) -> str:
   return os.path.join(stage_root(out, key['stage']), folder_name(key))
 
 
-SELF_HASH = 'summary_sha256'
-
-
-def _canonical(summary: dict) -> bytes:
-  return atomic_io.json_bytes({k: v for k, v in summary.items() if k != SELF_HASH})
-
-
-def sealed(summary: dict) -> dict:
-  """The summary with the sha256 of its own content, so an edited number in
-  it is caught like a changed results file."""
-  return {**summary, SELF_HASH: atomic_io.sha256_bytes(_canonical(summary))}
-
-
-def file_hashes(directory: str, names) -> dict[str, str]:
-  return {name: atomic_io.sha256_file(os.path.join(directory, name)) for name in sorted(names)}
-
-
-_HASHES: dict = {}
-
-
-def _sha256(path: str) -> str:
-  """sha256 of a file, remembered while its inode, size and mtime stay: a
-  report reads each stage's results several times (one per statistic)."""
-  st = os.stat(path)
-  stamp = (os.path.abspath(path), st.st_ino, st.st_size, st.st_mtime_ns)
-  if stamp not in _HASHES:
-    _HASHES[stamp] = atomic_io.sha256_file(path)
-  return _HASHES[stamp]
+SELF_HASH = 'summary_sha256'  # the summary's own content (attn_jax.digests.sealed)
 
 
 def damage(directory: str, summary: dict) -> Optional[str]:
   """None when the summary's own content and every file it lists have their
   recorded sha256, else a line naming the first that does not."""
   hashes = summary.get('sha256')
+  path = os.path.join(directory, SUMMARY)
   if not isinstance(hashes, dict):
-    return f'{os.path.join(directory, SUMMARY)} records no sha256 of its files'
-  if summary.get(SELF_HASH) != atomic_io.sha256_bytes(_canonical(summary)):
-    return f'{os.path.join(directory, SUMMARY)} was edited or damaged (its content differs from its sha256)'
-  for name, digest in hashes.items():
-    path = os.path.join(directory, name)
-    if not os.path.exists(path):
-      return f'{path} is missing'
-    if _sha256(path) != digest:
-      return f'{path} is damaged or was edited (its sha256 differs from {os.path.join(directory, SUMMARY)})'
-  return None
+    return f'{path} records no sha256 of its files'
+  if not digests.is_sealed(summary, SELF_HASH):
+    return f'{path} was edited or damaged (its content differs from its sha256)'
+  mismatch = digests.first_mismatch(directory, hashes)
+  if mismatch is None:
+    return None
+  name, why = mismatch
+  if why == 'changed':
+    return f'{os.path.join(directory, name)} is damaged or was edited (its sha256 differs from {path})'
+  return f'{os.path.join(directory, name)} is {why}'
 
 
 def read_summary(directory: str) -> tuple[Optional[dict], Optional[str]]:

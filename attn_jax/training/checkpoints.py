@@ -25,22 +25,19 @@ with a plain `Checkpointer` (a `CheckpointManager` creates folders, cleans
 temporary ones and logs warnings), so a workdir on a read-only mount restores.
 """
 
-import contextlib
 import errno
 import json
-import logging
 import os
 import re
 import shutil
-import sys
-import tempfile
 from typing import Any, Optional
 
 import jax
 import orbax.checkpoint as ocp
 
-from attn_jax import atomic_io
+from attn_jax import atomic_io, digests
 from attn_jax.errors import CheckpointError, StorageError
+from attn_jax.training import orbax_noise
 
 MANIFEST = 'sha256.json'
 
@@ -49,65 +46,6 @@ MANIFEST = 'sha256.json'
 _DAMAGE_TEXT = re.compile(r'DATA_LOSS|OUT_OF_RANGE|NOT_FOUND|Encountered error while reading|'
                           r'os_error_code|[Cc]orrupt|[Tt]runcated|[Ii]nvalid .*header|Error reading')
 _OS_ERROR_CODE = re.compile(r"os_error_code='?(\d+)")
-
-
-class _NotOrbax(logging.Filter):
-
-  def filter(self, record):
-    return f'{os.sep}orbax{os.sep}' not in record.pathname
-
-
-@contextlib.contextmanager
-def _quiet_orbax():
-  """Orbax logs the traceback of a failure before raising it; the store
-  turns it into a one-line error, which those logs would bury."""
-  logger, only_ours = logging.getLogger('absl'), _NotOrbax()
-  logger.addFilter(only_ours)
-  try:
-    yield
-  finally:
-    logger.removeFilter(only_ours)
-
-
-# After a failed write (a full disk), tensorstore completes its pending writes
-# into orbax's already closed event loop, and each prints this traceback
-# straight to the process's stderr (not through Python's hooks): noise before
-# the one-line error, never the cause. These are its lines.
-_LOOP_CLOSED_NOISE = ('Traceback (most recent call last):', 'asyncio/base_events.py',
-                      'self._check_closed()', "raise RuntimeError('Event loop is closed')",
-                      'RuntimeError: Event loop is closed')
-
-
-class _NeverRetrieved(logging.Filter):
-
-  def filter(self, record: logging.LogRecord) -> bool:
-    return 'was never retrieved' not in record.getMessage()
-
-
-_NEVER_RETRIEVED = _NeverRetrieved()
-
-
-@contextlib.contextmanager
-def _without_event_loop_noise():
-  """Runs the body with file descriptor 2 captured, then writes back what it
-  printed without the closed-event-loop tracebacks."""
-  sys.stderr.flush()
-  saved = os.dup(2)
-  with tempfile.TemporaryFile() as captured:
-    os.dup2(captured.fileno(), 2)
-    try:
-      yield
-    finally:
-      sys.stderr.flush()
-      os.dup2(saved, 2)
-      os.close(saved)
-      captured.seek(0)
-      text = captured.read().decode('utf-8', 'replace')
-      kept = [line for line in text.splitlines(keepends=True)
-              if not any(noise in line for noise in _LOOP_CLOSED_NOISE)]
-      if kept:
-        sys.stderr.write(''.join(kept))
-        sys.stderr.flush()
 
 
 def _abstract(tree):
@@ -128,8 +66,7 @@ def _files(step_dir: str) -> dict[str, str]:
 
 def _seal(step_dir: str) -> None:
   """Writes the step folder's sha256 manifest."""
-  digests = {rel: atomic_io.sha256_file(path) for rel, path in sorted(_files(step_dir).items())}
-  atomic_io.write_json(os.path.join(step_dir, MANIFEST), digests)
+  atomic_io.write_json(os.path.join(step_dir, MANIFEST), digests.of_files(step_dir, _files(step_dir)))
 
 
 def _damage(step_dir: str) -> Optional[str]:
@@ -143,16 +80,11 @@ def _damage(step_dir: str) -> Optional[str]:
     return f'its {MANIFEST} is unreadable ({type(e).__name__})'
   if not isinstance(recorded, dict):
     return f'its {MANIFEST} is not a manifest'
-  for relative, digest in sorted(recorded.items()):
-    path = os.path.join(step_dir, relative)
-    try:
-      if atomic_io.sha256_file(path) != digest:
-        return f'{relative} changed since it was saved'
-    except FileNotFoundError:
-      return f'{relative} is missing'
-    except OSError as e:
-      return f'{relative} is unreadable ({e.strerror or type(e).__name__})'
-  return None
+  mismatch = digests.first_mismatch(step_dir, recorded)
+  if mismatch is None:
+    return None
+  relative, why = mismatch
+  return f'{relative} changed since it was saved' if why == 'changed' else f'{relative} is {why}'
 
 
 def _looks_damaged(error: BaseException) -> bool:
@@ -220,13 +152,13 @@ class CheckpointStore:
 
   def _save(self, kind: str, step: int, args: ocp.args.Composite):
     target = self.step_dir(kind, step)
-    with _without_event_loop_noise():
+    with orbax_noise.without_event_loop_tracebacks():
       self._save_quietly(kind, step, target, args)
     self._verified.add(target)
 
   def _save_quietly(self, kind: str, step: int, target: str, args: ocp.args.Composite):
     try:
-      with _quiet_orbax():
+      with orbax_noise.quiet_logs():
         manager = self._manager(kind)
         if step in manager.all_steps():
           manager.delete(step)  # a resumed run redoing a step writes the same values again
@@ -241,12 +173,8 @@ class CheckpointStore:
 
   def _abandon(self, kind: str, step: int) -> None:
     """Drops a manager whose save failed and the temporary folder it left, so
-    the space comes back and the previous checkpoint stays the latest.
-
-    The failed save's pending writes are garbage-collected later, each
-    logging "exception was never retrieved" through asyncio: the same
-    failure, already reported in one line, so those records are dropped."""
-    logging.getLogger('asyncio').addFilter(_NEVER_RETRIEVED)
+    the space comes back and the previous checkpoint stays the latest."""
+    orbax_noise.drop_never_retrieved()
     manager = self._managers.pop(kind, None)
     if manager is not None:
       try:
@@ -281,7 +209,7 @@ class CheckpointStore:
         raise self.damaged(kind, target, why)
       self._verified.add(target)
     try:
-      with _quiet_orbax(), ocp.Checkpointer(ocp.CompositeCheckpointHandler()) as checkpointer:
+      with orbax_noise.quiet_logs(), ocp.Checkpointer(ocp.CompositeCheckpointHandler()) as checkpointer:
         return checkpointer.restore(target, args=ocp.args.Composite(**items))
     except Exception as e:  # pylint: disable=broad-except
       if isinstance(e, PermissionError):

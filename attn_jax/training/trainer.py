@@ -37,7 +37,7 @@ import ml_collections
 import numpy as np
 import tqdm
 
-from attn_jax import atomic_io
+from attn_jax import atomic_io, digests
 from attn_jax.data.batching import bucket_lengths, train_batches
 from attn_jax.data.dataset import Dataset
 from attn_jax.errors import StorageError, TrainingError
@@ -112,11 +112,9 @@ def _finished_record(group_dir: str):
   or a workdir from before this file, whose record is only in latest/)."""
   try:
     record = atomic_io.read_json(os.path.join(group_dir, FINISHED))
-    progress = record['progress']
-    if (record['progress_sha256'] != atomic_io.sha256_bytes(atomic_io.json_bytes(progress))
-        or not progress['finished']):
+    if not digests.is_sealed(record, 'progress_sha256') or not record['progress']['finished']:
       return None
-    return progress
+    return record['progress']
   except (OSError, ValueError, KeyError, TypeError):
     return None  # missing, damaged or edited: latest/ holds the same record
 
@@ -125,8 +123,8 @@ def _record_finished(group_dir: str, progress: dict, required: bool = True) -> N
   """Keeps the finished record outside orbax's latest/, so a finished run
   restores from best/ alone, even when latest/ is damaged or deleted."""
   try:
-    atomic_io.write_json(os.path.join(group_dir, FINISHED), {
-        'progress': progress, 'progress_sha256': atomic_io.sha256_bytes(atomic_io.json_bytes(progress))})
+    atomic_io.write_json(os.path.join(group_dir, FINISHED),
+                         digests.sealed({'progress': progress}, 'progress_sha256'))
   except StorageError:
     if required:
       raise  # an older workdir on a read-only mount still restores from latest/
