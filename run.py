@@ -102,8 +102,9 @@ def next_commands(cfg, workdir: str, output_dir: str | None) -> str:
   outs = pipeline.output_dirs(model_axis.members(cfg, workdir), workdir, output_dir)
   runs = ' '.join(shlex.quote(o) for o in outs)
   listed = [workdir] + ([output_dir] if output_dir and output_dir != workdir else [])
+  experiments = [f'          python -m attn_jax.report wp {runs}'] if cfg.experiments.strip() else []
   return '\n'.join([f'report:   python -m attn_jax.report training {runs}',
-                    f'          python -m attn_jax.report analyses {runs}'] +
+                    f'          python -m attn_jax.report analyses {runs}'] + experiments +
                    [f'contents: python -m attn_jax.contents {shlex.quote(d)}' for d in listed])
 
 

@@ -40,12 +40,14 @@ KEY_HELP = {
     'model.projection': '',
     'model.sparsegen_lambda': "sparsegen's lambda (< 1)",
     'model.embeddings_file': "None (from scratch), 'in_domain' or a word2vec/fastText .vec file",
-    'train.epochs': 'the epoch with the best dev ROC-AUC is kept',
+    'train.epochs': 'the epoch with the best selection score is kept (train.select_by, train.select_on)',
     'train.learning_rate': 'Adam step size',
     'analyses': f"the stages run after training: {','.join(ANALYSES)} ('' for none)",
     'analysis.split': '',
     'analysis.max_docs': 'analyse only the first N documents (default: all)',
     'analysis.refuse_damaged': 'stop at a damaged results file instead of recomputing it',
+    'experiments': "experiments that train more models on top of this one (W&P: uniform,seeds,"
+                   "consistent_adversary,guides; '' for none)",
 }
 CHOICES = {
     'data.dataset': DATASETS,
@@ -53,6 +55,7 @@ CHOICES = {
     'model.attention': ('tanh', 'dot'),
     'model.projection': projections.NAMES,
     'train.select_on': ('dev', 'test'),
+    'train.select_by': ('roc_auc', 'train_loss'),
     'train.loss': tuple(LOSSES),
     'train.model_axis': EXECUTORS,
     'analysis.split': ('test', 'dev'),
@@ -78,9 +81,10 @@ RUNTIME_KEYS = frozenset({
     'train.checkpoint_every_steps', 'train.eval_batch_size', 'train.model_axis',
     'analysis.batch_size', 'analysis.bucket_growth', 'analysis.loo.docs_per_chunk',
     'analysis.refuse_damaged'})
-# Sections that say what is analysed, not what is trained: a trained workdir
-# can be analysed again with other values (each stage keys its own results).
-ANALYSIS_SECTIONS = ('analyses', 'analysis')
+# Sections that say what is analysed, or trained on top of the model, not what
+# the model is: a trained workdir can be analysed again with other values
+# (each stage and experiment keys its own results).
+ANALYSIS_SECTIONS = ('analyses', 'analysis', 'experiments', 'experiment')
 
 
 def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collections.ConfigDict:
@@ -147,6 +151,9 @@ def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collecti
   # one compiled step) or 'auto' (loop on CPU, vmap elsewhere; executors.py).
   c.train.model_axis = 'auto'
   c.train.select_on = 'dev'         # 'test' reproduces W&P's fork (§C)
+  c.train.select_by = 'roc_auc'     # on select_on; 'train_loss': the lowest (W&P's adversary, §C.4)
+  # Stop a model after this many epochs without a better selection score; None: never.
+  c.train.patience = config_dict.placeholder(int)
   c.train.skip_first_epoch = True   # J&W HEAD never selects epoch 0
   # Seed of the batch order; None: `seed`. Models trained as one program share it.
   c.train.batch_seed = config_dict.placeholder(int)
@@ -169,6 +176,13 @@ def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collecti
       num_adversaries=5, steps=500, learning_rate=0.01, hinge_epsilon=0.01,
       output_weight=500.0, report_epsilon=0.05))
   c.analysis.erasure = ml_collections.ConfigDict(dict(random_orders=5, random_item='paper'))
+
+  # Experiments that train more models on top of this one (attn_jax/experiments);
+  # each owns its section of `experiment`. Imported here, not at the top: the
+  # experiments import the pipeline, which imports this module.
+  from attn_jax import experiments  # pylint: disable=g-import-not-at-top
+  c.experiments = ''
+  c.experiment = experiments.default_sections(dataset, encoder, variant)
 
   if encoder == 'transformer':
     # Meister et al. train their Transformer at lr 1e-5 from fastText vectors
@@ -330,6 +344,7 @@ def _check_ranges(cfg: ml_collections.ConfigDict) -> None:
       (t.learning_rate > 0, 'train.learning_rate must be > 0'),
       (t.weight_decay >= 0, 'train.weight_decay must be >= 0'),
       (t.checkpoint_every_steps >= 1, 'train.checkpoint_every_steps must be >= 1'),
+      (t.patience is None or t.patience >= 1, 'train.patience must be >= 1 (or None: no early stopping)'),
       (m.sparsegen_lambda < 1, 'model.sparsegen_lambda must be < 1 (sparsegen-lin is defined for λ < 1)'),
       (m.embed_dim >= 1 and m.hidden_dim >= 2, 'model.embed_dim and model.hidden_dim must be positive'),
       (m.embed_init_std > 0, 'model.embed_init_std must be > 0'),
@@ -368,6 +383,8 @@ def _check_ranges(cfg: ml_collections.ConfigDict) -> None:
       (a.erasure.random_orders >= 1, 'analysis.erasure.random_orders must be >= 1'),
   ]
   analyses(cfg)
+  from attn_jax import experiments  # pylint: disable=g-import-not-at-top
+  experiments.check(cfg)
   for ok, message in checks:
     if not ok:
       raise ConfigError(message)

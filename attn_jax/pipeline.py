@@ -1,4 +1,5 @@
-"""Train-or-restore, then evaluate and analyse: what `python run.py` does.
+"""Train-or-restore, then evaluate, analyse and run the experiments that train
+more models on top (`config.experiments`): what `python run.py` does.
 
 Checks come first (config, workdirs, data files), so bad input fails before
 any expensive work. A workdir whose training finished is restored, not
@@ -15,13 +16,13 @@ import jax
 import ml_collections
 import numpy as np
 
-from attn_jax import atomic_io, config as config_lib, model_axis, workdir as workdir_lib
+from attn_jax import atomic_io, config as config_lib, experiments, model_axis, workdir as workdir_lib
 from attn_jax.data.dataset import Dataset, load_dataset
 from attn_jax.data.word_vectors import load_word_vectors
 from attn_jax.errors import CheckpointError, TrainingError
 from attn_jax.models import Model, build_model
 from attn_jax.plots.training_curves import plot_training_curves
-from attn_jax.stages import run_analyses
+from attn_jax.stages import run_analyses, store as stage_store
 from attn_jax.training import step as train_step_lib, trainer
 from attn_jax.training.evaluation import evaluate_split
 from attn_jax.vectors import IN_DOMAIN, ensure_vectors
@@ -109,8 +110,9 @@ def run(cfg: ml_collections.ConfigDict, workdir: str, log: Callable[[str], None]
   Writes under each model's workdir: config.json, vocab.json, data.json,
   checksums.json, checkpoints/, metrics.jsonl; and under its output folder
   (the workdir unless `output_dir` is given, e.g. for a read-only workdir):
-  eval.json, predictions_test.npz, training_curves.{png,svg} and
-  analyses/<stage>/<key>/ (see attn_jax.stages). Files whose bytes would not
+  eval.json, predictions_test.npz, training_curves.{png,svg},
+  analyses/<stage>/<key>/ (see attn_jax.stages) and
+  experiments/<name>/<key>/ (see attn_jax.experiments). Files whose bytes would not
   change are not rewritten.
 
   Returns:
@@ -197,5 +199,9 @@ def _finish(model, predict, member, out, record, dataset, progress, num_models, 
       f'{metrics["f1_pos"]:.4f}  roc-auc {metrics["roc_auc"]:.4f}  (selected epoch '
       f'{selection["epoch"] + 1} of {cfg.train.epochs}; {time.time() - started:.0f} s this run) '
       f'-> {workdir_lib.paths(out)["eval"]}')
-  run_analyses(model, params, dataset.splits, cfg, out, dataset.fingerprint, log)
+  summaries = run_analyses(model, params, dataset.splits, cfg, out, dataset.fingerprint, log,
+                           also=experiments.stage_requirements(cfg))
+  if experiments.names(cfg):
+    folders = {name: stage_store.result_dir(out, s['key']) for name, s in summaries.items()}
+    experiments.run_experiments(model, params, cfg, dataset, out, folders, log)
   return results

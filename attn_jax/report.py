@@ -6,6 +6,7 @@
     python -m attn_jax.report benchmarks BENCHMARK.json ... [--readme README.md]
     python -m attn_jax.report model-axis MODEL_AXIS.json ... [--readme README.md]
     python -m attn_jax.report vectors VECTORS.json ... [--save results/vectors] [--readme README.md]
+    python -m attn_jax.report wp RUN ... [--save results/wp] [--readme README.md]
 
 `training` reads `eval.json` and `config.json` of each run and prints
 measured test metrics beside Jain & Wallace's; `--save` copies each run's
@@ -19,6 +20,9 @@ writes each stage's time (`analysis-timings`). `benchmarks` tabulates the
 JSON files written by `benchmarks/analysis_throughput.py --out`, `model-axis`
 those of `benchmarks/model_axis_throughput.py --out`; `vectors` the records
 `attn_jax.vectors` writes beside each vectors file (`--save` copies them).
+`wp` prints the W&P experiments' tables beside Wiegreffe & Pinter's numbers
+(attn_jax.wp_report); `--save` copies each run's experiment summaries and
+figures to `results/wp/<run>/experiments/<name>/`.
 `--readme` rewrites the README block between that table's markers from the
 saved files.
 """
@@ -255,7 +259,7 @@ def _vectors(args, here) -> None:
 def main(argv=None):
   parser = argparse.ArgumentParser(description='Measured vs published numbers.')
   parser.add_argument('table', choices=['training', 'data', 'analyses', 'benchmarks', 'model-axis',
-                                        'vectors'])
+                                        'vectors', 'wp'])
   parser.add_argument('runs', nargs='*', help='training: workdirs or results/<run> folders; '
                       'data: a saved data_splits.json to show instead of measuring')
   parser.add_argument('--save', help='folder to copy / write the result files into')
@@ -285,6 +289,14 @@ def main(argv=None):
     return
   if args.table == 'vectors':
     _vectors(args, here)
+    return
+  if args.table == 'wp':
+    # Imported here: wp_report imports this module.
+    from attn_jax import errors, wp_report  # pylint: disable=g-import-not-at-top
+    try:
+      wp_report.write(args.runs, args.save, args.readme)
+    except errors.AttnJaxError as e:
+      parser.exit(1, f'error: {e}\n')
     return
   if args.runs:
     measured, path = atomic_io.read_json(args.runs[0]), args.runs[0]

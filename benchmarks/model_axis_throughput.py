@@ -37,7 +37,7 @@ from attn_jax.data import batching, sources
 from attn_jax.data.dataset import load_dataset
 from attn_jax.models import build_model
 from attn_jax.training import executors, optimizer as optimizer_lib, step as step_lib, trainer
-from attn_jax.training.loss import LOSSES
+from attn_jax.training.objective import JW
 
 ARMS = ('vmap', 'loop', 'sequential')
 
@@ -84,7 +84,7 @@ def child(args) -> dict:
   widths = sorted({b.tokens.shape[1] for b in batches})
   for members in programs:  # a separate run compiles its own step: each is counted
     start_time = time.perf_counter()
-    executor = executors.make_executor(kind, len(members), model, tx, LOSSES['weighted_bce'], dropout)
+    executor = executors.make_executor(kind, len(members), model, tx, JW, dropout)
     keys = jnp.stack([trainer.dropout_key(s) for s in members])
     state = executor.from_checkpoint(fresh_state(members))
     for width in widths:

@@ -133,3 +133,20 @@ def test_sweep_values_name_and_configure_each_model():
   assert model_axis.model_name(values[1]) == 'seed3_embed_init_std1'
   assert (member.seed, member.model.embed_init_std, member.train.batch_seed, member.sweep) == (3, 1.0, 7, '')
   assert json.loads(cfg.to_json())['seed'] == 7  # the base config is unchanged
+
+
+def test_early_stopping_is_the_same_looped_or_vmapped(tmp_path):
+  """A model stopped by `train.patience` keeps its selection and step count
+  whichever way the program runs; the others go on."""
+  runs = {}
+  for kind in ('loop', 'vmap'):
+    cfg = helpers.synthetic_config(top__sweep='seed=0,1,2', train__model_axis=kind,
+                                   train__patience=1, train__epochs=5, train__learning_rate=0.03)
+    helpers.run(cfg, tmp_path / kind)
+    runs[kind] = [(helpers.history(tmp_path / kind / f'seed{s}'),
+                   restore(str(tmp_path / kind / f'seed{s}')).selection) for s in (0, 1, 2)]
+  for (h1, s1), (h2, s2) in zip(runs['loop'], runs['vmap']):
+    assert [(r['epoch'], r['step']) for r in h1] == [(r['epoch'], r['step']) for r in h2]
+    assert (s1['epoch'], s1['step']) == (s2['epoch'], s2['step'])
+  lengths = [len(h) for h, _ in runs['loop']]
+  assert min(lengths) < 5 and max(lengths) > min(lengths)  # one stopped early, another went on

@@ -31,3 +31,21 @@ def binary_js(logits_p: jnp.ndarray, logits_q: jnp.ndarray) -> jnp.ndarray:
   kl_pm = jnp.sum(jnp.exp(log_p) * (log_p - log_m), axis=-1)
   kl_qm = jnp.sum(jnp.exp(log_q) * (log_q - log_m), axis=-1)
   return jnp.maximum(0.5 * kl_pm + 0.5 * kl_qm, 0.0)
+
+
+def wp_tvd(p: jnp.ndarray, q: jnp.ndarray) -> jnp.ndarray:
+  """W&P's TVD of two single-probability binary outputs: ½|p − q| elementwise
+  (§C.4) — half the two-class total variation |p − q| that J&W use."""
+  return 0.5 * jnp.abs(p - q)
+
+
+def attention_kl(p: jnp.ndarray, q: jnp.ndarray, mask: jnp.ndarray) -> jnp.ndarray:
+  """KL(p‖q) = Σ_{t in mask} p_t (log(p_t + ε) − log(q_t + ε)), ε = 1e-10, over
+  the last axis [..., L] -> [...].
+
+  W&P's adversary term (`KLDivLoss(log α_base, α_adv)`, §C.4). J&W's ε keeps
+  it finite where sparse attention has exact zeros (for softmax α the same to
+  float precision); positions outside `mask` contribute exactly 0.
+  """
+  terms = p * (jnp.log(p + _LOG_EPS) - jnp.log(q + _LOG_EPS))
+  return jnp.sum(jnp.where(mask, terms, 0.0), axis=-1)

@@ -42,10 +42,12 @@ def limit_split(split: EncodedSplit, max_docs) -> EncodedSplit:
 
 
 def run_analyses(model: Model, params, splits: dict[str, EncodedSplit], cfg: ml_collections.ConfigDict,
-                 out_dir: str, data_fingerprint: str, log: Callable[[str], None] = print) -> dict:
-  """Runs the stages `cfg.analyses` names (and what they need) with results
-  under `out_dir`; returns {stage: summary}."""
-  names = with_requirements(config_lib.analyses(cfg))
+                 out_dir: str, data_fingerprint: str, log: Callable[[str], None] = print,
+                 also: tuple = ()) -> dict:
+  """Runs the stages `cfg.analyses` names, the stages of `also` (which the
+  run's experiments read) and what they need, with results under `out_dir`;
+  returns {stage: summary}."""
+  names = with_requirements(config_lib.analyses(cfg) + tuple(also))
   if not names:
     return {}
   split_name = cfg.analysis.split

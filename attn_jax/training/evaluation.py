@@ -1,6 +1,6 @@
 """Predictions and metrics over a whole split."""
 
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -10,19 +10,25 @@ from attn_jax.training.metrics import classification_metrics
 
 
 def predict_split(predict: Callable, params, split: EncodedSplit, batch_size: int,
-                  buckets) -> np.ndarray:
+                  buckets, member: Optional[dict] = None,
+                  inputs: Optional[Callable] = None) -> np.ndarray:
   """P(y = 1) for every document of `split`, in split order.
 
   Args:
-    predict: jitted (params, tokens, lengths) -> probs [..., B]: [B] for one
-      model, [M, B] for a stack of M.
+    predict: jitted (params, tokens, lengths, member, inputs) -> probs
+      [..., B]: [B] for one model, [M, B] for a stack of M
+      (`step.make_predict`).
+    member: the model's objective values ([M] each for a stack).
+    inputs: (document index [B], width) -> the batch's inputs (an
+      objective's `batch_inputs` for this split), or None for none.
 
   Returns:
     [..., N] float32.
   """
   probs = None
   for batch in eval_batches(split.sequences, split.labels, batch_size, buckets):
-    out = np.asarray(predict(params, batch.tokens, batch.lengths))
+    extra = inputs(batch.index, batch.tokens.shape[1]) if inputs else {}
+    out = np.asarray(predict(params, batch.tokens, batch.lengths, member or {}, extra))
     if probs is None:
       probs = np.zeros(out.shape[:-1] + (len(split),), dtype=np.float32)
     real = batch.index >= 0
@@ -43,7 +49,8 @@ def evaluate_probs(labels: np.ndarray, probs: np.ndarray) -> dict:
 
 
 def evaluate_split(predict: Callable, params, split: EncodedSplit, batch_size: int,
-                   buckets) -> tuple[dict, np.ndarray]:
-  """(metrics, probs [N]) of one model."""
-  probs = predict_split(predict, params, split, batch_size, buckets)
+                   buckets, member: Optional[dict] = None,
+                   inputs: Optional[Callable] = None) -> tuple[dict, np.ndarray]:
+  """(metrics, probs [N]) of one model (arguments as `predict_split`)."""
+  probs = predict_split(predict, params, split, batch_size, buckets, member, inputs)
   return evaluate_probs(split.labels, probs), probs

@@ -13,13 +13,12 @@ may resume under either. `train.model_axis='auto'` takes `Looped` on CPU and
 `Vmapped` elsewhere; one model always runs `Looped` (there is nothing to vmap).
 """
 
-from typing import Callable
-
 import jax
 import numpy as np
 
 from attn_jax.training import step as step_lib
 from attn_jax.training.evaluation import predict_split
+from attn_jax.training.objective import Objective
 
 EXECUTORS = ('auto', 'vmap', 'loop')
 
@@ -27,10 +26,10 @@ EXECUTORS = ('auto', 'vmap', 'loop')
 class Vmapped:
   name = 'vmap'
 
-  def __init__(self, model, optimizer, loss: Callable, dropout: bool):
-    self._step = jax.jit(step_lib.make_model_axis_step(model, optimizer, loss, dropout),
+  def __init__(self, model, optimizer, objective: Objective, dropout: bool):
+    self._step = jax.jit(step_lib.make_model_axis_step(model, optimizer, objective.loss, dropout),
                          donate_argnums=0)
-    self._predict = jax.jit(step_lib.make_model_axis_predict(model))
+    self._predict = jax.jit(step_lib.make_model_axis_predict(model, objective.logits))
 
   def from_checkpoint(self, stacked):
     return stacked
@@ -38,12 +37,15 @@ class Vmapped:
   def to_checkpoint(self, state):
     return state
 
-  def step(self, state, batch, dropout_keys, values):
-    state, losses = self._step(state, batch, dropout_keys, values)
+  def step(self, state, batch, dropout_keys, values, inputs=None, active=None):
+    # Every model of a vmapped program is computed, stopped or not: selection
+    # ignores a stopped model, but its latest state moves on (Looped's stays).
+    del active
+    state, losses = self._step(state, batch, dropout_keys, values, inputs or {})
     return state, np.asarray(losses, np.float64)
 
-  def predict(self, state, split, batch_size: int, buckets) -> np.ndarray:
-    return predict_split(self._predict, state.params, split, batch_size, buckets)
+  def predict(self, state, split, batch_size: int, buckets, values=None, inputs=None) -> np.ndarray:
+    return predict_split(self._predict, state.params, split, batch_size, buckets, values, inputs)
 
   def params(self, state, i: int):
     return step_lib.unstack(state.params, i)
@@ -55,9 +57,10 @@ class Vmapped:
 class Looped:
   name = 'loop'
 
-  def __init__(self, model, optimizer, loss: Callable, dropout: bool):
-    self._step = jax.jit(step_lib.make_model_step(model, optimizer, loss, dropout), donate_argnums=0)
-    self._predict = jax.jit(step_lib.make_predict(model))
+  def __init__(self, model, optimizer, objective: Objective, dropout: bool):
+    self._step = jax.jit(step_lib.make_model_step(model, optimizer, objective.loss, dropout),
+                         donate_argnums=0)
+    self._predict = jax.jit(step_lib.make_predict(model, objective.logits))
 
   def from_checkpoint(self, stacked):
     return [step_lib.unstack(stacked, i) for i in range(step_lib.stacked_size(stacked.step))]
@@ -65,23 +68,34 @@ class Looped:
   def to_checkpoint(self, state):
     return step_lib.stack(state)
 
-  def step(self, state, batch, dropout_keys, values):
-    out = [self._step(s, batch, dropout_keys[i], jax.tree.map(lambda v, i=i: v[i], values))
+  def step(self, state, batch, dropout_keys, values, inputs=None, active=None):
+    """`active` [M] bool: models not active (stopped early) are not computed
+    here; their state stays and their loss reads NaN-free 0."""
+    inputs = inputs or {}
+    out = [self._step(s, batch, dropout_keys[i], _one(values, i), inputs)
+           if active is None or active[i] else (s, 0.0)
            for i, s in enumerate(state)]  # dispatched back to back; read after
     return [s for s, _ in out], np.array([float(loss) for _, loss in out], np.float64)
 
-  def predict(self, state, split, batch_size: int, buckets) -> np.ndarray:
-    return np.stack([predict_split(self._predict, s.params, split, batch_size, buckets) for s in state])
+  def predict(self, state, split, batch_size: int, buckets, values=None, inputs=None) -> np.ndarray:
+    return np.stack([predict_split(self._predict, s.params, split, batch_size, buckets,
+                                   _one(values or {}, i), inputs) for i, s in enumerate(state)])
 
   def params(self, state, i: int):
     return state[i].params
 
   def step_count(self, state) -> int:
-    return int(state[0].step)
+    """The program's step: that of the models still training (a stopped or
+    failed model's count stays where it stopped)."""
+    return max(int(s.step) for s in state)
 
 
-def make_executor(choice: str, num_models: int, model, optimizer, loss, dropout: bool):
+def _one(values: dict, i: int) -> dict:
+  return jax.tree.map(lambda v: v[i], values)
+
+
+def make_executor(choice: str, num_models: int, model, optimizer, objective: Objective, dropout: bool):
   """The executor `train.model_axis` names ('auto': see the module docstring)."""
   if choice == 'auto':
     choice = 'loop' if num_models == 1 or jax.default_backend() == 'cpu' else 'vmap'
-  return (Vmapped if choice == 'vmap' else Looped)(model, optimizer, loss, dropout)
+  return (Vmapped if choice == 'vmap' else Looped)(model, optimizer, objective, dropout)

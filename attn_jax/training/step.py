@@ -1,11 +1,13 @@
 """One optimisation step and batched prediction, as pure functions.
 
-`make_train_step` is generic over the loss (`attn_jax.training.loss`).
-`make_model_axis_step` runs it for M models stacked on a leading axis —
-params, optimiser state (with each model's learning rate and weight decay),
-dropout keys and sweep values — as one vmapped program, all models seeing the
-same batch; `attn_jax.training.executors` decides whether a program runs that
-way or model after model.
+`make_train_step` is generic over the loss of an `Objective`
+(`attn_jax.training.objective`). `make_model_axis_step` runs it for M models
+stacked on a leading axis — params, optimiser state (with each model's
+learning rate and weight decay), dropout keys and the objective's per-model
+values (W&P's λ, a guide) — as one vmapped program, all models seeing the
+same batch and the same batch inputs (a base model's targets, guides);
+`attn_jax.training.executors` decides whether a program runs that way or
+model after model.
 """
 
 from typing import Any, Callable, Optional
@@ -17,7 +19,7 @@ import optax
 
 from attn_jax.data.batching import Batch
 from attn_jax.models import Model
-from attn_jax.training.loss import jw_classification
+from attn_jax.training.objective import jw_loss, own_logits
 
 
 class TrainState(flax.struct.PyTreeNode):
@@ -35,15 +37,16 @@ def _all_finite(tree) -> jnp.ndarray:
 
 
 def make_train_step(model: Model, optimizer: optax.GradientTransformation,
-                    loss: Callable = jw_classification) -> Callable:
-  """(state, batch, dropout_rng | None, member={}) -> (new state, loss).
+                    loss: Callable = jw_loss) -> Callable:
+  """(state, batch, dropout_rng | None, member={}, inputs={}) -> (new state, loss).
 
-  The returned loss is NaN when the loss or any gradient is not finite.
+  `loss` is an `Objective.loss`. The returned loss is NaN when the loss or
+  any gradient is not finite.
   """
 
-  def train_step(state: TrainState, batch: Batch, dropout_rng=None, member=None):
+  def train_step(state: TrainState, batch: Batch, dropout_rng=None, member=None, inputs=None):
     value, grads = jax.value_and_grad(
-        lambda params: loss(model, params, batch, dropout_rng, member or {}))(state.params)
+        lambda params: loss(model, params, batch, dropout_rng, member or {}, inputs or {}))(state.params)
     # A finite loss with non-finite gradients would poison the params silently:
     # report it as a NaN loss, which the caller checks every step.
     value = jnp.where(_all_finite(grads), value, jnp.nan)
@@ -55,22 +58,23 @@ def make_train_step(model: Model, optimizer: optax.GradientTransformation,
 
 
 def make_model_step(model: Model, optimizer: optax.GradientTransformation,
-                    loss: Callable = jw_classification, dropout: bool = False) -> Callable:
-  """(state, batch, dropout_key, member) -> (state, loss): one model of a
-  model axis, its dropout key folded with its step count."""
+                    loss: Callable = jw_loss, dropout: bool = False) -> Callable:
+  """(state, batch, dropout_key, member, inputs) -> (state, loss): one model
+  of a model axis, its dropout key folded with its step count."""
   step = make_train_step(model, optimizer, loss)
 
-  def one(state, batch, dropout_key, member):
+  def one(state, batch, dropout_key, member, inputs):
     rng = jax.random.fold_in(dropout_key, state.step) if dropout else None
-    return step(state, batch, rng, member)
+    return step(state, batch, rng, member, inputs)
 
   return one
 
 
 def make_model_axis_step(model: Model, optimizer: optax.GradientTransformation,
-                         loss: Callable = jw_classification, dropout: bool = False) -> Callable:
-  """(states [M], batch, dropout_keys [M], members [M]) -> (states, losses [M]):
-  `make_model_step` vmapped over M stacked models, all on the same batch.
+                         loss: Callable = jw_loss, dropout: bool = False) -> Callable:
+  """(states [M], batch, dropout_keys [M], members [M], inputs) -> (states,
+  losses [M]): `make_model_step` vmapped over M stacked models, all on the
+  same batch and batch inputs.
 
   Models are independent under `vmap`, so a model whose loss or gradient stops
   being finite (its loss comes back NaN) harms no other; the trainer stops
@@ -78,21 +82,22 @@ def make_model_axis_step(model: Model, optimizer: optax.GradientTransformation,
   every parameter and optimiser buffer each step (measured: it tripled the
   step time of the Average encoder on SST).
   """
-  return jax.vmap(make_model_step(model, optimizer, loss, dropout), in_axes=(0, None, 0, 0))
+  return jax.vmap(make_model_step(model, optimizer, loss, dropout), in_axes=(0, None, 0, 0, None))
 
 
-def make_predict(model: Model) -> Callable:
-  """(params, tokens, lengths) -> P(y = 1) [B]."""
+def make_predict(model: Model, logits: Callable = own_logits) -> Callable:
+  """(params, tokens, lengths, member={}, inputs={}) -> P(y = 1) [B];
+  `logits` is an `Objective.logits` (default: the model's own forward)."""
 
-  def predict(params, tokens, lengths):
-    return jax.nn.sigmoid(model.forward(params, tokens, lengths).logits)
+  def predict(params, tokens, lengths, member=None, inputs=None):
+    return jax.nn.sigmoid(logits(model, params, tokens, lengths, member or {}, inputs or {}))
 
   return predict
 
 
-def make_model_axis_predict(model: Model) -> Callable:
-  """(params [M], tokens, lengths) -> P(y = 1) [M, B]."""
-  return jax.vmap(make_predict(model), in_axes=(0, None, None))
+def make_model_axis_predict(model: Model, logits: Callable = own_logits) -> Callable:
+  """(params [M], tokens, lengths, members [M], inputs) -> P(y = 1) [M, B]."""
+  return jax.vmap(make_predict(model, logits), in_axes=(0, None, None, 0, None))
 
 
 def stack(trees: list) -> Any:

@@ -13,12 +13,20 @@ model's seed and the global step, so a run killed at any point and rerun ends
 with the same selected models and metrics as an uninterrupted one. The
 stacked state is saved every `train.checkpoint_every_steps` steps and at each
 epoch end; each model's best params by selection-split ROC-AUC (never epoch
-0, as J&W HEAD) go to its own workdir. Per-epoch metrics live in the
+0, as J&W HEAD), or by its lowest training loss (`train.select_by`, W&P's
+adversary), go to its own workdir; with `train.patience` a model stops after
+that many epochs without a better selection score, and the program when all
+have stopped. Per-epoch metrics live in the
 checkpoint and are mirrored to `<workdir>/metrics.jsonl` of each model.
 When the last epoch ends, the final progress record also goes to
 `<group>/training.json`: a finished program then restores from best/ alone,
 without reading latest/ (which may be damaged, deleted, or on a read-only
 mount).
+
+What is optimised is an `Objective` (`attn_jax.training.objective`): J&W's
+class-weighted BCE by default (`train.loss`), or a plug-in such as W&P's
+model-consistent adversary or a guided model, with per-model values (λ, a
+guide) on the model axis and per-batch inputs (a base model's targets).
 
 Epochs and batches are counted from 0 in every stored record (progress,
 metrics.jsonl, the selection, eval.json's `selected_epoch`), as results
@@ -29,7 +37,7 @@ import dataclasses
 import math
 import os
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import jax
 import jax.numpy as jnp
@@ -47,6 +55,7 @@ from attn_jax.training.checkpoints import CheckpointStore
 from attn_jax.training.evaluation import evaluate_probs
 from attn_jax.training.executors import make_executor
 from attn_jax.training.loss import LOSSES
+from attn_jax.training.objective import Objective
 from attn_jax.training.optimizer import frozen_subtrees, make_optimizer, with_hyperparams
 
 SELECTION_METRIC = 'roc_auc'
@@ -63,7 +72,8 @@ class Member:
 def fresh_progress(num_models: int) -> dict:
   return {'epoch': 0, 'batch': 0, 'examples': 0, 'seconds': 0.0, 'finished': False,
           'loss_sum': [0.0] * num_models,
-          'models': [{'history': [], 'best': None, 'failed': None} for _ in range(num_models)]}
+          'models': [{'history': [], 'best': None, 'failed': None, 'stopped': None}
+                     for _ in range(num_models)]}
 
 
 def _upgrade(progress: dict) -> dict:
@@ -138,8 +148,15 @@ def _nan_message(loss, at, step, directory, name='') -> str:
           'or train with a lower --config.train.learning_rate in a new --workdir.')
 
 
+def _configured_objective(t) -> Objective:
+  """The `Objective` of `train.loss` (a loss that needs no batch inputs)."""
+  loss = LOSSES[t.loss]
+  return Objective(loss=lambda model, params, batch, rng, member, inputs: loss(model, params, batch, rng, member))
+
+
 def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
-          initial_params: Callable[[Member], Any], log: Callable[[str], None] = print) -> dict:
+          initial_params: Callable[[Member], Any], log: Callable[[str], None] = print,
+          objective: Optional[Objective] = None) -> dict:
   """Trains (or resumes training) the models of `members` as one program.
 
   Args:
@@ -152,10 +169,12 @@ def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
     initial_params: member -> the params it starts from; only called when
       there is nothing to resume.
     log: where one-line summaries go.
+    objective: what is optimised (default: `train.loss`, J&W's).
 
   Returns:
     the progress record: `models[i]` has model i's `history`, `best`
-    selection and `failed` (None, or where its loss became non-finite).
+    selection, `failed` (None, or where its loss became non-finite) and
+    `stopped` (None, or the epoch after which `train.patience` stopped it).
 
   Raises:
     TrainingError: the loss of every model became NaN or infinite; nothing
@@ -163,10 +182,11 @@ def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
   """
   cfg = members[0].cfg
   t, num = cfg.train, len(members)
+  objective = objective or _configured_objective(t)
   optimizer = make_optimizer(t, frozen_subtrees(cfg.model))
-  executor = make_executor(t.model_axis, num, model, optimizer, LOSSES[t.loss], cfg.model.dropout > 0)
+  executor = make_executor(t.model_axis, num, model, optimizer, objective, cfg.model.dropout > 0)
   dropout_keys = jnp.stack([dropout_key(m.cfg.seed) for m in members])
-  sweep_values = {}  # per-model loss inputs (W&P's λ, ...) join here
+  values = objective.values(num)
   order_seed = batch_seed(cfg)
   train_split, select_split = dataset.splits['train'], dataset.splits[t.select_on]
   buckets = dataset_buckets(dataset, cfg.data.bucket_growth)
@@ -204,6 +224,7 @@ def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
       state = executor.from_checkpoint(state)
       log(f'resuming from {store.directory}/latest: {_where(progress, t.epochs, steps_per_epoch)}')
     alive = np.array([r['failed'] is None for r in progress['models']])
+    active = alive & np.array([r.get('stopped') is None for r in progress['models']])
     clock = time.time()
 
     def save_latest():
@@ -223,11 +244,12 @@ def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
                                 buckets, dataset.pos_weight, order_seed, epoch)
         for index in range(progress['batch'], len(batches)):
           batch = batches[index]
-          state, losses = executor.step(state, batch, dropout_keys, sweep_values)
-          broken = alive & ~np.isfinite(losses)
+          inputs = objective.batch_inputs('train', batch.index, batch.tokens.shape[1])
+          state, losses = executor.step(state, batch, dropout_keys, values, inputs, active)
+          broken = active & ~np.isfinite(losses)
           if broken.any():
             step, at = executor.step_count(state), _at(epoch, index, t.epochs, len(batches))
-            if broken.sum() == alive.sum():
+            if broken.sum() == alive.sum():  # no model is left with anything usable
               raise TrainingError(_nan_message(losses[broken][0], at, step, store.directory,
                                                members[0].workdir if num > 1 else ''))
             for i in np.flatnonzero(broken):
@@ -237,28 +259,48 @@ def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
                         f'became {losses[i]} {at} (step {step}); it is '
                         'not selected or evaluated from here on; the other models go on.')
             alive &= ~broken
+            active &= ~broken
           progress['loss_sum'] = [s + (float(x) if ok else 0.0)
-                                  for s, x, ok in zip(progress['loss_sum'], losses, alive)]
+                                  for s, x, ok in zip(progress['loss_sum'], losses, active)]
           progress['examples'] += int((batch.index >= 0).sum())
           progress['batch'] = index + 1
           bar.update(1)
+          if not active.any():
+            break  # the models still training failed; those stopped early are kept
           if progress['batch'] % t.checkpoint_every_steps == 0 and progress['batch'] < len(batches):
             save_latest()
 
-        probs = executor.predict(state, select_split, t.eval_batch_size, buckets)
+        probs = executor.predict(state, select_split, t.eval_batch_size, buckets, values,
+                                 lambda index, width: objective.batch_inputs(t.select_on, index, width))
         for i, member in enumerate(members):
-          if alive[i]:
+          if active[i]:
             own = os.path.abspath(member.workdir) == os.path.abspath(group_dir)
             _select(store if own else None, member, progress, i, epoch, executor.step_count(state),
                     evaluate_probs(select_split.labels, probs[i]), executor.params(state, i), t)
+            if _out_of_patience(progress['models'][i], epoch, t):
+              progress['models'][i]['stopped'] = epoch
+              active[i] = False
+              if num > 1:
+                bar.write(f'{os.path.basename(member.workdir)}: no better {t.select_by} in '
+                          f'{t.patience} epochs; stopped after epoch {epoch + 1}')
         progress.update(epoch=epoch + 1, batch=0, loss_sum=[0.0] * num, examples=0,
-                        finished=epoch + 1 == t.epochs)
+                        finished=epoch + 1 == t.epochs or not active.any())
         save_latest()
         _write_histories(members, progress)
         if progress['finished']:
           _record_finished(group_dir, progress)
         bar.write(_epoch_line(progress, t.select_on, members, t.epochs))
+        if progress['finished']:
+          break
   return progress
+
+
+def _out_of_patience(entry: dict, epoch: int, t) -> bool:
+  """Whether `train.patience` epochs passed without a better selection score.
+  A model with no selection yet goes on: stopping it would leave nothing."""
+  if t.patience is None or entry['best'] is None:
+    return False
+  return epoch - entry['best']['epoch'] >= t.patience
 
 
 def _select(group_store, member, progress, i, epoch, step, metrics, params, t) -> None:
@@ -269,11 +311,17 @@ def _select(group_store, member, progress, i, epoch, step, metrics, params, t) -
             **{f'{t.select_on}_{k}': v for k, v in metrics.items()}}
   entry = progress['models'][i]
   entry['history'].append(record)
-  score, best = metrics[SELECTION_METRIC], entry['best']
+  best = entry['best']
+  if t.select_by == 'train_loss':  # lowest wins (W&P's adversary, §C.4)
+    score, split = record['train_loss'], 'train'
+    better = best is None or score < best['score']
+  else:
+    score, split = metrics[SELECTION_METRIC], t.select_on
+    better = best is None or score > best['score']
   eligible = (epoch > 0 or not t.skip_first_epoch) and math.isfinite(score)
-  if eligible and (best is None or score > best['score']):
-    entry['best'] = {'epoch': epoch, 'step': step, 'split': t.select_on,
-                     'metric': SELECTION_METRIC, 'score': score}
+  if eligible and better:
+    entry['best'] = {'epoch': epoch, 'step': step, 'split': split,
+                     'metric': t.select_by, 'score': score}
     if group_store is not None:
       group_store.save_best(step, params, entry['best'])
     else:
@@ -284,7 +332,9 @@ def _select(group_store, member, progress, i, epoch, step, metrics, params, t) -
 def _epoch_line(progress: dict, split: str, members, epochs: int) -> str:
   lines = []
   for member, entry in zip(members, progress['models']):
-    if entry['failed'] is not None or not entry['history']:
+    stopped = entry.get('stopped')
+    if entry['failed'] is not None or not entry['history'] or (stopped is not None and
+                                                                stopped < progress['epoch'] - 1):
       continue
     record, best = entry['history'][-1], entry['best']
     chosen = f'best epoch {best["epoch"] + 1}' if best else 'no model selected yet'

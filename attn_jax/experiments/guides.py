@@ -1,0 +1,120 @@
+"""Experiment `guides`: W&P's diagnostic MLP with imposed attention (§3.4;
+ALGORITHMS.md §C.3).
+
+A non-contextual model — the token-wise `tanh(W e + b)` encoder (J&W's
+`average`) with an output layer on Σ_t α_t h_t — trained with a fixed guide
+α, or its own attention: UNIFORM (1/n on the words), TRAINED MLP (its own
+learned attention, the base config's scorer and projection), BASE (the base
+model's attention on each document) and ADVERSARY (the attention of a
+model-consistent adversary, experiment `consistent_adversary`). The four
+train as one program; a guide reaches the model through the same
+`decode(params, h, α)` as any α and receives no gradient. A guide model sees
+the guide's train-set attention while training and its test-set attention
+when tested. W&P Table 3.
+
+Which adversary: `adversary_lambda`, or by default the λ whose adversary
+has the largest train-set mean JSD from the base attention among those whose
+train-set mean TVD (½|Δŷ|) is at most `max_train_tvd` — chosen from training
+data only (the smallest-TVD adversary if none qualifies).
+"""
+
+import os
+
+import ml_collections
+import numpy as np
+from ml_collections import config_dict
+
+from attn_jax import atomic_io
+from attn_jax.errors import CheckpointError, ConfigError, TrainingError
+from attn_jax.experiments.base import DIVERGED, Experiment, metrics_row
+from attn_jax.experiments.consistent_adversary import adversary_workdir, lambdas
+from attn_jax.models.model import ENCODERS
+from attn_jax.plots import wp_figures
+from attn_jax.restore import restore
+from attn_jax.training.guided import guided_objective, uniform_alpha
+
+# (name, guide index: -1 = the model's own attention, else the guide arrays' row)
+GUIDE_INDICES = (('uniform', 0), ('trained_mlp', -1), ('base', 1), ('adversary', 2))
+
+
+def _defaults(dataset, encoder, variant) -> ml_collections.ConfigDict:
+  del dataset, encoder
+  return ml_collections.ConfigDict({
+      'encoder': 'average', 'hidden_dim': 8 if variant == 'smoke' else 128,
+      'adversary_lambda': config_dict.placeholder(float), 'max_train_tvd': 0.05})
+
+
+def _check(section, cfg):
+  if section.encoder not in ENCODERS:
+    return f'encoder={section.encoder!r} is not an encoder; choose from {", ".join(ENCODERS)}'
+  if section.hidden_dim < 2 or (cfg.model.attention == 'tanh' and section.hidden_dim % 2):
+    return f'hidden_dim={section.hidden_dim} must be an even number >= 2 (tanh attention halves it)'
+  if section.max_train_tvd < 0:
+    return 'max_train_tvd must be >= 0'
+  if section.adversary_lambda is not None:
+    trained = lambdas(cfg.experiment.consistent_adversary)
+    if not any(np.isclose(section.adversary_lambda, lam) for lam in trained):
+      return (f'adversary_lambda={section.adversary_lambda:g} is not among '
+              f'experiment.consistent_adversary.lambdas ({cfg.experiment.consistent_adversary.lambdas})')
+  return None
+
+
+def choose_adversary(section, adversary_summary: dict) -> tuple[float, str]:
+  """(λ, why) of the adversary whose attention guides (see the module docstring)."""
+  rows = [r for r in adversary_summary['rows'] if 'failed' not in r]
+  if section.adversary_lambda is not None:
+    if not any(np.isclose(r['lambda'], section.adversary_lambda) for r in rows):
+      trained = ', '.join(f'{r["lambda"]:g}' for r in rows)
+      raise ConfigError(f'experiment.guides.adversary_lambda={section.adversary_lambda:g} is not '
+                        f'among the trained adversaries ({trained})')
+    return section.adversary_lambda, 'experiment.guides.adversary_lambda'
+  close = [r for r in rows if r['train_mean_tvd'] <= section.max_train_tvd]
+  if close:
+    best = max(close, key=lambda r: r['train_mean_jsd'])
+    return best['lambda'], (f'largest train-set JSD ({best["train_mean_jsd"]:.3f}) among adversaries '
+                            f'with train-set TVD <= {section.max_train_tvd:g}')
+  best = min(rows, key=lambda r: r['train_mean_tvd'])
+  return best['lambda'], f'no adversary has train-set TVD <= {section.max_train_tvd:g}: the closest'
+
+
+def _run(ctx):
+  s = ctx.section
+  _, adversary_summary = ctx.inputs['consistent_adversary']
+  lam, why = choose_adversary(s, adversary_summary)
+  try:
+    adversary = restore(adversary_workdir(ctx.out_dir, adversary_summary, lam))
+  except CheckpointError as e:
+    raise TrainingError(f'the adversary for λ={lam:g} cannot be restored ({e}); rerun '
+                        'experiment consistent_adversary') from e
+  splits = sorted({'train', ctx.cfg.train.select_on, ctx.split_name})
+  guides = {}
+  for split in splits:
+    data = ctx.dataset.splits[split]
+    _, base_alpha = ctx.outputs(ctx.model, ctx.params, split)
+    _, adversary_alpha = ctx.outputs(adversary.model, adversary.params, split)
+    guides[split] = [uniform_alpha(data.lengths, base_alpha.shape[1]), base_alpha, adversary_alpha]
+  member = ctx.member_config(**{'model.encoder': s.encoder, 'model.hidden_dim': s.hidden_dim})
+  objective = guided_objective([g for _, g in GUIDE_INDICES], guides)
+  for name, _ in GUIDE_INDICES:
+    atomic_io.write_json(os.path.join(ctx.group_dir('guided'), name, 'objective.json'),
+                         {'objective': 'W&P diagnostic model with imposed attention (§C.3)',
+                          'guide': name, 'adversary_lambda': lam if name == 'adversary' else None})
+  trained = ctx.train('guided', {name: member for name, _ in GUIDE_INDICES}, objective)
+  rows, probs = [], []
+  for (name, index), params, selection in zip(GUIDE_INDICES, trained.params, trained.selections):
+    if params is None:
+      raise TrainingError(DIVERGED.format(what=f'the {name}-guided model'))
+    metrics, p = ctx.evaluate(trained.model, params, ctx.split_name, objective,
+                              {'guide': np.int32(index)})
+    rows.append({'guide': name, **metrics_row(metrics), 'selected_epoch': selection['epoch']})
+    probs.append(p)
+  summary = {'n': len(ctx.split), 'rows': rows, 'adversary_lambda': lam, 'adversary_choice': why,
+             'encoder': s.encoder, 'hidden_dim': s.hidden_dim,
+             'training_seconds': round(trained.seconds, 1)}
+  return {'probs': np.stack(probs), 'labels': np.asarray(ctx.split.labels)}, summary
+
+
+GUIDES = Experiment(
+    name='guides', defaults=_defaults, run=_run, check=_check,
+    requires=('consistent_adversary',),
+    figures=lambda arrays, summary, directory: wp_figures.guide_bars(summary, directory))

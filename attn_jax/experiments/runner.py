@@ -1,0 +1,99 @@
+"""Running one experiment: keyed, skipped when done and intact, resumable.
+
+Its models train through the model-axis trainer, which checkpoints and
+resumes them; its numbers are recomputed from the trained models when a run
+is killed after training, and written atomically, summary last.
+"""
+
+import hashlib
+import json
+import os
+import time
+from typing import Callable
+
+import numpy as np
+
+from attn_jax import atomic_io, config as config_lib, digests
+from attn_jax.experiments import store
+from attn_jax.experiments.base import Experiment, ExperimentContext
+from attn_jax.stages import store as stage_store
+from attn_jax.stages.context import params_digest
+
+
+def _hash(value) -> str:
+  return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def experiment_key(exp: Experiment, cfg, params_hash: str, data_fingerprint: str,
+                   input_hashes: dict, input_models: dict) -> dict:
+  """What the results depend on: the base model (its params and the config
+  that trains its relatives), the data, the section, the inputs' keys.
+
+  `models` hashes what the trained models alone depend on — the same less
+  the analysis split and stages, with the inputs' `models` hashes — so
+  analysis settings (`analysis.max_docs`, the J&W adversary's) recompute
+  the numbers but never retrain a model.
+  """
+  models = {'experiment': exp.name, 'version': exp.version, 'params': params_hash,
+            'data': data_fingerprint, 'training': _hash(config_lib.training_items(cfg)),
+            'settings': cfg.experiment[exp.name].to_dict(), 'inputs': dict(sorted(input_models.items()))}
+  key = {**models, 'split': cfg.analysis.split, 'inputs': dict(sorted(input_hashes.items())),
+         'models': _hash(models)}
+  key['hash'] = _hash(key)
+  return key
+
+
+def _save_npz(path: str, arrays: dict) -> None:
+  atomic_io.atomic_write(path, lambda f: np.savez(f, **arrays), mode='wb')
+
+
+def run_experiment(exp: Experiment, model, params, cfg, dataset, out_dir: str,
+                   stages: dict, inputs: dict, log: Callable[[str], None] = print) -> tuple[str, dict]:
+  """Runs (or finds intact) `exp` on a base model; returns (folder, summary).
+
+  `stages` maps each stage of `exp.stages` to its result folder; `inputs`
+  each experiment of `exp.requires` to its (folder, summary).
+  """
+  hashes = {f'experiment:{n}': s['key']['hash'] for n, (_, s) in inputs.items()}
+  hashes.update({f'stage:{n}': stage_store.read_summary(d)[0]['key']['hash'] for n, d in stages.items()})
+  models = {n: s['key']['models'] for n, (_, s) in inputs.items()}
+  key = experiment_key(exp, cfg, params_digest(params), dataset.fingerprint, hashes, models)
+  directory = store.folder(out_dir, key)
+  summary, problem = store.read(directory)
+  if summary is not None:
+    log(f'{exp.name}: results for this model and these settings exist in {directory}; '
+        'verified and skipped')
+    _point(out_dir, exp.name, directory, summary)
+    return directory, summary
+  if problem:
+    log(f'{exp.name}: {problem}; recomputing')
+  os.makedirs(directory, exist_ok=True)
+  started = time.time()
+  ctx = ExperimentContext(model, params, cfg, dataset, directory, store.models_dir(out_dir, key),
+                          out_dir, exp.name, log, stages, inputs)
+  arrays, summary = exp.run(ctx)
+  # The experiment's cost whether its models trained in this process, an
+  # earlier (killed) one, or were restored: training as the checkpoints
+  # record it, plus this run's evaluation.
+  evaluation = time.time() - started - ctx.training_wall
+  summary = {'experiment': exp.name, 'dataset': dataset.name, 'split': cfg.analysis.split,
+             **summary, 'key': key, 'models_folder': os.path.relpath(ctx.models_dir, out_dir),
+             'evaluation_seconds': round(evaluation, 1),
+             'seconds': round(summary.get('training_seconds', 0.0) + evaluation, 1)}
+  _save_npz(os.path.join(directory, store.RESULTS), arrays)
+  figures = exp.figures(arrays, summary, directory)
+  summary['figures'] = [os.path.relpath(p, out_dir) for p in figures]
+  summary['sha256'] = digests.of_files(
+      directory, [store.RESULTS] + [os.path.relpath(p, directory) for p in figures])
+  summary = digests.sealed(summary, stage_store.SELF_HASH)
+  atomic_io.write_json(os.path.join(directory, store.SUMMARY), summary)
+  _point(out_dir, exp.name, directory, summary)
+  log(f'{exp.name}: done in {summary["seconds"]:.0f} s -> {directory}')
+  return directory, summary
+
+
+def _point(out_dir: str, name: str, directory: str, summary: dict) -> None:
+  """The newest summary, copied to experiments/<name>/summary.json with its folder."""
+  copy = {k: v for k, v in summary.items() if k not in ('sha256', stage_store.SELF_HASH)}
+  copy['folder'] = os.path.relpath(directory, out_dir)
+  atomic_io.write_json(os.path.join(store.root(out_dir, name), store.SUMMARY), copy)
