@@ -40,14 +40,13 @@ KEY_HELP = {
     'model.projection': '',
     'model.sparsegen_lambda': "sparsegen's lambda (< 1)",
     'model.embeddings_file': "None (from scratch), 'in_domain' or a word2vec/fastText .vec file",
-    'train.epochs': 'the epoch with the best selection score is kept (train.select_by, train.select_on)',
+    'train.epochs': 'the epoch with the best train.select_by score is kept',
     'train.learning_rate': 'Adam step size',
     'analyses': f"the stages run after training: {','.join(ANALYSES)} ('' for none)",
     'analysis.split': '',
     'analysis.max_docs': 'analyse only the first N documents (default: all)',
     'analysis.refuse_damaged': 'stop at a damaged results file instead of recomputing it',
-    'experiments': "experiments that train more models on top of this one (W&P: uniform,seeds,"
-                   "consistent_adversary,guides; '' for none)",
+    'experiments': "models trained on top: uniform,seeds,consistent_adversary,guides ('' for none)",
 }
 CHOICES = {
     'data.dataset': DATASETS,
@@ -295,9 +294,10 @@ def describe(cfg: ml_collections.ConfigDict, width: int = 100) -> str:
   for k in keys:
     group, _, name = k.partition('.') if '.' in k else ('', '', k)
     groups.setdefault(group, []).append(name)
+  column = max(len(g or '(top)') for g in groups) + 1
   for group, names in groups.items():
-    lines += textwrap.wrap(' '.join(names), width, initial_indent=f'  {group or "(top)":10}',
-                           subsequent_indent=' ' * 12)
+    lines += textwrap.wrap(' '.join(names), width, initial_indent=f'  {group or "(top)":{column}}',
+                           subsequent_indent=' ' * (column + 2))
   lines.append('Often used:')
   for key, why in KEY_HELP.items():
     choices = ' | '.join(CHOICES[key]) if key in CHOICES else ''

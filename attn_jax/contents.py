@@ -103,12 +103,27 @@ def _stage_lines(folder: str) -> list[str]:
   return lines
 
 
+def _experiment_lines(folder: str) -> list[str]:
+  """Each experiment's result folders (the one `report wp` shows starred)."""
+  from attn_jax import experiments  # pylint: disable=g-import-not-at-top  (heavy: only when listing)
+  lines = []
+  for name in experiments.EXPERIMENTS:
+    shown = experiments.store.latest(folder, name)
+    for directory, summary in experiments.store.find(folder, name):
+      star = '*' if shown and shown[0] == directory else ' '
+      lines.append(f'  {star} experiment {name}: {summary.get("n", "?")} {summary.get("split", "?")} docs, '
+                   f'settings {summary["key"].get("settings", {})}, intact, models in '
+                   f'{summary.get("models_folder", "?")} [{os.path.relpath(directory, folder)}]')
+  return lines
+
+
 def describe(root: str) -> str:
   if not os.path.isdir(root):
     raise AttnJaxError(f'{root} is not a folder; pass a workdir made by run.py')
   blocks = []
   for folder in model_folders(root):
-    lines = [f'{folder}:'] + _description_lines(folder) + _training_lines(folder) + _stage_lines(folder)
+    lines = ([f'{folder}:'] + _description_lines(folder) + _training_lines(folder) + _stage_lines(folder)
+             + _experiment_lines(folder))
     blocks.append('\n'.join(lines))
   if not blocks:
     return f'{root}: no attn-jax model or results found'
