@@ -151,7 +151,12 @@ def _nan_message(loss, at, step, directory, name='') -> str:
 def _configured_objective(t) -> Objective:
   """The `Objective` of `train.loss` (a loss that needs no batch inputs)."""
   loss = LOSSES[t.loss]
-  return Objective(loss=lambda model, params, batch, rng, member, inputs: loss(model, params, batch, rng, member))
+
+  def without_inputs(model, params, batch, rng, member, inputs):
+    del inputs
+    return loss(model, params, batch, rng, member)
+
+  return Objective(loss=without_inputs)
 
 
 def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
