@@ -20,7 +20,7 @@ import jax
 import ml_collections
 import numpy as np
 
-from attn_jax import config as config_lib, workdir as workdir_lib
+from attn_jax import config as config_lib, model_axis, workdir as workdir_lib
 from attn_jax.data.batching import eval_batches
 from attn_jax.data.dataset import Dataset, EncodedSplit
 from attn_jax.models import Model, build_model
@@ -99,15 +99,8 @@ class ExperimentContext:
   def member_config(self, **overrides) -> ml_collections.ConfigDict:
     """The base config with dotted-key `overrides`, training one model alone:
     no sweep, no analyses or experiments of its own."""
-    member = ml_collections.ConfigDict(self.cfg.to_dict())
-    member.sweep, member.analyses, member.experiments = '', '', ''
-    member.train.batch_seed = trainer.batch_seed(self.cfg)  # the base's batch order, shared
-    for key, value in overrides.items():
-      section = member
-      *parents, leaf = key.split('.')
-      for p in parents:
-        section = section[p]
-      section[leaf] = value
+    member = model_axis.model_config(self.cfg, overrides)  # the base's batch order, shared
+    member.analyses, member.experiments = '', ''
     config_lib.validate(member)
     return member
 

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from attn_jax.analysis.divergences import attention_kl, wp_tvd
-from attn_jax.training.objective import Objective, own_logits
+from attn_jax.training.objective import Objective, batch_rows, own_logits
 
 
 def consistency_loss(model, params, batch, dropout_rng, member, inputs) -> jnp.ndarray:
@@ -39,22 +39,13 @@ def consistency_loss(model, params, batch, dropout_rng, member, inputs) -> jnp.n
   return (tvd - member['lambda'] * kl) * jnp.sum(batch.weights)
 
 
-def _rows(array: np.ndarray, index: np.ndarray, width: int) -> np.ndarray:
-  """array[index] cut or zero-padded to `width` positions; zeros for filler rows."""
-  rows = array[np.maximum(index, 0)]
-  if rows.ndim > 1:
-    rows = rows[:, :width]
-    rows = np.pad(rows, [(0, 0), (0, width - rows.shape[1])])
-  rows = np.where((index >= 0).reshape((-1,) + (1,) * (rows.ndim - 1)), rows, 0)
-  return rows.astype(np.float32)
-
-
 def consistency_inputs(targets: dict):
   """`targets[split] = (probs [N], alpha [N, L])` of the base model -> the
   trainer's `batch_inputs` (split, index [B], width) -> target rows."""
   def batch_inputs(split: str, index: np.ndarray, width: int) -> dict:
     probs, alpha = targets[split]
-    return {'target_probs': _rows(probs, index, width), 'target_alpha': _rows(alpha, index, width)}
+    return {'target_probs': batch_rows(probs, index, width),
+            'target_alpha': batch_rows(alpha, index, width)}
   return batch_inputs
 
 

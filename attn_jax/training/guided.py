@@ -15,9 +15,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from attn_jax.models import masks
+from attn_jax.models import masks, projections
 from attn_jax.training.loss import weighted_bce_sum
-from attn_jax.training.objective import Objective
+from attn_jax.training.objective import Objective, batch_rows
 
 
 def guided_alpha(model, params, hidden, mask, member, inputs) -> jnp.ndarray:
@@ -52,24 +52,18 @@ def guided_loss(model, params, batch, dropout_rng, member, inputs) -> jnp.ndarra
 def uniform_alpha(lengths: np.ndarray, width: int) -> np.ndarray:
   """[N] lengths (with SOS and EOS) -> [N, width]: 1/n on the n words
   (positions 1 .. L−2), 0 on SOS, EOS and padding (W&P §C.1)."""
-  positions = np.arange(width)[None, :]
-  lengths = np.asarray(lengths)[:, None]
-  words = (positions >= 1) & (positions < lengths - 1)
-  return (words / np.maximum(words.sum(axis=1, keepdims=True), 1)).astype(np.float32)
+  words = masks.word_mask(jnp.asarray(lengths), width)
+  return np.asarray(projections.uniform(jnp.zeros(words.shape, jnp.float32), words))
 
 
 def guide_inputs(guides: dict):
   """`guides[split]` = G arrays [N, L] -> the trainer's `batch_inputs`:
   {'guides': [G, B, width]}, rows of filler documents zero."""
   def batch_inputs(split: str, index: np.ndarray, width: int) -> dict:
-    rows = []
-    for g in guides[split]:
-      r = g[np.maximum(index, 0), :width]
-      r = np.pad(r, [(0, 0), (0, width - r.shape[1])])
-      rows.append(np.where((index >= 0)[:, None], r, 0.0))
+    rows = [batch_rows(g, index, width) for g in guides[split]]
     if not rows:
       return {'guides': np.zeros((0, len(index), width), np.float32)}
-    return {'guides': np.stack(rows).astype(np.float32)}
+    return {'guides': np.stack(rows)}
   return batch_inputs
 
 

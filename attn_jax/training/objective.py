@@ -24,6 +24,18 @@ def no_inputs(split: str, index: np.ndarray, width: int) -> dict:
   return {}
 
 
+def batch_rows(array: np.ndarray, index: np.ndarray, width: int) -> np.ndarray:
+  """Rows of per-document `array` ([N] or [N, L]) for a batch's documents:
+  array[index], positions cut or zero-padded to the batch width W, zero for
+  filler rows (index −1); float32 [B] or [B, W]. What batch inputs carry."""
+  rows = array[np.maximum(index, 0)]
+  if rows.ndim > 1:
+    rows = rows[:, :width]
+    rows = np.pad(rows, [(0, 0), (0, width - rows.shape[1])])
+  rows = np.where((index >= 0).reshape((-1,) + (1,) * (rows.ndim - 1)), rows, 0)
+  return rows.astype(np.float32)
+
+
 def own_logits(model, params, tokens, lengths, member, inputs):
   """The model's own forward pass: its own attention."""
   del member, inputs
