@@ -18,10 +18,12 @@ from attn_jax.models import projections
 from attn_jax.models.model import ENCODERS
 from attn_jax.training.executors import EXECUTORS
 from attn_jax.training.loss import LOSSES
+from attn_jax.training.optimizer import SUBTREES, update_only
 
 DATASETS = ('sst', 'imdb', '20news', 'agnews', 'synthetic')
 # The analysis stages, in the order they run (attn_jax/stages).
-ANALYSES = ('gradient', 'loo', 'kendall', 'attention', 'permutation', 'adversarial', 'erasure')
+ANALYSES = ('gradient', 'loo', 'kendall', 'attention', 'permutation', 'adversarial', 'erasure',
+            'importance', 'state_importance')
 # What may follow the colon in `--config=FILE:VARIANT` (every file in configs/
 # passes it to `default_config`), and what each is for: shown by `run.py --help`.
 VARIANTS = {
@@ -42,11 +44,15 @@ KEY_HELP = {
     'model.embeddings_file': "None (from scratch), 'in_domain' or a word2vec/fastText .vec file",
     'train.epochs': 'the epoch with the best train.select_by score is kept',
     'train.learning_rate': 'Adam step size',
+    'train.attention_lr_scale': "the attention scorer's step size / train.learning_rate",
+    'train.update_only': "train only these subtrees, e.g. 'attention' (default: all)",
     'analyses': f"the stages run after training: {','.join(ANALYSES)} ('' for none)",
     'analysis.split': '',
     'analysis.max_docs': 'analyse only the first N documents (default: all)',
     'analysis.refuse_damaged': 'stop at a damaged results file instead of recomputing it',
-    'experiments': "models trained on top: uniform,seeds,consistent_adversary,guides ('' for none)",
+    'analysis.adversarial.projection': "the adversaries' projection",
+    'experiments': ("models trained on top: uniform,seeds,consistent_adversary,guides (W&P), "
+                    "sparsegen_sweep,adversary_regimes (Meister) ('' for none)"),
 }
 CHOICES = {
     'data.dataset': DATASETS,
@@ -60,6 +66,8 @@ CHOICES = {
     'analysis.split': ('test', 'dev'),
     'analysis.loo.mode': ('delete', 'replace'),
     'analysis.erasure.random_item': ('paper', 'code'),
+    'analysis.adversarial.projection': ('model', 'softmax'),
+    'analysis.state_importance.layers': ('last', 'all'),
 }
 # Standard deviation of from-scratch embeddings (`model.embeddings_file=None`):
 # PyTorch's N(0, 1) unless the dataset's dev ROC-AUC, J&W's selection metric,
@@ -80,6 +88,10 @@ RUNTIME_KEYS = frozenset({
     'train.checkpoint_every_steps', 'train.eval_batch_size', 'train.model_axis',
     'analysis.batch_size', 'analysis.bucket_growth', 'analysis.loo.docs_per_chunk',
     'analysis.refuse_damaged'})
+# Keys added after results were first keyed, with the value that computes what
+# runs without the key computed: at that value a key is left out of
+# `result_items`, so results and workdirs made before it existed stay valid.
+ADDED_KEYS = {'train.update_only': None, 'train.attention_lr_scale': 1.0}
 # Sections that say what is analysed, or trained on top of the model, not what
 # the model is: a trained workdir can be analysed again with other values
 # (each stage and experiment keys its own results).
@@ -145,6 +157,9 @@ def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collecti
   c.train.eval_batch_size = 64
   c.train.learning_rate = 1e-3
   c.train.weight_decay = 1e-5
+  # The attention scorer's step size over the others' (Meister et al.'s Table 4:
+  # "equal to or 10×"; J&W: equal).
+  c.train.attention_lr_scale = 1.0
   c.train.loss = 'weighted_bce'     # a plug-in of the trainer (attn_jax.training.loss)
   # How a program's models are computed: 'vmap', 'loop' (model after model in
   # one compiled step) or 'auto' (loop on CPU, vmap elsewhere; executors.py).
@@ -154,6 +169,9 @@ def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collecti
   # Stop a model after this many epochs without a better selection score; None: never.
   c.train.patience = config_dict.placeholder(int)
   c.train.skip_first_epoch = True   # J&W HEAD never selects epoch 0
+  # Params subtrees that are trained, comma-separated (embedding, encoder,
+  # attention, decoder); None: all. The rest keep their initial values.
+  c.train.update_only = config_dict.placeholder(str)
   # Seed of the batch order; None: `seed`. Models trained as one program share it.
   c.train.batch_seed = config_dict.placeholder(int)
   c.train.checkpoint_every_steps = 200
@@ -173,8 +191,16 @@ def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collecti
   c.analysis.permutation = ml_collections.ConfigDict(dict(num_permutations=100))
   c.analysis.adversarial = ml_collections.ConfigDict(dict(
       num_adversaries=5, steps=500, learning_rate=0.01, hinge_epsilon=0.01,
-      output_weight=500.0, report_epsilon=0.05))
+      output_weight=500.0, report_epsilon=0.05,
+      # 'model': adversaries are projected by the model's own projection (the
+      # attention it can produce); 'softmax': J&W's search whatever the model.
+      projection='model'))
   c.analysis.erasure = ml_collections.ConfigDict(dict(random_orders=5, random_item='paper'))
+  # Meister et al. (stages/importance.py, stages/state_importance.py): also the
+  # intermediate gradient with α detached; g_{h_p}(x) rows computed `chunk` at
+  # a time, for the encoder output ('last') or every layer ('all').
+  c.analysis.importance = ml_collections.ConfigDict(dict(hidden_gradient_detached=True))
+  c.analysis.state_importance = ml_collections.ConfigDict(dict(chunk=16, layers='last'))
 
   # Experiments that train more models on top of this one (attn_jax/experiments);
   # each owns its section of `experiment`. Imported here, not at the top: the
@@ -225,7 +251,8 @@ def flat_items(cfg: ml_collections.ConfigDict, prefix: str = ''):
 def result_items(cfg: ml_collections.ConfigDict) -> dict:
   """The keys that change what a run computes, with their values."""
   return {k: (list(v) if isinstance(v, tuple) else v)
-          for k, v in flat_items(cfg) if k not in RUNTIME_KEYS}
+          for k, v in flat_items(cfg)
+          if k not in RUNTIME_KEYS and not (k in ADDED_KEYS and v == ADDED_KEYS[k])}
 
 
 def training_items(cfg: ml_collections.ConfigDict) -> dict:
@@ -343,7 +370,11 @@ def _check_ranges(cfg: ml_collections.ConfigDict) -> None:
       (t.batch_size >= 1 and t.eval_batch_size >= 1, 'batch sizes must be >= 1'),
       (t.learning_rate > 0, 'train.learning_rate must be > 0'),
       (t.weight_decay >= 0, 'train.weight_decay must be >= 0'),
+      (t.attention_lr_scale > 0, 'train.attention_lr_scale must be > 0'),
       (t.checkpoint_every_steps >= 1, 'train.checkpoint_every_steps must be >= 1'),
+      (t.update_only is None or (bool(update_only(t)) and set(update_only(t)) <= set(SUBTREES)),
+       f'train.update_only={t.update_only!r} must name params subtrees among {", ".join(SUBTREES)} '
+       '(comma-separated), or be None for all'),
       (t.patience is None or t.patience >= 1, 'train.patience must be >= 1 (or None: no early stopping)'),
       (m.sparsegen_lambda < 1, 'model.sparsegen_lambda must be < 1 (sparsegen-lin is defined for λ < 1)'),
       (m.embed_dim >= 1 and m.hidden_dim >= 2, 'model.embed_dim and model.hidden_dim must be positive'),
@@ -381,6 +412,7 @@ def _check_ranges(cfg: ml_collections.ConfigDict) -> None:
       (adv.learning_rate > 0 and adv.hinge_epsilon >= 0 and adv.report_epsilon >= 0,
        'analysis.adversarial.learning_rate must be > 0 and the epsilons >= 0'),
       (a.erasure.random_orders >= 1, 'analysis.erasure.random_orders must be >= 1'),
+      (a.state_importance.chunk >= 1, 'analysis.state_importance.chunk must be >= 1'),
   ]
   analyses(cfg)
   from attn_jax import experiments  # pylint: disable=g-import-not-at-top

@@ -21,10 +21,11 @@ from attn_jax import config as config_lib
 from attn_jax.errors import ConfigError
 from attn_jax.training.trainer import Member, batch_seed
 
-# Keys that change a model's starting point or its optimiser's numbers, not
-# the shapes or structure of the program (vectors.* only shape the initial
-# embeddings).
+# Keys that change a model's starting point, its optimiser's numbers or its
+# sparsegen λ (a traced value: `trainer.projection_values`), not the shapes or
+# structure of the program (vectors.* only shape the initial embeddings).
 PER_MODEL_KEYS = frozenset({'seed', 'train.learning_rate', 'train.weight_decay',
+                            'model.sparsegen_lambda',
                             'model.embed_init_std', 'model.embeddings_file',
                             'model.shuffle_embeddings', 'model.embeddings_norm'})
 PER_MODEL_PREFIXES = ('vectors.',)

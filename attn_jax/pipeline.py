@@ -8,6 +8,7 @@ models of the sweep train as one program (`attn_jax.model_axis`), then each
 is evaluated and analysed in its own workdir.
 """
 
+import json
 import os
 import time
 from typing import Callable
@@ -152,9 +153,17 @@ def run(cfg: ml_collections.ConfigDict, workdir: str, log: Callable[[str], None]
   progress = trainer.train(
       model, dataset, members, workdir,
       lambda m: initial_params(model, m.cfg, dataset, log, m.workdir), log)
-  predict = jax.jit(train_step_lib.make_predict(model))
+  # Each model is evaluated and analysed as the model it trained as: a sweep
+  # member's config may differ from the base's in what is not a shape (its
+  # sparsegen λ), so it gets its own model and predict (one per distinct config).
+  own_models = {}
   results, failed = [], []
   for member, out, record in zip(members, outs, progress['models']):
+    own_key = json.dumps(member.cfg.model.to_dict(), sort_keys=True, default=str)
+    if own_key not in own_models:
+      own = build_model(member.cfg.model, len(dataset.vocab))
+      own_models[own_key] = (own, jax.jit(train_step_lib.make_predict(own)))
+    model, predict = own_models[own_key]
     if record['failed'] is not None:
       where = record['failed']
       failed.append(f'{member.workdir} (epoch {where["epoch"] + 1} of {cfg.train.epochs}, batch '

@@ -135,3 +135,59 @@ WIEGREFFE_PINTER_TABLE3 = {
     'sst': {'uniform': 0.812, 'trained_mlp': 0.817, 'base': 0.824, 'adversary': 0.592},
     'imdb': {'uniform': 0.863, 'trained_mlp': 0.888, 'base': 0.905, 'adversary': 0.700},
 }
+
+
+# Meister et al. 2021 (ALGORITHMS.md §E.4). Models are '<encoder>_<projection>'
+# (BiLSTM with additive/tanh attention, Transformer with dot attention).
+# Table 1: mean ± std normalised entropy of g_{h_p}(x).
+MEISTER_TABLE1 = {
+    ('imdb', 'bilstm_softmax'): (0.71, 0.09), ('20news', 'bilstm_softmax'): (0.75, 0.12),
+    ('sst', 'bilstm_softmax'): (0.93, 0.05),
+    ('imdb', 'bilstm_sparsemax'): (0.72, 0.10), ('20news', 'bilstm_sparsemax'): (0.68, 0.12),
+    ('sst', 'bilstm_sparsemax'): (0.91, 0.07),
+    ('imdb', 'transformer_softmax'): (0.76, 0.08), ('20news', 'transformer_softmax'): (0.48, 0.06),
+    ('sst', 'transformer_softmax'): (0.73, 0.09),
+    ('imdb', 'transformer_sparsemax'): (0.72, 0.09), ('20news', 'transformer_sparsemax'): (0.46, 0.06),
+    ('sst', 'transformer_sparsemax'): (0.63, 0.08),
+}
+# Table 2: correlation between sparsegen λ and H̃(g_ŷ(x)), by encoder.
+MEISTER_TABLE2 = {
+    ('imdb', 'bilstm'): -0.935, ('20news', 'bilstm'): -0.675, ('sst', 'bilstm'): -0.866,
+    ('imdb', 'transformer'): -0.830, ('20news', 'transformer'): -0.409, ('sst', 'transformer'): -0.810,
+}
+# Table 3: test accuracy of the softmax baselines, by encoder.
+MEISTER_TABLE3 = {
+    ('imdb', 'transformer'): 0.89, ('imdb', 'bilstm'): 0.90,
+    ('20news', 'transformer'): 0.91, ('20news', 'bilstm'): 0.91,
+    ('sst', 'transformer'): 0.79, ('sst', 'bilstm'): 0.82,
+}
+# Table 5: adversary JSD, accuracy and accuracy change against the baseline.
+MEISTER_TABLE5 = {
+    ('imdb', 'bilstm', 'frozen'): (0.67, 0.76, -0.14), ('sst', 'bilstm', 'frozen'): (0.62, 0.76, -0.06),
+    ('20news', 'bilstm', 'frozen'): (0.67, 0.78, -0.13),
+    ('imdb', 'bilstm', 'unfrozen'): (0.67, 0.90, -0.00), ('sst', 'bilstm', 'unfrozen'): (0.61, 0.82, -0.00),
+    ('20news', 'bilstm', 'unfrozen'): (0.67, 0.91, -0.00),
+    ('imdb', 'transformer', 'frozen'): (0.62, 0.71, -0.18),
+    ('sst', 'transformer', 'frozen'): (0.57, 0.76, -0.03),
+    ('20news', 'transformer', 'frozen'): (0.62, 0.87, -0.03),
+    ('imdb', 'transformer', 'unfrozen'): (0.64, 0.87, -0.02),
+    ('sst', 'transformer', 'unfrozen'): (0.57, 0.78, -0.01),
+    ('20news', 'transformer', 'unfrozen'): (0.62, 0.92, 0.01),
+}
+# Table 6: mean ± std Kendall τ of attention with g_ŷ(x), D_ŷ(x), g_ŷ(I), D_ŷ(I).
+_T6 = {
+    'bilstm_softmax': {'imdb': ((0.36, 0.12), (0.31, 0.08), (0.77, 0.05), (0.79, 0.05)),
+                       '20news': ((0.24, 0.24), (0.17, 0.17), (0.78, 0.15), (0.70, 0.19)),
+                       'sst': ((0.25, 0.28), (0.35, 0.18), (0.80, 0.13), (0.49, 0.17))},
+    'bilstm_sparsemax': {'imdb': ((0.31, 0.08), (0.25, 0.06), (0.98, 0.02), (0.98, 0.02)),
+                         '20news': ((0.25, 0.13), (0.23, 0.09), (0.98, 0.06), (0.99, 0.01)),
+                         'sst': ((0.45, 0.13), (0.34, 0.15), (0.97, 0.06), (0.98, 0.04))},
+    'transformer_softmax': {'imdb': ((0.67, 0.08), (0.20, 0.10), (0.76, 0.04), (0.10, 0.07)),
+                            '20news': ((0.54, 0.11), (0.05, 0.10), (0.62, 0.13), (0.05, 0.11)),
+                            'sst': ((0.72, 0.11), (0.33, 0.20), (0.89, 0.07), (0.16, 0.18))},
+    'transformer_sparsemax': {'imdb': ((0.44, 0.08), (0.21, 0.09), (0.92, 0.05), (0.19, 0.09)),
+                              '20news': ((0.47, 0.10), (0.14, 0.15), (0.76, 0.15), (0.15, 0.16)),
+                              'sst': ((0.67, 0.12), (0.30, 0.23), (0.88, 0.11), (0.25, 0.23))},
+}
+MEISTER_TABLE6 = {(dataset, model): dict(zip(('g_y_x', 'd_y_x', 'g_y_i', 'd_y_i'), cells))
+                  for model, by_dataset in _T6.items() for dataset, cells in by_dataset.items()}

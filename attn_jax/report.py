@@ -7,6 +7,8 @@
     python -m attn_jax.report model-axis MODEL_AXIS.json ... [--readme README.md]
     python -m attn_jax.report vectors VECTORS.json ... [--save results/vectors] [--readme README.md]
     python -m attn_jax.report wp RUN ... [--save results/wp] [--readme README.md]
+    python -m attn_jax.report state-importance STATE_IMPORTANCE.json ... [--readme README.md]
+    python -m attn_jax.report meister RUN ... [--save results/meister] [--readme README.md]
 
 `training` reads `eval.json` and `config.json` of each run and prints
 measured test metrics beside Jain & Wallace's; `--save` copies each run's
@@ -18,11 +20,13 @@ run's analysis summaries beside J&W's published numbers (attn_jax.reproduction);
 `--save` copies the summaries to `results/<run>/analyses/<stage>/`; it also
 writes each stage's time (`analysis-timings`). `benchmarks` tabulates the
 JSON files written by `benchmarks/analysis_throughput.py --out`, `model-axis`
-those of `benchmarks/model_axis_throughput.py --out`; `vectors` the records
+those of `benchmarks/model_axis_throughput.py --out`, `state-importance`
+those of `benchmarks/state_importance_throughput.py --out`; `vectors` the records
 `attn_jax.vectors` writes beside each vectors file (`--save` copies them).
 `wp` prints the W&P experiments' tables beside Wiegreffe & Pinter's numbers
 (attn_jax.wp_report); `--save` copies each run's experiment summaries and
-figures to `results/wp/<run>/experiments/<name>/`.
+figures to `results/wp/<run>/experiments/<name>/`. `meister` prints Meister et
+al.'s Tables 1, 2, 3, 5 and 6 beside theirs (attn_jax.meister_report).
 `--readme` rewrites the README block between that table's markers from the
 saved files.
 """
@@ -231,6 +235,21 @@ def model_axis_rows(reports: list[dict]) -> list[list[str]]:
   return rows
 
 
+def state_importance_rows(reports: list[dict]) -> list[list[str]]:
+  """`benchmarks/state_importance_throughput.py` records: g_{h_p}(x) docs/s,
+  FLOPs per document and the fraction of the matmul rate measured in the same run."""
+  rows = [['dataset', 'encoder', 'docs', 'mean words (max length)', 'seconds (+ compile)', 'docs/s',
+           'GFLOP per doc', 'achieved GFLOP/s', 'matmul GFLOP/s (same run)', 'fraction of matmul rate',
+           'peak RSS MB', 'peak temp buffer MB']]
+  for r in reports:
+    rows.append([r['dataset'], r['encoder'], str(r['documents']),
+                 f'{r["mean_words"]:.1f} ({r["max_length"]})', f'{r["seconds"]:.1f} (+{r["compile_seconds"]:.1f})',
+                 f'{r["docs_per_second"]:.2f}', f'{r["flops_per_document"] / 1e9:.2f}',
+                 f'{r["achieved_gflops"]:.0f}', f'{r["matmul_peak_gflops"]:.0f}',
+                 f'{r["fraction_of_peak"]:.0%}', f'{r["peak_rss_mb"]:.0f}', f'{r["peak_temp_buffer_mb"]:.0f}'])
+  return rows
+
+
 def vector_rows(records: list[dict]) -> list[list[str]]:
   rows = [['target', 'corpus documents by source (held out)', 'corpus tokens',
            'vocabulary words with a vector', 'epochs', 'build seconds']]
@@ -259,7 +278,7 @@ def _vectors(args, here) -> None:
 def main(argv=None):
   parser = argparse.ArgumentParser(description='Measured vs published numbers.')
   parser.add_argument('table', choices=['training', 'data', 'analyses', 'benchmarks', 'model-axis',
-                                        'vectors', 'wp'])
+                                        'vectors', 'wp', 'meister', 'state-importance'])
   parser.add_argument('runs', nargs='*', help='training: workdirs or results/<run> folders; '
                       'data: a saved data_splits.json to show instead of measuring')
   parser.add_argument('--save', help='folder to copy / write the result files into')
@@ -287,14 +306,17 @@ def main(argv=None):
   if args.table == 'model-axis':
     _tabulate(args, here, model_axis_rows, 'model-axis-benchmarks')
     return
+  if args.table == 'state-importance':
+    _tabulate(args, here, state_importance_rows, 'state-importance-benchmarks')
+    return
   if args.table == 'vectors':
     _vectors(args, here)
     return
-  if args.table == 'wp':
-    # Imported here: wp_report imports this module.
-    from attn_jax import errors, wp_report  # pylint: disable=g-import-not-at-top
+  if args.table in ('wp', 'meister'):
+    # Imported here: both import this module.
+    from attn_jax import errors, meister_report, wp_report  # pylint: disable=g-import-not-at-top
     try:
-      wp_report.write(args.runs, args.save, args.readme)
+      (wp_report if args.table == 'wp' else meister_report).write(args.runs, args.save, args.readme)
     except errors.AttnJaxError as e:
       parser.exit(1, f'error: {e}\n')
     return

@@ -308,15 +308,21 @@ def write(paths: list[str], save_to=None, readme=None) -> dict:
   if save_to:
     paths = [save(p, name, summaries, save_to) for p, (name, _, summaries) in zip(paths, runs)]
     runs = [load(p) for p in paths]
-  made = tables(runs)
+  return publish(tables(runs), 'wp', paths, ('experiments',), readme)
+
+
+def publish(made: dict, table: str, paths: list[str], summaries: tuple, readme=None) -> dict:
+  """Prints {block: (rows, notes)} and, with `readme`, rewrites each block
+  there, citing `python -m attn_jax.report <table> <paths>` and the summary
+  files under each path's `summaries` folders; returns `made`."""
   for block, (rows, notes) in made.items():
     print(f'{block}:\n{plain(rows)}' + ''.join(f'\n  {n}' for n in notes) + '\n')
   if readme:
     here = os.path.dirname(os.path.abspath(readme))
     sources = [os.path.relpath(p, here) for p in paths]
-    command = 'python -m attn_jax.report wp ' + ' '.join(sources)
-    files = [f'{s}/experiments/*/summary.json' for s in sources]
+    command = f'python -m attn_jax.report {table} ' + ' '.join(sources)
+    files = [f'{s}/{folder}/*/summary.json' for folder in summaries for s in sources]
     for block, (rows, notes) in made.items():
-      table = markdown(rows) + ('\n\n' + '\n'.join(f'- {n}' for n in notes) if notes else '')
-      write_readme(readme, block, table, command, files)
+      text = markdown(rows) + ('\n\n' + '\n'.join(f'- {n}' for n in notes) if notes else '')
+      write_readme(readme, block, text, command, files)
   return made

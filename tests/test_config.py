@@ -43,11 +43,21 @@ def test_jw_recipe_defaults():
   assert (cfg.model.embed_dim, cfg.model.hidden_dim, cfg.train.select_on) == (300, 128, 'dev')
 
 
+def test_keys_added_later_leave_older_results_keyed_as_they_were():
+  cfg = config_lib.default_config('sst', 'bilstm')
+  items = config_lib.training_items(cfg)
+  assert not set(config_lib.ADDED_KEYS) & set(items)  # at their defaults: as before they existed
+  cfg.train.attention_lr_scale, cfg.train.update_only = 10.0, 'attention'
+  items = config_lib.training_items(cfg)
+  assert items['train.attention_lr_scale'] == 10.0 and items['train.update_only'] == 'attention'
+
+
 @pytest.mark.parametrize('key,value,message', [
     ('model.encoder', 'gru', 'choose from bilstm, cnn, average, transformer'),
     ('model.projection', 'entmax', 'choose from softmax, sparsemax, sparsegen, uniform'),
     ('model.sparsegen_lambda', 1.0, 'must be < 1'),
     ('train.epochs', 1, 'epochs must be >= 2'),
+    ('train.attention_lr_scale', 0.0, 'attention_lr_scale must be > 0'),
 ])
 def test_invalid_values_are_named(key, value, message):
   cfg = config_lib.default_config('sst', 'bilstm')

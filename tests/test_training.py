@@ -45,6 +45,22 @@ def test_weight_decay_spares_the_attention_parameters():
                                    rtol=1e-3, atol=1e-9)
 
 
+@pytest.mark.usefixtures('optax_promotion')
+def test_the_attention_scorer_steps_attention_lr_scale_times_further():
+  model = build_model(tiny_model_config(), 30)
+  params = model.init(jax.random.PRNGKey(0))
+  cfg = helpers.synthetic_config().train
+  cfg.weight_decay, cfg.attention_lr_scale = 0.0, 10.0
+  tx = optimizer_lib.make_optimizer(cfg)
+  ones = jax.tree.map(jnp.ones_like, params)
+  updates, _ = tx.update(ones, tx.init(params), params)
+  # Adam's first step is -lr * sign(g) for every parameter: 10 lr on the scorer.
+  for name, subtree in updates.items():
+    lr = cfg.learning_rate * (10.0 if name == 'attention' else 1.0)
+    for update in jax.tree.leaves(subtree):
+      np.testing.assert_allclose(update, -lr, rtol=1e-4)
+
+
 def batch(seed=0):
   rng = np.random.default_rng(seed)
   docs = [np.array([2] + list(rng.integers(4, 30, size=rng.integers(3, 10))) + [3], np.int32) for _ in range(8)]

@@ -6,7 +6,8 @@ the model's α and from each other while keeping the output within ε:
 
   loss = Σ_k [ −JSD(α̃_k, α) + 500·ReLU(|ỹ_k − ŷ| − 0.01) ] − mean_{k,k'} JSD(α̃_k, α̃_k')
 
-over log-weights ℓ (α̃ = softmax of ℓ over the words), initialised
+over log-weights ℓ (α̃ = softmax of ℓ over the words — or, for a sparse
+model, its own projection of ℓ: `projection`), initialised
 log(1/L) + 3·N(0, 1), with Adam/amsgrad at lr 0.01 for 500 steps. The
 reported statistic is the largest JSD among the adversaries, plus the
 original (JSD 0), whose output stays within 0.05 of ŷ. Adam is elementwise,
@@ -14,7 +15,7 @@ so optimising the batch sum (J&W) is the same as optimising each document
 on its own: the batch is one program.
 """
 
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -32,10 +33,21 @@ class Adversaries(NamedTuple):
   output_change: jnp.ndarray  # [B, K] |ỹ_k − ŷ|
 
 
+Projection = Callable[[jnp.ndarray, jnp.ndarray], jnp.ndarray]
+
+
+def _project(projection: Projection, logits_adv: jnp.ndarray, mask: jnp.ndarray) -> jnp.ndarray:
+  """[B, K, L] log-weights -> [B, K, L] attention over the words of [B, L]
+  `mask`. Broadcast: the uniform projection ignores the scores, so it returns
+  the mask's [B, 1, L]."""
+  return jnp.broadcast_to(projection(logits_adv, mask[:, None, :]), logits_adv.shape)
+
+
 def adversarial_loss(logits_adv: jnp.ndarray, hidden, alpha, mask, probs, decode, *,
-                     hinge_epsilon: float, output_weight: float) -> jnp.ndarray:
+                     hinge_epsilon: float, output_weight: float,
+                     projection: Projection = projections.softmax) -> jnp.ndarray:
   """J&W's loss for one batch: [B, K, L] log-weights -> scalar (batch sum)."""
-  adv = projections.softmax(logits_adv, mask[:, None, :])
+  adv = _project(projection, logits_adv, mask)
   adv_probs = jax.nn.sigmoid(decode(hidden, adv))
   hinge = jax.nn.relu(jnp.abs(adv_probs - probs[:, None]) - hinge_epsilon)
   away = jw_jsd(adv, alpha[:, None, :])
@@ -46,13 +58,18 @@ def adversarial_loss(logits_adv: jnp.ndarray, hidden, alpha, mask, probs, decode
 def adversarial_attention(model: Model, params, hidden: jnp.ndarray, alpha: jnp.ndarray,
                           mask: jnp.ndarray, lengths: jnp.ndarray, keys: jax.Array, *,
                           num_adversaries: int = 5, steps: int = 500, learning_rate: float = 0.01,
-                          hinge_epsilon: float = 0.01, output_weight: float = 500.0) -> Adversaries:
+                          hinge_epsilon: float = 0.01, output_weight: float = 500.0,
+                          projection: Projection = projections.softmax) -> Adversaries:
   """J&W's K adversarial attention distributions per document.
 
   Args:
     hidden: [B, L, H] encoder states; alpha: [B, L] the model's attention;
     mask: [B, L] bool, the words; lengths: [B] (with SOS and EOS);
     keys: [B] PRNG keys, one per document.
+    projection: (scores, mask) -> α that maps the log-weights to attention:
+      J&W's softmax, or the model's own (`model.project`) so a sparsemax or
+      sparsegen model's adversaries are attention it could produce (with exact
+      zeros). A uniform model's own family is one point: JSD 0.
 
   Jittable with `model` and the keyword options static.
   """
@@ -65,7 +82,8 @@ def adversarial_attention(model: Model, params, hidden: jnp.ndarray, alpha: jnp.
   noise = jax.vmap(lambda k: position_normal(k, (num_adversaries,), width, alpha.dtype))(keys)
   init = -jnp.log(lengths.astype(alpha.dtype))[:, None, None] + 3.0 * noise
   loss = lambda ell: adversarial_loss(ell, hidden, alpha, mask, probs, decode,
-                                      hinge_epsilon=hinge_epsilon, output_weight=output_weight)
+                                      hinge_epsilon=hinge_epsilon, output_weight=output_weight,
+                                      projection=projection)
   optimizer = optax.amsgrad(learning_rate)
 
   def step(carry, _):
@@ -74,7 +92,7 @@ def adversarial_attention(model: Model, params, hidden: jnp.ndarray, alpha: jnp.
     return (optax.apply_updates(ell, updates), state), None
 
   (ell, _), _ = jax.lax.scan(step, (init, optimizer.init(init)), None, length=steps)
-  adv = projections.softmax(ell, mask[:, None, :])
+  adv = _project(projection, ell, mask)
   adv_probs = jax.nn.sigmoid(decode(hidden, adv))
   return Adversaries(adv, adv_probs, jw_jsd(adv, alpha[:, None, :]),
                      jnp.abs(adv_probs - probs[:, None]))

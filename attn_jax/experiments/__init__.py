@@ -11,6 +11,8 @@ Each lives in its own module and owns its section `config.experiment.<name>`
 Results go to `<out>/experiments/<name>/<key>/` (`attn_jax.experiments.store`).
 The W&P experiments (Wiegreffe & Pinter 2019, ALGORITHMS.md §C): `uniform`
 (§C.1), `seeds` (§C.2), `consistent_adversary` (§C.4) and `guides` (§C.3).
+Meister et al.'s (2021, ALGORITHMS.md §E): `sparsegen_sweep` (Table 2,
+Figure 3) and `adversary_regimes` (Table 5).
 """
 
 import difflib
@@ -19,16 +21,19 @@ from typing import Callable
 import ml_collections
 
 from attn_jax.errors import ConfigError
+from attn_jax.experiments.adversary_regimes import ADVERSARY_REGIMES
 from attn_jax.experiments.base import Experiment
 from attn_jax.experiments.consistent_adversary import CONSISTENT_ADVERSARY
 from attn_jax.experiments.guides import GUIDES
 from attn_jax.experiments.runner import run_experiment
 from attn_jax.experiments.seeds import SEEDS
+from attn_jax.experiments.sparsegen_sweep import SPARSEGEN_SWEEP
 from attn_jax.experiments.store import load_summaries
 from attn_jax.experiments.uniform import UNIFORM
 
 # In running order: an experiment comes after those it reads.
-EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (UNIFORM, SEEDS, CONSISTENT_ADVERSARY, GUIDES)}
+EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (UNIFORM, SEEDS, CONSISTENT_ADVERSARY, GUIDES,
+                                                           SPARSEGEN_SWEEP, ADVERSARY_REGIMES)}
 
 
 def default_sections(dataset: str, encoder: str, variant: str) -> ml_collections.ConfigDict:

@@ -105,10 +105,12 @@ class ExperimentContext:
     return member
 
   def train(self, set_name: str, configs: dict[str, ml_collections.ConfigDict],
-            objective: Optional[Objective] = None) -> TrainedSet:
+            objective: Optional[Objective] = None,
+            initial: Optional[Callable] = None) -> TrainedSet:
     """Trains (or resumes, or restores) `configs` ({model name: config}) as
     one program with `objective` (default: their `train.loss`); they must
-    share their architecture."""
+    share their architecture. `initial` (member -> params) replaces fresh
+    initialisation (e.g. the base model's params)."""
     from attn_jax import pipeline  # pylint: disable=g-import-not-at-top  (pipeline imports us)
     group = self.group_dir(set_name)
     names, cfgs = list(configs), list(configs.values())
@@ -123,7 +125,7 @@ class ExperimentContext:
     started = time.time()
     progress = trainer.train(
         model, self.dataset, members, group,
-        lambda m: pipeline.initial_params(model, m.cfg, self.dataset, self.log, m.workdir),
+        initial or (lambda m: pipeline.initial_params(model, m.cfg, self.dataset, self.log, m.workdir)),
         self.log, objective)
     params, selections = [], []
     for member, record in zip(members, progress['models']):
@@ -200,6 +202,21 @@ def split_outputs(model: Model, params, split: EncodedSplit, batch_size: int,
 DIVERGED = ('{what} diverged (non-finite loss). Its models train with the base model\'s '
             '--config.train.learning_rate; a lower one retrains the base model too, so use a new '
             '--workdir')
+
+
+def comma_floats(text: str) -> list[float]:
+  """'1e-3, 0.1,' -> [0.001, 0.1]: a section's comma-separated numbers (λ grids)."""
+  return [float(x) for x in text.split(',') if x.strip()]
+
+
+def lambda_problem(section, example: str, valid: Callable[[list], bool], rule: str) -> Optional[str]:
+  """What is wrong with `section.lambdas` (not numbers, or not `valid`,
+  which `rule` words), or None."""
+  try:
+    values = comma_floats(section.lambdas)
+  except ValueError:
+    return f'lambdas={section.lambdas!r} is not comma-separated numbers, e.g. {example}'
+  return None if valid(values) else f'lambdas={section.lambdas!r} must name {rule}'
 
 
 def metrics_row(metrics: dict) -> dict:

@@ -23,7 +23,7 @@ from ml_collections import config_dict
 from attn_jax import atomic_io
 from attn_jax.analysis.divergences import jw_jsd
 from attn_jax.errors import TrainingError
-from attn_jax.experiments.base import DIVERGED, Experiment
+from attn_jax.experiments.base import DIVERGED, Experiment, comma_floats, lambda_problem
 from attn_jax.plots import wp_figures
 from attn_jax.stages import store as stage_store
 from attn_jax.stages.context import params_digest
@@ -44,17 +44,19 @@ def _defaults(dataset, encoder, variant) -> ml_collections.ConfigDict:
 
 
 def lambdas(section) -> list[float]:
-  return [float(x) for x in section.lambdas.split(',') if x.strip()]
+  return comma_floats(section.lambdas)
+
+
+def distinct_nonnegative(values: list[float]) -> bool:
+  """A valid adversary λ grid: W&P's λ weighs a divergence to maximise."""
+  return bool(values) and len(set(values)) == len(values) and min(values) >= 0
 
 
 def _check(section, cfg):
   del cfg
-  try:
-    values = lambdas(section)
-  except ValueError:
-    return f'lambdas={section.lambdas!r} is not comma-separated numbers, e.g. 1e-3,0.1,1'
-  if not values or len(set(values)) != len(values) or min(values) < 0:
-    return f'lambdas={section.lambdas!r} must name λ >= 0, none twice'
+  problem = lambda_problem(section, '1e-3,0.1,1', distinct_nonnegative, 'λ >= 0, none twice')
+  if problem:
+    return problem
   if section.epochs < 1 or section.patience < 1:
     return 'epochs and patience must be >= 1'
   return None
@@ -83,12 +85,18 @@ def jw_point(folder: str) -> dict | None:
           'n': len(change), 'within_epsilon': float(np.mean(some))}
 
 
+def adversary_targets(ctx) -> dict:
+  """{split: (P(y = 1) [N], α [N, L])} of the base model on every split an
+  adversary trains, is selected or is evaluated on: what it must match."""
+  splits = sorted({'train', ctx.cfg.train.select_on, ctx.split_name})
+  return {split: ctx.outputs(ctx.model, ctx.params, split) for split in splits}
+
+
 def _run(ctx):
   s = ctx.section
   values = lambdas(s)
   seed = s.seed if s.seed is not None else ctx.cfg.seed
-  splits = sorted({'train', ctx.cfg.train.select_on, ctx.split_name})
-  targets = {split: ctx.outputs(ctx.model, ctx.params, split) for split in splits}
+  targets = adversary_targets(ctx)
   member = ctx.member_config(**{'seed': seed, 'train.epochs': s.epochs, 'train.patience': s.patience,
                                 'train.select_by': 'train_loss', 'train.skip_first_epoch': False})
   objective = consistency_objective(values, targets)
@@ -98,6 +106,27 @@ def _run(ctx):
     atomic_io.write_json(path, {'objective': 'W&P model-consistent adversary (§C.4)', 'lambda': lam,
                                 'base_params_sha256_16': params_digest(ctx.params)})
   trained = ctx.train(SET, configs, objective)
+  rows, probs_all, jsd_all = adversary_rows(ctx, trained, values, targets)
+  if not probs_all:
+    raise TrainingError(DIVERGED.format(what='every adversary'))
+  base_probs = targets[ctx.split_name][0]
+  base = evaluate_probs(ctx.split.labels, base_probs)
+  summary = {'n': len(ctx.split), 'lambdas': values, 'seed': seed, 'rows': rows,
+             'base': {'f1_pos': float(base['f1_pos']), 'accuracy': float(base['accuracy'])},
+             'jw_adversary': jw_point(ctx.stages['adversarial']),
+             'training_seconds': round(trained.seconds, 1)}
+  kept = [r['lambda'] for r in rows if 'failed' not in r]
+  arrays = {'lambdas': np.array(kept), 'probs': np.stack(probs_all), 'jsd': np.stack(jsd_all),
+            'base_probs': base_probs}
+  return arrays, summary
+
+
+def adversary_rows(ctx, trained, values, targets) -> tuple[list, list, list]:
+  """Per λ of a trained set of adversaries: (rows, test probs [N] per model
+  trained, test JSD from the base attention [N] per model trained). A row has
+  test F1/accuracy, mean TVD and JSD against the base model on the test and
+  train splits, the selected epoch and its training loss; `failed` for a
+  model whose loss became non-finite."""
   base_probs, base_alpha = targets[ctx.split_name]
   train_probs, train_alpha = targets['train']
   rows, probs_all, jsd_all = [], [], []
@@ -122,17 +151,21 @@ def _run(ctx):
                  'train_loss': float(chosen['train_loss'])})
     probs_all.append(probs)
     jsd_all.append(jsd)
-  if not probs_all:
-    raise TrainingError(DIVERGED.format(what='every adversary'))
-  base = evaluate_probs(ctx.split.labels, base_probs)
-  summary = {'n': len(ctx.split), 'lambdas': values, 'seed': seed, 'rows': rows,
-             'base': {'f1_pos': float(base['f1_pos']), 'accuracy': float(base['accuracy'])},
-             'jw_adversary': jw_point(ctx.stages['adversarial']),
-             'training_seconds': round(trained.seconds, 1)}
-  kept = [r['lambda'] for r in rows if 'failed' not in r]
-  arrays = {'lambdas': np.array(kept), 'probs': np.stack(probs_all), 'jsd': np.stack(jsd_all),
-            'base_probs': base_probs}
-  return arrays, summary
+  return rows, probs_all, jsd_all
+
+
+def choose_by_training_data(rows: list, max_train_tvd: float) -> tuple[float, str]:
+  """(λ, why) of the adversary with the largest train-set JSD among those
+  whose train-set TVD is at most `max_train_tvd` (else the smallest TVD):
+  chosen from training data only, never the test split."""
+  rows = [r for r in rows if 'failed' not in r]
+  close = [r for r in rows if r['train_mean_tvd'] <= max_train_tvd]
+  if close:
+    best = max(close, key=lambda r: r['train_mean_jsd'])
+    return best['lambda'], (f'largest train-set JSD ({best["train_mean_jsd"]:.3f}) among adversaries '
+                            f'with train-set TVD <= {max_train_tvd:g}')
+  best = min(rows, key=lambda r: r['train_mean_tvd'])
+  return best['lambda'], f'no adversary has train-set TVD <= {max_train_tvd:g}: the closest'
 
 
 def adversary_workdir(out_dir: str, summary: dict, lam: float) -> str:

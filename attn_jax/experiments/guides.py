@@ -27,7 +27,7 @@ from ml_collections import config_dict
 from attn_jax import atomic_io
 from attn_jax.errors import CheckpointError, ConfigError, TrainingError
 from attn_jax.experiments.base import DIVERGED, Experiment, metrics_row
-from attn_jax.experiments.consistent_adversary import adversary_workdir, lambdas
+from attn_jax.experiments.consistent_adversary import adversary_workdir, choose_by_training_data, lambdas
 from attn_jax.models.model import ENCODERS
 from attn_jax.plots import wp_figures
 from attn_jax.restore import restore
@@ -68,13 +68,7 @@ def choose_adversary(section, adversary_summary: dict) -> tuple[float, str]:
       raise ConfigError(f'experiment.guides.adversary_lambda={section.adversary_lambda:g} is not '
                         f'among the trained adversaries ({trained})')
     return section.adversary_lambda, 'experiment.guides.adversary_lambda'
-  close = [r for r in rows if r['train_mean_tvd'] <= section.max_train_tvd]
-  if close:
-    best = max(close, key=lambda r: r['train_mean_jsd'])
-    return best['lambda'], (f'largest train-set JSD ({best["train_mean_jsd"]:.3f}) among adversaries '
-                            f'with train-set TVD <= {section.max_train_tvd:g}')
-  best = min(rows, key=lambda r: r['train_mean_tvd'])
-  return best['lambda'], f'no adversary has train-set TVD <= {section.max_train_tvd:g}: the closest'
+  return choose_by_training_data(rows, section.max_train_tvd)
 
 
 def _run(ctx):

@@ -13,6 +13,7 @@ be imposed on `decode`. The params pytree has one subtree per stage:
 """
 
 import dataclasses
+import functools
 from typing import Callable, NamedTuple, Optional
 
 import flax.linen as nn
@@ -102,6 +103,24 @@ class Model:
 
   def decode(self, params, hidden: jnp.ndarray, alpha: jnp.ndarray) -> jnp.ndarray:
     return self.module.apply({'params': params}, hidden, alpha, method='decode')
+
+  def encode_layers(self, params, embedded: jnp.ndarray, lengths: jnp.ndarray) -> jnp.ndarray:
+    """[K, B, L, H]: the states of every encoder layer, zero at padding; K is
+    the Transformer's layer count and 1 for the other encoders; [-1] equals
+    `encode` (deterministic)."""
+    hidden, state = self.module.apply({'params': params}, embedded, lengths, True,
+                                      method='encode', mutable=['intermediates'])
+    layers = jax.tree.leaves(state.get('intermediates', {}))
+    return jnp.stack(layers) if layers else hidden[None]
+
+  def with_values(self, values: dict) -> 'Model':
+    """This model as one model of a model axis sees it: `values` are its own
+    per-model values (`attn_jax.training.objective`); a 'sparsegen_lambda'
+    (a traced scalar under vmap) sets its sparsegen λ."""
+    if 'sparsegen_lambda' not in values:
+      return self
+    return dataclasses.replace(self, project=functools.partial(
+        projections.sparsegen_lin, lam=values['sparsegen_lambda']))
 
   @property
   def encodes_deletions(self) -> bool:

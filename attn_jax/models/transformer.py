@@ -51,4 +51,7 @@ class TransformerEncoder(nn.Module):
       ff = nn.Dense(self.hidden, name=f'layer{i}_ffn_out')(ff)
       x = nn.LayerNorm(name=f'layer{i}_norm2')(
           x + nn.Dropout(self.dropout)(ff, deterministic=deterministic))
+      # Every layer's states, for measures of intermediate representations
+      # (`Model.encode_layers`); the last is the encoder's output.
+      self.sow('intermediates', 'layers', x * valid[..., None].astype(x.dtype))
     return x * valid[..., None].astype(x.dtype)

@@ -27,7 +27,8 @@ def tau_histograms(arrays: dict, pairs: list[str], directory: str) -> list[str]:
     ax.set_title(pair.replace('_', ' ~ '))
     ax.set_xlabel('Kendall τ')
   axes[0][0].set_ylabel('fraction of documents')
-  axes[0][0].legend()
+  if axes[0][0].get_legend_handles_labels()[0]:  # no finite τ in the first pair: nothing to label
+    axes[0][0].legend()
   return save(fig, os.path.join(directory, 'kendall_tau_histograms'))
 
 

@@ -3,7 +3,9 @@
 Like big_vision's evaluators: each stage is registered here under its name,
 reads its settings from `config.analysis`, and writes
 `<out>/analyses/<name>/<split>-<N>docs-<key>/{results.npz, summary.json,
-*.png, *.svg}` (`attn_jax.stages.store`).
+*.png, *.svg}` (`attn_jax.stages.store`). J&W's stages (gradient, loo,
+kendall, attention, permutation, adversarial), S&S's (erasure) and Meister et
+al.'s (importance, state_importance).
 """
 
 from typing import Callable
@@ -18,12 +20,14 @@ from attn_jax.stages.attention import ATTENTION
 from attn_jax.stages.context import AnalysisContext
 from attn_jax.stages.erasure import ERASURE
 from attn_jax.stages.feature_importance import GRADIENT, KENDALL, LOO
+from attn_jax.stages.importance import IMPORTANCE
 from attn_jax.stages.permutation import PERMUTATION
 from attn_jax.stages import store
 from attn_jax.stages.runner import Stage, run_stage
+from attn_jax.stages.state_importance import STATE_IMPORTANCE
 
 STAGES: dict[str, Stage] = {s.name: s for s in (GRADIENT, LOO, KENDALL, ATTENTION, PERMUTATION,
-                                                ADVERSARIAL, ERASURE)}
+                                                ADVERSARIAL, ERASURE, IMPORTANCE, STATE_IMPORTANCE)}
 assert tuple(STAGES) == config_lib.ANALYSES
 
 

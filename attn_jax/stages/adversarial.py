@@ -1,4 +1,5 @@
-"""Stage `adversarial`: J&W's adversarial attention search (§B.5)."""
+"""Stage `adversarial`: J&W's adversarial attention search (§B.5), in the
+model's own projection unless `analysis.adversarial.projection='softmax'`."""
 
 import jax
 import jax.numpy as jnp
@@ -6,6 +7,7 @@ import numpy as np
 
 from attn_jax import statistics
 from attn_jax.analysis import adversarial as adv_lib
+from attn_jax.models import projections
 from attn_jax.plots import analysis_figures
 from attn_jax.stages.runner import Stage
 
@@ -18,7 +20,8 @@ def _adversarial_fn(model, s):
     adv = adv_lib.adversarial_attention(
         model, params, fwd.hidden, fwd.alpha, fwd.mask, lengths, keys,
         num_adversaries=s.num_adversaries, steps=s.steps, learning_rate=s.learning_rate,
-        hinge_epsilon=s.hinge_epsilon, output_weight=s.output_weight)
+        hinge_epsilon=s.hinge_epsilon, output_weight=s.output_weight,
+        projection=projections.softmax if s.get('projection') == 'softmax' else model.project)
     return {'max_jsd': adv_lib.max_jsd_within(adv, s.report_epsilon), 'jsd': adv.jsd,
             'output_change': adv.output_change, 'adversarial_alpha': adv.alpha,
             'probs': jax.nn.sigmoid(fwd.logits), 'max_attention': jnp.max(fwd.alpha, axis=-1)}
@@ -50,8 +53,13 @@ def _finalize(ctx, arrays, inputs):
 
 
 def _settings(a):
-  return {k: a.adversarial[k] for k in ('num_adversaries', 'steps', 'learning_rate',
-                                         'hinge_epsilon', 'output_weight', 'report_epsilon')}
+  settings = {k: a.adversarial[k] for k in ('num_adversaries', 'steps', 'learning_rate',
+                                             'hinge_epsilon', 'output_weight', 'report_epsilon')}
+  # The default ('model') is left out of the key: for a softmax model it is
+  # J&W's search, so results computed before the option existed stay valid.
+  if a.adversarial.get('projection', 'model') != 'model':
+    settings['projection'] = a.adversarial.projection
+  return settings
 
 
 ADVERSARIAL = Stage(

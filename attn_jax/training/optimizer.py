@@ -13,9 +13,10 @@ NO_DECAY = ('attention',)  # J&W give the attention module weight decay 0
 HYPERPARAMS = ('learning_rate', 'weight_decay')
 
 
-def _jw_optimizer(learning_rate, weight_decay, frozen: tuple[str, ...] = ()):
-  def adam():
-    return optax.amsgrad(learning_rate, b1=0.9, b2=0.999, eps=1e-8)
+def _jw_optimizer(learning_rate, weight_decay, frozen: tuple[str, ...] = (),
+                  attention_lr_scale: float = 1.0):
+  def adam(scale=1.0):
+    return optax.amsgrad(learning_rate * scale, b1=0.9, b2=0.999, eps=1e-8)
 
   def labels(params):
     def label(name):
@@ -24,21 +25,38 @@ def _jw_optimizer(learning_rate, weight_decay, frozen: tuple[str, ...] = ()):
 
   return optax.multi_transform(
       {'decayed': optax.chain(optax.add_decayed_weights(weight_decay), adam()),
-       'plain': adam(), 'frozen': optax.set_to_zero()},
+       'plain': adam(attention_lr_scale), 'frozen': optax.set_to_zero()},
       labels)
 
 
 def make_optimizer(cfg: ml_collections.ConfigDict, frozen: tuple[str, ...] = ()) -> optax.GradientTransformation:
   """`config.train` -> amsgrad(lr), with `weight_decay` * params added to the
   gradient first (PyTorch Adam's L2 decay, not AdamW) for every parameter
-  outside the `attention` subtree; subtrees named in `frozen` (e.g.
-  'embedding') are not updated at all."""
-  return optax.inject_hyperparams(_jw_optimizer, static_args=('frozen',))(
-      learning_rate=cfg.learning_rate, weight_decay=cfg.weight_decay, frozen=tuple(frozen))
+  outside the `attention` subtree, whose step size is `attention_lr_scale`
+  times the others' (Meister et al. Table 4: equal or 10×); subtrees named in
+  `frozen` (e.g. 'embedding') are not updated at all."""
+  return optax.inject_hyperparams(_jw_optimizer, static_args=('frozen', 'attention_lr_scale'))(
+      learning_rate=cfg.learning_rate, weight_decay=cfg.weight_decay, frozen=tuple(frozen),
+      attention_lr_scale=float(cfg.get('attention_lr_scale', 1.0)))
 
 
-def frozen_subtrees(model_cfg: ml_collections.ConfigDict) -> tuple[str, ...]:
-  return ('embedding',) if model_cfg.freeze_embeddings else ()
+SUBTREES = ('embedding', 'encoder', 'attention', 'decoder')
+
+
+def update_only(train_cfg: ml_collections.ConfigDict) -> tuple[str, ...]:
+  """The subtrees `train.update_only` names (None: all)."""
+  if train_cfg.get('update_only') is None:
+    return SUBTREES
+  return tuple(n.strip() for n in train_cfg.update_only.split(',') if n.strip())
+
+
+def frozen_subtrees(cfg: ml_collections.ConfigDict) -> tuple[str, ...]:
+  """The params subtrees a run leaves unchanged: the embeddings with
+  `model.freeze_embeddings`, and every subtree `train.update_only` leaves out
+  (Meister et al.'s frozen adversary trains the `attention` scorer alone)."""
+  kept = update_only(cfg.train)
+  return tuple(n for n in SUBTREES
+               if n not in kept or (n == 'embedding' and cfg.model.freeze_embeddings))
 
 
 def with_hyperparams(opt_state, train_cfg: ml_collections.ConfigDict):

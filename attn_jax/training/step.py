@@ -5,9 +5,10 @@
 stacked on a leading axis — params, optimiser state (with each model's
 learning rate and weight decay), dropout keys and the objective's per-model
 values (W&P's λ, a guide) — as one vmapped program, all models seeing the
-same batch and the same batch inputs (a base model's targets, guides);
-`attn_jax.training.executors` decides whether a program runs that way or
-model after model.
+same batch and the same batch inputs (a base model's targets, guides). A
+model's own sparsegen λ is such a value too (`Model.with_values`, Meister
+§E.1), so a λ sweep is one program. `attn_jax.training.executors` decides
+whether a program runs that way or model after model.
 """
 
 from typing import Any, Callable, Optional
@@ -45,8 +46,9 @@ def make_train_step(model: Model, optimizer: optax.GradientTransformation,
   """
 
   def train_step(state: TrainState, batch: Batch, dropout_rng=None, member=None, inputs=None):
-    value, grads = jax.value_and_grad(
-        lambda params: loss(model, params, batch, dropout_rng, member or {}, inputs or {}))(state.params)
+    member = member or {}
+    value, grads = jax.value_and_grad(lambda params: loss(
+        model.with_values(member), params, batch, dropout_rng, member, inputs or {}))(state.params)
     # A finite loss with non-finite gradients would poison the params silently:
     # report it as a NaN loss, which the caller checks every step.
     value = jnp.where(_all_finite(grads), value, jnp.nan)
@@ -90,7 +92,9 @@ def make_predict(model: Model, logits: Callable = own_logits) -> Callable:
   `logits` is an `Objective.logits` (default: the model's own forward)."""
 
   def predict(params, tokens, lengths, member=None, inputs=None):
-    return jax.nn.sigmoid(logits(model, params, tokens, lengths, member or {}, inputs or {}))
+    member = member or {}
+    return jax.nn.sigmoid(logits(model.with_values(member), params, tokens, lengths, member,
+                                 inputs or {}))
 
   return predict
 

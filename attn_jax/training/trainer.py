@@ -159,6 +159,14 @@ def _configured_objective(t) -> Objective:
   return Objective(loss=without_inputs)
 
 
+def projection_values(members: list[Member]) -> dict:
+  """Per-model values the model's projection reads ([M] arrays): each
+  sparsegen model's own λ (`Model.with_values`), so a λ sweep is one program."""
+  if members[0].cfg.model.projection != 'sparsegen':
+    return {}
+  return {'sparsegen_lambda': np.array([m.cfg.model.sparsegen_lambda for m in members], np.float32)}
+
+
 def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
           initial_params: Callable[[Member], Any], log: Callable[[str], None] = print,
           objective: Optional[Objective] = None) -> dict:
@@ -188,10 +196,10 @@ def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
   cfg = members[0].cfg
   t, num = cfg.train, len(members)
   objective = objective or _configured_objective(t)
-  optimizer = make_optimizer(t, frozen_subtrees(cfg.model))
+  optimizer = make_optimizer(t, frozen_subtrees(cfg))
   executor = make_executor(t.model_axis, num, model, optimizer, objective, cfg.model.dropout > 0)
   dropout_keys = jnp.stack([dropout_key(m.cfg.seed) for m in members])
-  values = objective.values(num)
+  values = {**objective.values(num), **projection_values(members)}
   order_seed = batch_seed(cfg)
   train_split, select_split = dataset.splits['train'], dataset.splits[t.select_on]
   buckets = dataset_buckets(dataset, cfg.data.bucket_growth)

@@ -1,0 +1,105 @@
+"""Experiment `adversary_regimes`: W&P's model-consistent adversary in Meister
+et al.'s two regimes (App. C.1, Table 5; ALGORITHMS.md §E.3).
+
+The adversary's loss is W&P's (`attn_jax.training.consistency_loss`:
+(TVD − λ·KL(α_adv ‖ α_base))·Σw) over a λ list, all λ of a regime one program:
+
+- **frozen**: starts from every parameter of the trained base model and
+  trains only the attention scorer (`train.update_only='attention'`; whether
+  Meister et al. froze the rest is [M-unspecified], their name for it says so);
+- **unfrozen**: a fresh model trained from scratch (W&P's protocol).
+
+Reported per regime, as Meister et al. report one adversary: the λ with the
+largest train-set JSD among adversaries whose train-set TVD is at most
+`max_train_tvd` — chosen from training data only — with its test JSD from the
+base attention and its test accuracy against the base model's.
+"""
+
+import os
+
+import ml_collections
+import numpy as np
+
+from attn_jax import atomic_io
+from attn_jax.errors import TrainingError
+from attn_jax.experiments.base import DIVERGED, Experiment, comma_floats, lambda_problem
+from attn_jax.experiments.consistent_adversary import (adversary_rows, adversary_targets,
+                                                       choose_by_training_data, distinct_nonnegative,
+                                                       member_name)
+from attn_jax.plots import meister_figures
+from attn_jax.stages.context import params_digest
+from attn_jax.training.consistency_loss import consistency_objective
+from attn_jax.training.evaluation import evaluate_probs
+
+REGIMES = ('frozen', 'unfrozen')
+
+
+def _defaults(dataset, encoder, variant) -> ml_collections.ConfigDict:
+  del dataset, encoder
+  smoke = variant == 'smoke'
+  return ml_collections.ConfigDict({
+      'regimes': ','.join(REGIMES), 'lambdas': '0.1' if smoke else '1e-3,1e-2,0.1,1',
+      'epochs': 2 if smoke else 40, 'patience': 2 if smoke else 10, 'max_train_tvd': 0.05})
+
+
+def _lambdas(section) -> list[float]:
+  return comma_floats(section.lambdas)
+
+
+def _regimes(section) -> list[str]:
+  return [r.strip() for r in section.regimes.split(',') if r.strip()]
+
+
+def _check(section, cfg):
+  del cfg
+  problem = lambda_problem(section, '1e-3,0.1,1', distinct_nonnegative, 'λ >= 0, none twice')
+  if problem:
+    return problem
+  regimes = _regimes(section)
+  if not regimes or not set(regimes) <= set(REGIMES) or len(set(regimes)) != len(regimes):
+    return f'regimes={section.regimes!r} must name some of {", ".join(REGIMES)}, none twice'
+  if section.epochs < 1 or section.patience < 1 or section.max_train_tvd < 0:
+    return 'epochs and patience must be >= 1 and max_train_tvd >= 0'
+  return None
+
+
+def _run(ctx):
+  s = ctx.section
+  values = _lambdas(s)
+  targets = adversary_targets(ctx)
+  base_probs = targets[ctx.split_name][0]
+  base = evaluate_probs(ctx.split.labels, base_probs)
+  summary = {'n': len(ctx.split), 'lambdas': values, 'regimes': {}, 'training_seconds': 0.0,
+             'base': {'accuracy': float(base['accuracy']), 'f1_pos': float(base['f1_pos'])}}
+  arrays = {'base_probs': base_probs}
+  for regime in _regimes(s):
+    frozen = regime == 'frozen'
+    member = ctx.member_config(**{
+        'train.epochs': s.epochs, 'train.patience': s.patience, 'train.select_by': 'train_loss',
+        'train.skip_first_epoch': False, 'train.update_only': 'attention' if frozen else None})
+    configs = {member_name(lam): member for lam in values}
+    for name, lam in zip(configs, values):  # what the config alone cannot say about the model
+      atomic_io.write_json(os.path.join(ctx.group_dir(regime), name, 'objective.json'), {
+          'objective': f'W&P model-consistent adversary, Meister et al. {regime} regime (§E.3)',
+          'lambda': lam, 'starts_from': 'the base model' if frozen else 'fresh parameters',
+          'base_params_sha256_16': params_digest(ctx.params)})
+    trained = ctx.train(regime, configs, consistency_objective(values, targets),
+                        initial=(lambda m: ctx.params) if frozen else None)
+    rows, probs, jsd = adversary_rows(ctx, trained, values, targets)
+    if not probs:
+      raise TrainingError(DIVERGED.format(what=f'every {regime} adversary'))
+    for row in rows:
+      if 'failed' not in row:
+        row['delta_accuracy'] = row['accuracy'] - summary['base']['accuracy']
+    lam, why = choose_by_training_data(rows, s.max_train_tvd)
+    chosen = next(r for r in rows if r['lambda'] == lam)
+    summary['regimes'][regime] = {'rows': rows, 'chosen_lambda': lam, 'why': why, 'chosen': chosen,
+                                  'training_seconds': round(trained.seconds, 1)}
+    summary['training_seconds'] += round(trained.seconds, 1)
+    arrays[f'{regime}_probs'], arrays[f'{regime}_jsd'] = np.stack(probs), np.stack(jsd)
+  return arrays, summary
+
+
+ADVERSARY_REGIMES = Experiment(
+    name='adversary_regimes', defaults=_defaults, run=_run, check=_check,
+    figures=lambda arrays, summary, directory: meister_figures.regimes_scatter(summary, directory))
