@@ -45,7 +45,7 @@ def state_entropy_histogram(entropies: dict, directory: str) -> list[str]:
 
 
 def _symlog(ax):
-  ax.set_xscale('symlog', linthresh=0.25)
+  ax.set_xscale('symlog', linthresh=1.0, linscale=2.0)  # λ in (−1, 1) linear and wide: most of the grid
   ax.set_xlabel('sparsegen λ (symlog)')
 
 
