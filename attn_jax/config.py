@@ -35,6 +35,8 @@ VARIANTS = {
 KEY_HELP = {
     'seed': 'initial parameters (and batch order unless train.batch_seed)',
     'sweep': "several models as one program, e.g. 'seed=0,1,2,3,4'",
+    'compilation_cache': "compiled programs kept here across runs ('' for none; default ~/.cache/attn_jax/jax)",
+    'devices': 'spread documents and models over this many devices (default: all)',
     'data.manual_dir': 'the data folder (default: $ATTN_JAX_DATA)',
     'data.max_docs_per_split': 'a seeded sample of N documents per split (default: all)',
     'model.encoder': '',
@@ -87,7 +89,7 @@ RUNTIME_KEYS = frozenset({
     'name', 'data.manual_dir', 'data.tfds_data_dir', 'vectors.directory', 'train.progress',
     'train.checkpoint_every_steps', 'train.eval_batch_size', 'train.model_axis',
     'analysis.batch_size', 'analysis.bucket_growth', 'analysis.loo.docs_per_chunk',
-    'analysis.refuse_damaged'})
+    'analysis.refuse_damaged', 'compilation_cache', 'devices'})
 # Keys added after results were first keyed, with the value that computes what
 # runs without the key computed: at that value a key is left out of
 # `result_items`, so results and workdirs made before it existed stay valid.
@@ -109,6 +111,12 @@ def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collecti
   # A model axis: 'seed=0,1,2,3,4' (several keys, space-separated, give their
   # product) trains one model per value as one vmapped program; '' trains one.
   c.sweep = ''
+  # JAX's persistent compilation cache (attn_jax/compilation.py): None:
+  # $ATTN_JAX_COMPILATION_CACHE or ~/.cache/attn_jax/jax; '' turns it off.
+  c.compilation_cache = config_dict.placeholder(str)
+  # How many of jax.devices() the analyses spread their documents over and the
+  # model axis its models over (attn_jax/sharding.py); None: all of them.
+  c.devices = config_dict.placeholder(int)
 
   c.data = ml_collections.ConfigDict()
   c.data.dataset = dataset
@@ -415,8 +423,9 @@ def _check_ranges(cfg: ml_collections.ConfigDict) -> None:
       (a.state_importance.chunk >= 1, 'analysis.state_importance.chunk must be >= 1'),
   ]
   analyses(cfg)
-  from attn_jax import experiments  # pylint: disable=g-import-not-at-top
+  from attn_jax import experiments, sharding  # pylint: disable=g-import-not-at-top
   experiments.check(cfg)
+  sharding.check(cfg)
   for ok, message in checks:
     if not ok:
       raise ConfigError(message)

@@ -17,7 +17,7 @@ import jax
 import ml_collections
 import numpy as np
 
-from attn_jax import atomic_io, config as config_lib, experiments, model_axis, workdir as workdir_lib
+from attn_jax import atomic_io, compilation, config as config_lib, experiments, model_axis, workdir as workdir_lib
 from attn_jax.data.dataset import Dataset, load_dataset
 from attn_jax.data.word_vectors import load_word_vectors
 from attn_jax.errors import CheckpointError, TrainingError
@@ -124,6 +124,7 @@ def run(cfg: ml_collections.ConfigDict, workdir: str, log: Callable[[str], None]
       analysed first).
   """
   config_lib.validate(cfg)
+  compilation.enable_cache(cfg.compilation_cache)
   members = model_axis.members(cfg, workdir)
   model_axis.check_shared(members)
   _check_workdirs(cfg, members, workdir, log)

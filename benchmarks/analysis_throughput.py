@@ -81,6 +81,9 @@ class BenchContext(AnalysisContext):
   """The stages' context, with every jitted function a `Jit`."""
   warm: bool = False
 
+  def __post_init__(self):
+    self._jitted = {}
+
   def jit(self, name, make):
     if name not in self._jitted:
       self._jitted[name] = Jit(make(), self.warm)

@@ -1,7 +1,10 @@
 """Shared fixtures. JAX runs with strict dtype and rank promotion, so an
 implicit float64 upcast or a silent broadcast between ranks is an error."""
 
+import atexit
 import os
+import shutil
+import tempfile
 
 import jax
 import pytest
@@ -12,6 +15,12 @@ jax.config.update('jax_numpy_rank_promotion', 'raise')
 from attn_jax import config as config_lib  # noqa: E402  (after the JAX settings)
 
 REAL_DATA = os.environ.get('ATTN_JAX_DATA')
+
+# The tests' compiled programs go to a cache of their own (shared with the
+# run.py processes they start), not the user's ~/.cache/attn_jax/jax.
+if not os.environ.get('ATTN_JAX_COMPILATION_CACHE'):
+  os.environ['ATTN_JAX_COMPILATION_CACHE'] = tempfile.mkdtemp(prefix='attn_jax_test_cache_')
+  atexit.register(shutil.rmtree, os.environ['ATTN_JAX_COMPILATION_CACHE'], ignore_errors=True)
 
 
 def tiny_model_config(encoder='bilstm', attention='tanh', projection='softmax'):

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from attn_jax.analysis import permutation_test, permute_attention, word_permutations
+from attn_jax.analysis import permutation, permutation_test, permute_attention, word_permutations
 from analysis_helpers import documents, pad, setup, sigmoid, single, to_f64
 
 WIDTH = 11
@@ -32,6 +32,17 @@ def test_each_row_permutes_the_words_and_fixes_everything_else():
   assert len({tuple(row) for row in perms[2]}) > 25  # 7 words: 5040 orders, 30 draws
   other = np.asarray(permutations_of(keys_for(4, seed=1), lengths, WIDTH, 30))
   assert not np.array_equal(other[2], perms[2])
+
+
+def test_documents_wider_than_the_packed_sort_are_permuted_too():
+  width = 2**permutation.POSITION_BITS + 20  # past the packed sort's positions
+  lengths = jnp.array([width - 3, 6], dtype=jnp.int32)
+  perms = np.asarray(permutations_of(keys_for(2), lengths, width, 3))
+  for b, n in enumerate(np.asarray(lengths)):
+    for row in perms[b]:
+      assert sorted(row[1:n - 1]) == list(range(1, n - 1))
+      assert row[0] == 0 and list(row[n - 1:]) == list(range(n - 1, width))
+  assert not np.array_equal(perms[0, 0], np.arange(width))
 
 
 def test_a_documents_permutations_do_not_depend_on_its_batch_or_padding():

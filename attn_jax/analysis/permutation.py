@@ -11,7 +11,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from attn_jax.analysis.position_noise import position_uniform
+from attn_jax.analysis.position_noise import position_bits, position_uniform
 from attn_jax.models import Model
 
 
@@ -20,6 +20,18 @@ class Permutation(NamedTuple):
   median: jnp.ndarray       # [B] median over the P permutations
   probs: jnp.ndarray        # [B] ŷ
   max_attention: jnp.ndarray  # [B] max_t α_t, J&W's binning variable
+
+
+# Sorting one packed uint32 per position — random high bits, the position in
+# the low POSITION_BITS — is ~6x faster on XLA:CPU than argsort (a float or
+# two-operand sort). The number of position bits is fixed, not taken from the
+# padded width, so a document's permutations do not depend on its padding
+# (widths over 2^POSITION_BITS take the argsort path).
+# Two words whose RANDOM_BITS tie keep their order: for n words that happens
+# with probability ≈ n²/2^23 per permutation (1.9 % of IMDB's 400-word
+# permutations, one pair each), a negligible departure from uniform.
+POSITION_BITS = 10
+RANDOM_BITS = 32 - POSITION_BITS
 
 
 def word_permutations(keys: jax.Array, lengths: jnp.ndarray, width: int,
@@ -32,15 +44,23 @@ def word_permutations(keys: jax.Array, lengths: jnp.ndarray, width: int,
     lengths: [B] (with SOS and EOS); width: padded length L.
 
   Returns:
-    [B, P, L] int32 `g` with α_perm[t] = α[g[t]]: a uniformly random
-    permutation of positions 1 .. length − 2, identity elsewhere.
+    [B, P, L] int32 `g` with α_perm[t] = α[g[t]]: a random permutation of
+    positions 1 .. length − 2 (uniform up to the ties above), identity elsewhere.
   """
   positions = jnp.arange(width)
+  packed = width <= 2**POSITION_BITS
 
   def one(key, length):
     words = (positions >= 1) & (positions < length - 1)
-    noise = position_uniform(key, (num_permutations,), width)
-    order = jnp.argsort(jnp.where(words, noise, jnp.inf), axis=-1)  # words first, shuffled
+    if packed:  # words first, shuffled; the rest (largest random part) after
+      random = jnp.minimum(position_bits(key, (num_permutations,), width) >> POSITION_BITS,
+                           2**RANDOM_BITS - 2)
+      high = jnp.where(words[None], random, 2**RANDOM_BITS - 1).astype(jnp.uint32)
+      order = jnp.sort((high << POSITION_BITS) | positions[None].astype(jnp.uint32), axis=-1)
+      order = (order & (2**POSITION_BITS - 1)).astype(jnp.int32)
+    else:
+      noise = position_uniform(key, (num_permutations,), width)
+      order = jnp.argsort(jnp.where(words, noise, jnp.inf), axis=-1)
     shifted = jnp.concatenate([positions[None, :1].repeat(num_permutations, 0), order[:, :-1]], 1)
     return jnp.where(words, shifted, positions).astype(jnp.int32)
 

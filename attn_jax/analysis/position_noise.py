@@ -22,3 +22,9 @@ def position_normal(key: jax.Array, leading: tuple[int, ...], width: int,
   """N(0, 1) of shape leading + (width,); column t depends only on (key, t)."""
   draw = lambda t: jax.random.normal(jax.random.fold_in(key, t), leading, dtype)
   return jnp.moveaxis(jax.vmap(draw)(jnp.arange(width)), 0, -1)
+
+
+def position_bits(key: jax.Array, leading: tuple[int, ...], width: int) -> jnp.ndarray:
+  """Random uint32 of shape leading + (width,); column t depends only on (key, t)."""
+  draw = lambda t: jax.random.bits(jax.random.fold_in(key, t), leading, jnp.uint32)
+  return jnp.moveaxis(jax.vmap(draw)(jnp.arange(width)), 0, -1)

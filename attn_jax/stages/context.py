@@ -11,6 +11,7 @@ import jax
 import ml_collections
 import numpy as np
 
+from attn_jax import sharding
 from attn_jax.data.batching import Batch, bucket_lengths, eval_batches
 from attn_jax.data.dataset import EncodedSplit
 from attn_jax.models import Model
@@ -67,20 +68,27 @@ class AnalysisContext:
     return -(-len(self.split) // self.settings.batch_size)
 
   def jit(self, name: str, make: Callable[[], Callable]) -> Callable:
-    """`jax.jit(make())`, built once per model architecture and settings.
+    """`jax.jit(make())`, built once per model architecture and settings, its
+    batch rows split over `mesh` when there is more than one device.
 
     `make` may read only `self.model` and `self.settings`: the key is their
     configs and the params' shapes, not this context.
     """
     shapes = jax.tree.map(lambda x: tuple(np.shape(x)), self.params)
+    mesh = self.mesh
     key = (name, json.dumps(self.cfg.model.to_dict(), sort_keys=True, default=str), str(shapes),
-           json.dumps(self.settings.to_dict(), sort_keys=True, default=str))
+           json.dumps(self.settings.to_dict(), sort_keys=True, default=str), mesh)
     if key not in _JITTED:
-      _JITTED[key] = jax.jit(make())
+      _JITTED[key] = jax.jit(make()) if mesh is None else sharding.RowParallel(make(), mesh)
       while len(_JITTED) > _JITTED_MAX:
         _JITTED.popitem(last=False)
     _JITTED.move_to_end(key)
     return _JITTED[key]
+
+  @property
+  def mesh(self):
+    """The devices a batch's documents are split over (None: one device)."""
+    return sharding.mesh(sharding.device_count(self.cfg.get('devices')), 'docs')
 
   def keys(self, stream: int, index: np.ndarray) -> jax.Array:
     """[B] PRNG keys, one per document index (filler rows get document 0's):

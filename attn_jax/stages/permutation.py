@@ -56,4 +56,4 @@ PERMUTATION = Stage(
     compute=_compute, finalize=_finalize,
     figures=lambda arrays, inputs, summary, d: analysis_figures.permutation_violins(
         arrays, [bin_label(b) for b in range(len(BIN_EDGES) - 1)], d),
-    version=2)  # 2: medians by predicted class
+    version=3)  # 2: medians by predicted class; 3: packed-sort permutations

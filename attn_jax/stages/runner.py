@@ -23,7 +23,7 @@ import ml_collections
 import numpy as np
 from tqdm.auto import tqdm
 
-from attn_jax import atomic_io, digests
+from attn_jax import atomic_io, compilation, digests
 from attn_jax.data.batching import Batch
 from attn_jax.errors import IntegrityError
 from attn_jax.stages import store
@@ -179,11 +179,15 @@ def run_stage(ctx: AnalysisContext, stage: Stage, log: Callable[[str], None] = p
         f'exist in {directory}; verified and skipped')
     return summary
   arrays_in = {name: store.load_arrays(found.directory, found.summary) for name, found in inputs.items()}
+  compiled_before = compilation.seconds()
   arrays, seconds = _compute(ctx, stage, directory, key['hash'], log) if stage.compute else ({}, 0.0)
   started = time.time()
   arrays, summary = stage.finalize(ctx, arrays, arrays_in)
   seconds += time.time() - started
+  # Of this process's `seconds` (a resumed stage's earlier part is not counted).
+  compile_seconds = compilation.seconds() - compiled_before
   summary = {**summary, 'key': key, 'documents': len(ctx.split), 'seconds': round(seconds, 2),
+             'compile_seconds': round(compile_seconds, 2),
              'documents_per_second': round(len(ctx.split) / max(seconds, 1e-9), 2)}
   _save_npz(os.path.join(directory, store.RESULTS), arrays)
   figures = stage.figures(arrays, arrays_in, summary, directory)
@@ -194,5 +198,6 @@ def run_stage(ctx: AnalysisContext, stage: Stage, log: Callable[[str], None] = p
   partial = os.path.join(directory, store.PARTIAL)
   if os.path.exists(partial):
     os.remove(partial)
-  log(f'{stage.name}: {len(ctx.split)} documents in {seconds:.1f} s -> {directory}')
+  log(f'{stage.name}: {len(ctx.split)} documents in {seconds:.1f} s ({compile_seconds:.1f} s compiling) '
+      f'-> {directory}')
   return summary

@@ -11,11 +11,16 @@ building each batch once and keeping one checkpoint. Both compute the same
 numbers (to float rounding) and save the same stacked checkpoint, so a run
 may resume under either. `train.model_axis='auto'` takes `Looped` on CPU and
 `Vmapped` elsewhere; one model always runs `Looped` (there is nothing to vmap).
+
+With several devices (`config.devices`), `Vmapped` splits the model axis over
+them (the largest device count that divides M) and `Looped` puts model i on
+device i mod n, so the models' steps, dispatched back to back, run at once.
 """
 
 import jax
 import numpy as np
 
+from attn_jax import sharding
 from attn_jax.training import step as step_lib
 from attn_jax.training.evaluation import predict_split
 from attn_jax.training.objective import Objective
@@ -26,13 +31,17 @@ EXECUTORS = ('auto', 'vmap', 'loop')
 class Vmapped:
   name = 'vmap'
 
-  def __init__(self, model, optimizer, objective: Objective, dropout: bool):
+  def __init__(self, model, optimizer, objective: Objective, dropout: bool, devices: int = 1):
     self._step = jax.jit(step_lib.make_model_axis_step(model, optimizer, objective.loss, dropout),
                          donate_argnums=0)
     self._predict = jax.jit(step_lib.make_model_axis_predict(model, objective.logits))
+    self.devices = devices
 
   def from_checkpoint(self, stacked):
-    return stacked
+    num = step_lib.stacked_size(stacked.step)
+    used = max(d for d in range(1, self.devices + 1) if num % d == 0)
+    mesh = sharding.mesh(used, 'models')
+    return stacked if mesh is None else sharding.place(stacked, mesh, num)
 
   def to_checkpoint(self, state):
     return state
@@ -57,16 +66,20 @@ class Vmapped:
 class Looped:
   name = 'loop'
 
-  def __init__(self, model, optimizer, objective: Objective, dropout: bool):
+  def __init__(self, model, optimizer, objective: Objective, dropout: bool, devices: int = 1):
     self._step = jax.jit(step_lib.make_model_step(model, optimizer, objective.loss, dropout),
                          donate_argnums=0)
     self._predict = jax.jit(step_lib.make_predict(model, objective.logits))
+    self.devices = jax.devices()[:devices]
 
   def from_checkpoint(self, stacked):
-    return [step_lib.unstack(stacked, i) for i in range(step_lib.stacked_size(stacked.step))]
+    models = [step_lib.unstack(stacked, i) for i in range(step_lib.stacked_size(stacked.step))]
+    if len(self.devices) == 1:
+      return models
+    return [jax.device_put(m, self.devices[i % len(self.devices)]) for i, m in enumerate(models)]
 
   def to_checkpoint(self, state):
-    return step_lib.stack(state)
+    return step_lib.stack(state if len(self.devices) == 1 else jax.device_get(state))
 
   def step(self, state, batch, dropout_keys, values, inputs=None, active=None):
     """`active` [M] bool: models not active (stopped early) are not computed
@@ -94,8 +107,10 @@ def _one(values: dict, i: int) -> dict:
   return jax.tree.map(lambda v: v[i], values)
 
 
-def make_executor(choice: str, num_models: int, model, optimizer, objective: Objective, dropout: bool):
-  """The executor `train.model_axis` names ('auto': see the module docstring)."""
+def make_executor(choice: str, num_models: int, model, optimizer, objective: Objective, dropout: bool,
+                  devices: int = 1):
+  """The executor `train.model_axis` names ('auto': see the module docstring),
+  its models spread over the first `devices` devices."""
   if choice == 'auto':
     choice = 'loop' if num_models == 1 or jax.default_backend() == 'cpu' else 'vmap'
-  return (Vmapped if choice == 'vmap' else Looped)(model, optimizer, objective, dropout)
+  return (Vmapped if choice == 'vmap' else Looped)(model, optimizer, objective, dropout, devices)

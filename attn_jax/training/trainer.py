@@ -45,7 +45,7 @@ import ml_collections
 import numpy as np
 import tqdm
 
-from attn_jax import atomic_io, digests
+from attn_jax import atomic_io, digests, sharding
 from attn_jax.data.batching import bucket_lengths, train_batches
 from attn_jax.data.dataset import Dataset
 from attn_jax.errors import StorageError, TrainingError
@@ -197,7 +197,8 @@ def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
   t, num = cfg.train, len(members)
   objective = objective or _configured_objective(t)
   optimizer = make_optimizer(t, frozen_subtrees(cfg))
-  executor = make_executor(t.model_axis, num, model, optimizer, objective, cfg.model.dropout > 0)
+  executor = make_executor(t.model_axis, num, model, optimizer, objective, cfg.model.dropout > 0,
+                           sharding.device_count(cfg.get('devices')))
   dropout_keys = jnp.stack([dropout_key(m.cfg.seed) for m in members])
   values = {**objective.values(num), **projection_values(members)}
   order_seed = batch_seed(cfg)

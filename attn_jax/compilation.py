@@ -1,0 +1,74 @@
+"""JAX's persistent compilation cache, and the time spent compiling.
+
+A stage's programs depend only on the model's architecture, the analysis
+settings and the padded batch shapes, so a rerun (another seed, another
+checkpoint of the same model, the same run resumed) asks XLA for the same
+programs again. With the persistent cache on, the second process reads
+them from disk instead of compiling: on the SST suite that is most of its
+wall time. The cache is safe to delete at any time; JAX rebuilds it.
+
+`seconds()` counts tracing, lowering and XLA compilation (or reading from
+the cache) as JAX's own monitoring events report them, so a stage can say
+how much of its wall time was compilation.
+"""
+
+import os
+import threading
+
+import jax
+from jax import monitoring
+
+ENV = 'ATTN_JAX_COMPILATION_CACHE'
+# JAX's event names (jax/_src/dispatch.py); a rename in JAX only makes
+# `seconds()` read 0, never breaks a run.
+_EVENTS = frozenset({'/jax/core/compile/jaxpr_trace_duration',
+                     '/jax/core/compile/jaxpr_to_mlir_module_duration',
+                     '/jax/core/compile/backend_compile_duration'})
+_lock = threading.Lock()
+_total = [0.0]
+
+
+def _listen(event: str, duration: float, **_) -> None:
+  if event in _EVENTS:
+    with _lock:
+      _total[0] += duration
+
+
+monitoring.register_event_duration_secs_listener(_listen)
+
+
+def seconds() -> float:
+  """Seconds this process has spent compiling (tracing, lowering, XLA or the
+  cache) so far; differences of two readings time a piece of work."""
+  with _lock:
+    return _total[0]
+
+
+def default_directory() -> str:
+  """$ATTN_JAX_COMPILATION_CACHE, else $XDG_CACHE_HOME (or ~/.cache)/attn_jax/jax."""
+  if os.environ.get(ENV):
+    return os.environ[ENV]
+  base = os.environ.get('XDG_CACHE_HOME') or os.path.join(os.path.expanduser('~'), '.cache')
+  return os.path.join(base, 'attn_jax', 'jax')
+
+
+def enable_cache(directory: str | None) -> str | None:
+  """Turns JAX's persistent compilation cache on in `directory` (None: the
+  default above; '' turns it off). Returns the directory in use, or None.
+
+  Every program is cached, however quickly it compiled: the SST suite's
+  compile time is many sub-second programs, which JAX's defaults (≥ 1 s)
+  would leave out.
+  """
+  if directory == '':
+    jax.config.update('jax_compilation_cache_dir', None)
+    return None
+  directory = os.path.abspath(os.path.expanduser(directory or default_directory()))
+  try:
+    os.makedirs(directory, exist_ok=True)
+  except OSError:  # a read-only home: run without the cache rather than fail
+    return None
+  jax.config.update('jax_compilation_cache_dir', directory)
+  jax.config.update('jax_persistent_cache_min_compile_time_secs', 0.0)
+  jax.config.update('jax_persistent_cache_min_entry_size_bytes', 0)
+  return directory
