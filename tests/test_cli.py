@@ -37,7 +37,7 @@ def test_help_lists_configs_variants_and_keys():
     ('nonsense', None, 'config groups at the top level: analysis, data, experiment, model, train, vectors'),
     ('trian.epochs', "did you mean 'train.epochs'?", 'config groups at the top level: analysis'),
     ('epochs', "did you mean 'train.epochs' or 'vectors.epochs'?", 'valid keys at the top level: '
-     'analyses, experiments, name, seed, sweep'),
+     'analyses, compilation_cache, devices, experiments, name, seed, sweep'),
     ('analysis.lo.mode', "did you mean 'analysis.loo.mode'?", 'config groups in analysis: '
      'analysis.adversarial, analysis.erasure, analysis.importance, analysis.loo'),
 ])
