@@ -17,7 +17,7 @@ import sys
 from absl import app, flags, logging
 from ml_collections import config_flags
 
-from attn_jax import atomic_io, config as config_lib, model_axis, pipeline
+from attn_jax import atomic_io, config as config_lib, hosts, model_axis, pipeline
 from attn_jax.errors import AttnJaxError
 
 CONFIGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'configs')
@@ -28,8 +28,9 @@ _CONFIG = config_flags.DEFINE_config_file(
 _WORKDIR = flags.DEFINE_string(
     'workdir', None, 'Where checkpoints and results go (default: workdirs/<name>_<attention>_<projection>).')
 _OUTPUT_DIR = flags.DEFINE_string(
-    'output_dir', None, 'Where evaluation results (eval.json, predictions, training curves) and '
-    'analyses/ go (default: the workdir); lets a read-only workdir be analysed elsewhere.')
+    'output_dir', None, 'Where eval.json and analyses/ go (default: the workdir).')
+_DISTRIBUTED = flags.DEFINE_string(
+    'distributed', None, 'Many hosts: auto, or ADDRESS:PORT,HOSTS,INDEX (README).')
 flags.mark_flag_as_required('config')
 
 
@@ -130,6 +131,10 @@ def main(argv):
     raise app.UsageError(f'unexpected arguments: {argv[1:]}')
   logging.set_verbosity(logging.WARNING)
   cfg = _CONFIG.value
+  try:
+    hosts.initialize(_DISTRIBUTED.value)
+  except AttnJaxError as e:
+    _fail(e)
   workdir = _WORKDIR.value or pipeline.default_workdir(cfg)
   print(f'workdir: {workdir}' + (f'; results: {_OUTPUT_DIR.value}' if _OUTPUT_DIR.value else ''))
   try:

@@ -114,7 +114,7 @@ def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collecti
   # JAX's persistent compilation cache (attn_jax/compilation.py): None:
   # $ATTN_JAX_COMPILATION_CACHE or ~/.cache/attn_jax/jax; '' turns it off.
   c.compilation_cache = config_dict.placeholder(str)
-  # How many of jax.devices() the analyses spread their documents over and the
+  # How many of jax.local_devices() the analyses spread their documents over and the
   # model axis its models over (attn_jax/sharding.py); None: all of them.
   c.devices = config_dict.placeholder(int)
 

@@ -17,7 +17,8 @@ import jax
 import ml_collections
 import numpy as np
 
-from attn_jax import atomic_io, compilation, config as config_lib, experiments, model_axis, workdir as workdir_lib
+from attn_jax import (atomic_io, compilation, config as config_lib, experiments, hosts, model_axis,
+                      workdir as workdir_lib)
 from attn_jax.data.dataset import Dataset, load_dataset
 from attn_jax.data.word_vectors import load_word_vectors
 from attn_jax.errors import CheckpointError, TrainingError
@@ -124,6 +125,7 @@ def run(cfg: ml_collections.ConfigDict, workdir: str, log: Callable[[str], None]
       analysed first).
   """
   config_lib.validate(cfg)
+  hosts.check_runnable(cfg, trainer.is_finished(workdir))
   compilation.enable_cache(cfg.compilation_cache)
   members = model_axis.members(cfg, workdir)
   model_axis.check_shared(members)
@@ -144,9 +146,11 @@ def run(cfg: ml_collections.ConfigDict, workdir: str, log: Callable[[str], None]
   for m, out in zip(members, outs):
     described.setdefault(m.workdir, m.cfg)
     described.setdefault(out, m.cfg)
-  for path, folder_cfg in described.items():
-    workdir_lib.write_description(folder_cfg, dataset, path)
-    workdir_lib.rebuild_checksums(folder_cfg, dataset, path, log)
+  if hosts.primary():  # what every host would write alike: one writes it
+    for path, folder_cfg in described.items():
+      workdir_lib.write_description(folder_cfg, dataset, path)
+      workdir_lib.rebuild_checksums(folder_cfg, dataset, path, log)
+  hosts.barrier('attn_jax-described')
   if len(members) > 1:
     log(f'{len(members)} models as one program: ' + ', '.join(os.path.basename(m.workdir) for m in members))
 
@@ -200,11 +204,12 @@ def _finish(model, predict, member, out, record, dataset, progress, num_models, 
     results['data_source'] = dataset.source
   # Nothing that changes from run to run (this run's wall time, the folder's
   # path) goes in: a rerun that changes nothing rewrites nothing.
-  atomic_io.write_json(workdir_lib.paths(out)['eval'], results)
-  atomic_io.atomic_write(os.path.join(out, 'predictions_test.npz'), lambda f: np.savez(
-      f, probs=probs, labels=test.labels, ids=np.array(test.ids)), mode='wb')
-  plot_training_curves(record['history'], cfg.train.select_on, selection['epoch'],
-                       os.path.join(out, 'training_curves'))
+  if hosts.primary():
+    atomic_io.write_json(workdir_lib.paths(out)['eval'], results)
+    atomic_io.atomic_write(os.path.join(out, 'predictions_test.npz'), lambda f: np.savez(
+        f, probs=probs, labels=test.labels, ids=np.array(test.ids)), mode='wb')
+    plot_training_curves(record['history'], cfg.train.select_on, selection['epoch'],
+                         os.path.join(out, 'training_curves'))
   log(f'{workdir}: test ({len(test)}): accuracy {metrics["accuracy"]:.4f}  f1(pos) '
       f'{metrics["f1_pos"]:.4f}  roc-auc {metrics["roc_auc"]:.4f}  (selected epoch '
       f'{selection["epoch"] + 1} of {cfg.train.epochs}; {time.time() - started:.0f} s this run) '

@@ -7,8 +7,10 @@ axis of the trainer is split the same way over 'models'. Every analysis
 and training step is row-independent, so the numbers are those of one
 device (to float rounding; tests/test_devices.py checks 8 host devices).
 
-`config.devices` chooses how many of `jax.devices()` take part (None: all);
-one device means no mesh at all, exactly the single-device program.
+`config.devices` chooses how many of this host's devices
+(`jax.local_devices()`) take part (None: all); one device means no mesh at
+all, exactly the single-device program. Several hosts (`attn_jax.hosts`)
+each run their own mesh on their own batches.
 """
 
 import functools
@@ -23,12 +25,12 @@ from attn_jax.errors import ConfigError
 
 def device_count(requested: int | None) -> int:
   """How many devices `config.devices` asks for, checked against what is here."""
-  available = len(jax.devices())
+  available = len(jax.local_devices())
   if requested is None:
     return available
   if not 1 <= requested <= available:
     raise ConfigError(f'devices={requested}, but this process sees {available} '
-                      f'({jax.devices()[0].platform}); set --config.devices between 1 and {available} '
+                      f'({jax.local_devices()[0].platform}); set --config.devices between 1 and {available} '
                       '(or leave it unset for all)')
   return requested
 
@@ -46,7 +48,7 @@ def mesh(num_devices: int, axis: str) -> Mesh | None:
   """A one-axis mesh over the first `num_devices` devices; None for one."""
   if num_devices <= 1:
     return None
-  return Mesh(np.asarray(jax.devices()[:num_devices]), (axis,))
+  return Mesh(np.asarray(jax.local_devices()[:num_devices]), (axis,))
 
 
 def replicated(mesh_: Mesh) -> NamedSharding:

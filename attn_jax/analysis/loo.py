@@ -10,7 +10,9 @@ L − 2 variants of a document form one batch for the model, and documents
 are mapped in chunks (`docs_per_chunk`) so memory stays bounded. Deletion
 uses the encoder's own path for it where the model has one
 (`Model.encode_deletions`: the BiLSTM shares a document's input projections
-across its variants) and re-encodes the shortened rows otherwise.
+and the states the deletion does not reach, the CNN all outputs but the
+windows that cover the deleted word, the Average encoder all states) and
+re-encodes the shortened rows otherwise (the Transformer).
 """
 
 from typing import Literal, NamedTuple

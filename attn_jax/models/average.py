@@ -23,3 +23,27 @@ class AverageEncoder(nn.Module):
                                bias_init=torch_uniform(dim), name='projection')(embedded))
     valid = masks.sequence_mask(lengths, embedded.shape[1])[..., None]
     return hidden * valid.astype(hidden.dtype)
+
+
+def deletion_states(params: dict, embedded: jnp.ndarray, length: jnp.ndarray) -> jnp.ndarray:
+  """Encoder states of every one-word deletion of one document (J&W LOO, §B.2).
+
+  Args:
+    params: the encoder's params (`projection`).
+    embedded: [L, D] the document's embeddings; length: scalar n (with SOS, EOS).
+
+  Returns:
+    [L − 2, L, hidden]: row g − 1 is what `AverageEncoder` gives for the
+    document with position g removed (n − 1 tokens, zeros after).
+
+  Why not encode the shortened rows: h_t depends on e_t alone, so removing
+  position g only moves the states after it one place left; the document is
+  projected once instead of L − 2 times.
+  """
+  width = embedded.shape[0]
+  kernel, bias = params['projection']['kernel'], params['projection']['bias']
+  states = jnp.tanh(embedded @ kernel + bias[None])  # [L, H]
+  g = jnp.arange(1, width - 1)[:, None]
+  p = jnp.arange(width)[None, :]
+  source = jnp.minimum(p + (p >= g).astype(p.dtype), width - 1)
+  return jnp.where((p < length - 1)[..., None], states[source], 0.0)

@@ -21,9 +21,9 @@ import jax
 import jax.numpy as jnp
 import ml_collections
 
-from attn_jax.models import masks, projections
+from attn_jax.models import average, bilstm, cnn, masks, projections
 from attn_jax.models.average import AverageEncoder
-from attn_jax.models.bilstm import BiLSTMEncoder, deletion_states
+from attn_jax.models.bilstm import BiLSTMEncoder
 from attn_jax.models.cnn import CNNEncoder
 from attn_jax.models.decoder import Decoder
 from attn_jax.models.embedding import Embedding
@@ -124,8 +124,11 @@ class Model:
 
   @property
   def encodes_deletions(self) -> bool:
-    """Whether `encode_deletions` has a fast path for this encoder."""
-    return isinstance(self.module.encoder, BiLSTMEncoder)
+    """Whether `encode_deletions` has a fast path for this encoder (all but
+    the Transformer, whose every state reads every position)."""
+    encoder = self.module.encoder
+    return (isinstance(encoder, (BiLSTMEncoder, AverageEncoder))
+            or (isinstance(encoder, CNNEncoder) and cnn.has_deletion_path(encoder)))
 
   def encode_deletions(self, params, embedded: jnp.ndarray, length: jnp.ndarray) -> jnp.ndarray:
     """[L, D] embeddings of one document -> [L − 2, L, H] states of its one-word
@@ -134,7 +137,12 @@ class Model:
     if not self.encodes_deletions:
       raise NotImplementedError(f'no deletion path for {type(self.module.encoder).__name__}; '
                                 'encode the shortened rows instead')
-    return deletion_states(params['encoder'], embedded, length, self.module.encoder.unroll)
+    encoder = self.module.encoder
+    if isinstance(encoder, BiLSTMEncoder):
+      return bilstm.deletion_states(params['encoder'], embedded, length, encoder.unroll)
+    if isinstance(encoder, CNNEncoder):
+      return cnn.deletion_states(params['encoder'], embedded, length, encoder.kernel_sizes)
+    return average.deletion_states(params['encoder'], embedded, length)
 
   def forward_embedded(self, params, embedded: jnp.ndarray, lengths: jnp.ndarray,
                        mask: jnp.ndarray, dropout_rng: Optional[jax.Array] = None) -> Forward:

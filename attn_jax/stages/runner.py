@@ -7,10 +7,13 @@ document count, settings, inputs; see `attn_jax.stages.store`), so other
 settings never replace them. A stage whose folder is finished and intact
 (every file's sha256 as recorded) is skipped; a damaged one is recomputed.
 While computing, `partial.npz` is saved every `SAVE_EVERY_SECONDS`, so a
-killed run resumes at the first unfinished batch.
+killed run resumes at the first unfinished batch. With several hosts
+(`attn_jax.hosts`) each computes every P-th batch into its own
+`partial.H-of-P.npz`, and host 0 merges them and writes the rest.
 """
 
 import dataclasses
+import glob
 import hashlib
 import io
 import json
@@ -23,7 +26,7 @@ import ml_collections
 import numpy as np
 from tqdm.auto import tqdm
 
-from attn_jax import atomic_io, compilation, digests
+from attn_jax import atomic_io, compilation, digests, hosts
 from attn_jax.data.batching import Batch
 from attn_jax.errors import IntegrityError
 from attn_jax.stages import store
@@ -94,13 +97,20 @@ def _load_partial(path: str, key_hash: str, num_docs: int):
     return None  # damaged, cut short or of attn-jax <= 0.2: the stage starts over
 
 
+def _partial_path(directory: str) -> str:
+  """partial.npz, or this host's own partial.H-of-P.npz when there are several."""
+  return os.path.join(directory, hosts.shard_name(store.PARTIAL[:-len('.npz')]) + '.npz')
+
+
 def _compute(ctx: AnalysisContext, stage: Stage, directory: str, key_hash: str, log) -> tuple[Arrays, float]:
-  """Runs `stage.compute` over every batch, resuming from partial.npz."""
-  partial_path = os.path.join(directory, store.PARTIAL)
+  """Runs `stage.compute` over every batch (this host's share of them when
+  there are several hosts), resuming from its partial file."""
+  partial_path = _partial_path(directory)
   batches = list(ctx.batches())
   resumed = _load_partial(partial_path, key_hash, len(ctx.split))
   arrays, docs_done, seconds = resumed if resumed else ({}, np.zeros(len(ctx.split), bool), 0.0)
-  done = np.array([bool(docs_done[b.index[b.index >= 0]].all()) for b in batches])
+  done = np.array([bool(docs_done[b.index[b.index >= 0]].all()) or not hosts.owns(i)
+                   for i, b in enumerate(batches)])
   if resumed:
     log(f'{stage.name}: resuming after {int(done.sum())} of {len(batches)} batches '
         f'({int(docs_done.sum())} of {len(ctx.split)} documents)')
@@ -135,6 +145,29 @@ def _compute(ctx: AnalysisContext, stage: Stage, directory: str, key_hash: str, 
                                '__seconds': np.array(seconds)})
       last_save = time.time()
   bar.close()
+  if hosts.count() > 1:
+    _save_npz(partial_path, {**arrays, '__docs_done': docs_done, '__key': np.array(key_hash),
+                             '__seconds': np.array(seconds)})
+  return arrays, seconds
+
+
+def _merge_hosts(ctx: AnalysisContext, directory: str, key_hash: str) -> tuple[Arrays, float]:
+  """(Host 0.) Every host's finished partial file merged: the arrays of the
+  whole split, and the longest host's seconds."""
+  arrays, seconds, covered = {}, 0.0, np.zeros(len(ctx.split), bool)
+  for h in range(hosts.count()):
+    path = os.path.join(directory, f'{store.PARTIAL[:-len(".npz")]}.{h}-of-{hosts.count()}.npz')
+    shard = _load_partial(path, key_hash, len(ctx.split))
+    if shard is None:
+      raise IntegrityError(f'{path} (host {h}) is missing or of other settings; rerun on every host')
+    shard_arrays, shard_done, shard_seconds = shard
+    for name, value in shard_arrays.items():
+      arrays.setdefault(name, np.zeros_like(value))[shard_done] = value[shard_done]
+    covered |= shard_done
+    seconds = max(seconds, shard_seconds)
+  if not covered.all():
+    raise IntegrityError(f'the hosts\' shards in {directory} miss {int((~covered).sum())} documents; '
+                         'rerun on every host')
   return arrays, seconds
 
 
@@ -178,9 +211,18 @@ def run_stage(ctx: AnalysisContext, stage: Stage, log: Callable[[str], None] = p
     log(f'{stage.name}: results for this checkpoint, these {len(ctx.split)} documents and settings '
         f'exist in {directory}; verified and skipped')
     return summary
-  arrays_in = {name: store.load_arrays(found.directory, found.summary) for name, found in inputs.items()}
   compiled_before = compilation.seconds()
   arrays, seconds = _compute(ctx, stage, directory, key['hash'], log) if stage.compute else ({}, 0.0)
+  if hosts.count() > 1:  # host 0 merges the shards and writes; the others read what it wrote
+    hosts.barrier(f'attn_jax-stage-{key["hash"]}-computed')
+    if not hosts.primary():
+      hosts.barrier(f'attn_jax-stage-{key["hash"]}-written')
+      log(f'{stage.name}: host {hosts.index()} of {hosts.count()} computed its share in '
+          f'{seconds:.1f} s; host 0 merged and wrote {directory}')
+      return _verified(directory).summary
+    if stage.compute:
+      arrays, seconds = _merge_hosts(ctx, directory, key['hash'])
+  arrays_in = {name: store.load_arrays(found.directory, found.summary) for name, found in inputs.items()}
   started = time.time()
   arrays, summary = stage.finalize(ctx, arrays, arrays_in)
   seconds += time.time() - started
@@ -195,9 +237,9 @@ def run_stage(ctx: AnalysisContext, stage: Stage, log: Callable[[str], None] = p
   summary['sha256'] = digests.of_files(directory, [store.RESULTS] + [os.path.relpath(p, directory)
                                                                      for p in figures])
   atomic_io.write_json(os.path.join(directory, store.SUMMARY), digests.sealed(summary, store.SELF_HASH))
-  partial = os.path.join(directory, store.PARTIAL)
-  if os.path.exists(partial):
+  for partial in glob.glob(os.path.join(directory, store.PARTIAL[:-len('.npz')] + '*.npz')):
     os.remove(partial)
+  hosts.barrier(f'attn_jax-stage-{key["hash"]}-written')
   log(f'{stage.name}: {len(ctx.split)} documents in {seconds:.1f} s ({compile_seconds:.1f} s compiling) '
       f'-> {directory}')
   return summary

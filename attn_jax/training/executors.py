@@ -70,7 +70,7 @@ class Looped:
     self._step = jax.jit(step_lib.make_model_step(model, optimizer, objective.loss, dropout),
                          donate_argnums=0)
     self._predict = jax.jit(step_lib.make_predict(model, objective.logits))
-    self.devices = jax.devices()[:devices]
+    self.devices = jax.local_devices()[:devices]
 
   def from_checkpoint(self, stacked):
     models = [step_lib.unstack(stacked, i) for i in range(step_lib.stacked_size(stacked.step))]

@@ -129,6 +129,11 @@ def _finished_record(group_dir: str):
     return None  # missing, damaged or edited: latest/ holds the same record
 
 
+def is_finished(group_dir: str) -> bool:
+  """Whether `group_dir` holds a finished training program."""
+  return _finished_record(group_dir) is not None
+
+
 def _record_finished(group_dir: str, progress: dict, required: bool = True) -> None:
   """Keeps the finished record outside orbax's latest/, so a finished run
   restores from best/ alone, even when latest/ is damaged or deleted."""

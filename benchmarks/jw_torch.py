@@ -1,0 +1,184 @@
+"""J&W's BiLSTM classifier and their analysis loops in PyTorch, loaded from
+attn-jax weights: the baseline `peers.py` times attn-jax against.
+
+The model is J&W's `EncoderRNN` + `AttnDecoder` (tanh attention, softmax):
+a packed bidirectional `nn.LSTM` over [SOS] w_1 .. w_n [EOS], attention over
+the words only (SOS, EOS and PAD masked), and a linear output on the
+attention-weighted context. The loops are the way J&W's code runs each
+analysis: one batch at a time, deletion leave-one-out one column at a time,
+gradients with the attention detached, and 100 permutations drawn per
+document in Python. Captum runs on the same module.
+"""
+
+import numpy as np
+import torch
+from torch import nn
+
+PAD = 0
+
+
+class JWBiLSTM(nn.Module):
+  """tokens [B, L] int64, lengths [B] -> logits [B] (and α, states)."""
+
+  def __init__(self, vocab_size: int, embed_dim: int, hidden: int):
+    super().__init__()
+    self.embedding = nn.Embedding(vocab_size, embed_dim, padding_idx=PAD)
+    self.lstm = nn.LSTM(embed_dim, hidden, batch_first=True, bidirectional=True)
+    self.projection = nn.Linear(2 * hidden, hidden)
+    self.v = nn.Linear(hidden, 1, bias=False)
+    self.output = nn.Linear(2 * hidden, 1)
+    self.detach_attention = False
+
+  def encode(self, embedded, lengths):
+    packed = nn.utils.rnn.pack_padded_sequence(embedded, lengths.cpu(), batch_first=True,
+                                               enforce_sorted=False)
+    states, _ = self.lstm(packed)
+    return nn.utils.rnn.pad_packed_sequence(states, batch_first=True,
+                                            total_length=embedded.shape[1])[0]
+
+  @staticmethod
+  def mask(tokens, lengths):
+    positions = torch.arange(tokens.shape[1])[None, :]
+    return (positions >= 1) & (positions < lengths[:, None] - 1) & (tokens != PAD)
+
+  def attend(self, hidden, mask):
+    scores = self.v(torch.tanh(self.projection(hidden)))[..., 0]
+    return torch.softmax(scores.masked_fill(~mask, float('-inf')), dim=-1)
+
+  def decode(self, hidden, alpha):
+    return self.output(torch.einsum('bl,blh->bh', alpha, hidden))[:, 0]
+
+  def forward_embedded(self, embedded, tokens, lengths):
+    hidden = self.encode(embedded, lengths)
+    alpha = self.attend(hidden, self.mask(tokens, lengths))
+    if self.detach_attention:
+      alpha = alpha.detach()
+    return self.decode(hidden, alpha), alpha, hidden
+
+  def forward(self, tokens, lengths):
+    return self.forward_embedded(self.embedding(tokens), tokens, lengths)[0]
+
+
+def from_attn_jax(params: dict) -> JWBiLSTM:
+  """The attn-jax BiLSTM/tanh params pytree as a `JWBiLSTM` (same function).
+
+  attn-jax keeps one LSTM bias per direction; PyTorch adds two, so the
+  recurrent one is zero. Both use the gate order i, f, g, o.
+  """
+  table = np.asarray(params['embedding']['table'])
+  enc = {k: np.asarray(v) for k, v in params['encoder'].items()}
+  hidden = enc['w_hh'].shape[1]
+  model = JWBiLSTM(table.shape[0], table.shape[1], hidden)
+  t = lambda x: torch.tensor(np.ascontiguousarray(x), dtype=torch.float32)
+  att, dec = params['attention'], params['decoder']['output']
+  with torch.no_grad():
+    model.embedding.weight.copy_(t(table))
+    model.embedding.weight[PAD] = 0.0
+    for d, suffix in enumerate(('', '_reverse')):
+      getattr(model.lstm, f'weight_ih_l0{suffix}').copy_(t(enc['w_ih'][d].T))
+      getattr(model.lstm, f'weight_hh_l0{suffix}').copy_(t(enc['w_hh'][d].T))
+      getattr(model.lstm, f'bias_ih_l0{suffix}').copy_(t(enc['bias'][d]))
+      getattr(model.lstm, f'bias_hh_l0{suffix}').zero_()
+    model.projection.weight.copy_(t(np.asarray(att['projection']['kernel']).T))
+    model.projection.bias.copy_(t(att['projection']['bias']))
+    model.v.weight.copy_(t(np.asarray(att['v']['kernel']).T))
+    model.output.weight.copy_(t(np.asarray(dec['kernel']).T))
+    model.output.bias.copy_(t(dec['bias']))
+  return model.eval()
+
+
+def as_torch(batch):
+  """An attn-jax `Batch` cut to its longest row, as J&W pad: (tokens, lengths, rows)."""
+  rows = np.flatnonzero(batch.index >= 0)
+  lengths = batch.lengths[rows]
+  tokens = batch.tokens[rows, :lengths.max()]
+  return torch.as_tensor(tokens, dtype=torch.long), torch.as_tensor(lengths, dtype=torch.long), rows
+
+
+@torch.no_grad()
+def probs(model, tokens, lengths) -> np.ndarray:
+  return torch.sigmoid(model(tokens, lengths)).numpy()
+
+
+def gradient_loop(model, tokens, lengths) -> np.ndarray:
+  """J&W §B.1: |∂ŷ/∂e_t · e_t| with α detached, one backward pass per batch."""
+  model.detach_attention = True
+  try:
+    embedded = model.embedding(tokens).detach().requires_grad_(True)
+    logits = model.forward_embedded(embedded, tokens, lengths)[0]
+    torch.sigmoid(logits).sum().backward()
+    scores = (embedded.grad * embedded).sum(-1).abs()
+  finally:
+    model.detach_attention = False
+  return (scores * model.mask(tokens, lengths)).detach().numpy()
+
+
+@torch.no_grad()
+def loo_loop(model, tokens, lengths) -> np.ndarray:
+  """J&W §B.2: delete column i of the batch, re-encode, |ŷ₋ᵢ − ŷ|; one pass per i."""
+  base = torch.sigmoid(model(tokens, lengths))
+  out = torch.zeros(tokens.shape)
+  for i in range(1, int(lengths.max()) - 1):
+    shorter = torch.cat([tokens[:, :i], tokens[:, i + 1:]], dim=1)
+    out[:, i] = (torch.sigmoid(model(shorter, lengths - 1)) - base).abs()
+  return (out * model.mask(tokens, lengths)).numpy()
+
+
+@torch.no_grad()
+def permutation_loop(model, tokens, lengths, num: int, generator) -> np.ndarray:
+  """J&W §B.4: encode once, then `num` times shuffle each document's α over
+  its words (a Python loop over documents) and decode. -> [B, num] |Δŷ|."""
+  hidden = model.encode(model.embedding(tokens), lengths)
+  alpha = model.attend(hidden, model.mask(tokens, lengths))
+  base = torch.sigmoid(model.decode(hidden, alpha))
+  out = torch.zeros((len(tokens), num))
+  for k in range(num):
+    permuted = alpha.clone()
+    for b, n in enumerate(lengths.tolist()):
+      permuted[b, 1:n - 1] = alpha[b, 1:n - 1][torch.randperm(n - 2, generator=generator)]
+    out[:, k] = (torch.sigmoid(model.decode(hidden, permuted)) - base).abs()
+  return out.numpy()
+
+
+def train_step(model, optimizer, tokens, lengths, labels, weights) -> float:
+  """One J&W training step: weighted binary cross-entropy summed over the batch."""
+  model.train()
+  optimizer.zero_grad()
+  logits = model(tokens, lengths)
+  loss = nn.functional.binary_cross_entropy_with_logits(logits, labels, weight=weights,
+                                                        reduction='sum')
+  loss.backward()
+  optimizer.step()
+  return loss.item()
+
+
+def optimizer_for(model, learning_rate: float, weight_decay: float):
+  """J&W's optimiser: Adam with amsgrad and L2 weight decay."""
+  return torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=learning_rate,
+                          weight_decay=weight_decay, amsgrad=True)
+
+
+def captum_feature_ablation(model, tokens, lengths, per_eval: int) -> np.ndarray:
+  """Captum `FeatureAblation` on the token ids, each position replaced by PAD
+  (attn-jax's leave-one-out with mode='replace'); |Δŷ| per position."""
+  from captum.attr import FeatureAblation  # pylint: disable=g-import-not-at-top
+  forward = lambda t, l: torch.sigmoid(model(t, l))
+  mask = torch.arange(tokens.shape[1])[None, :].expand_as(tokens).contiguous()
+  with torch.no_grad():
+    attr = FeatureAblation(forward).attribute(tokens, baselines=PAD, feature_mask=mask,
+                                              additional_forward_args=(lengths,),
+                                              perturbations_per_eval=per_eval)
+  return (attr.abs() * model.mask(tokens, lengths)).numpy()
+
+
+def captum_input_x_gradient(model, tokens, lengths) -> np.ndarray:
+  """Captum `InputXGradient` at the embeddings, α detached (J&W's variant)."""
+  from captum.attr import InputXGradient  # pylint: disable=g-import-not-at-top
+  model.detach_attention = True
+  try:
+    forward = lambda e, t, l: torch.sigmoid(model.forward_embedded(e, t, l)[0])
+    embedded = model.embedding(tokens).detach().requires_grad_(True)
+    attr = InputXGradient(forward).attribute(embedded, additional_forward_args=(tokens, lengths))
+  finally:
+    model.detach_attention = False
+  return (attr.sum(-1).abs() * model.mask(tokens, lengths)).detach().numpy()
