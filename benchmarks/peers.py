@@ -79,6 +79,15 @@ def matmul_peak(size: int = 2048, repeats: int = 20) -> float:
   return 2 * size ** 3 * repeats / best
 
 
+def matmul_peak_in_child() -> float:
+  """`matmul_peak` in a fresh interpreter (no PyTorch threads beside it), the
+  best of two matrix sizes."""
+  code = ('import sys; sys.path.insert(0, %r); import peers; '
+          'print(max(peers.matmul_peak(2048), peers.matmul_peak(4096, 4)))' % HERE)
+  done = subprocess.run([sys.executable, '-c', code], check=True, capture_output=True, text=True)
+  return float(done.stdout.strip().splitlines()[-1])
+
+
 def flops(analysis: str, n: int, embed: int, hidden: int) -> float:
   """FLOPs for one document of n tokens (SOS and EOS included) as attn-jax
   computes it: 2 per multiply-add of the matmuls, elementwise work left out.
@@ -86,9 +95,9 @@ def flops(analysis: str, n: int, embed: int, hidden: int) -> float:
   The BiLSTM forward is its input projections (2 directions × D × 4H per
   token) and recurrence (2 × H × 4H per token); attention scores 2H × H plus
   H per token; decoding 2H per token. A backward pass costs two forwards.
-  Deletion leave-one-out reuses states: the input projections once, then
-  ⌊(n − 1)/2⌋ lanes of n − 1 recurrent steps per direction, and attention and
-  decoding over each of the n − 2 shortened rows.
+  Leave-one-out reuses states: the input projections once, then ⌊(n − 1)/2⌋
+  lanes of n − 1 (deletion) or n + 1 (replacement) recurrent steps per
+  direction, and attention and decoding over each of the n − 2 rows.
   """
   per_token_encoder = 2 * 2 * 4 * hidden * (embed + hidden)
   per_token_head = 2 * (2 * hidden * hidden + hidden) + 2 * 2 * hidden
@@ -99,11 +108,10 @@ def flops(analysis: str, n: int, embed: int, hidden: int) -> float:
     return 3 * forward
   if analysis == 'permutation':
     return forward + PERMUTATIONS * n * 2 * 2 * hidden
-  if analysis == 'loo_replace':
-    return (n - 1) * forward
-  if analysis == 'loo_delete':
+  if analysis in ('loo_delete', 'loo_replace'):
+    steps = n - 1 if analysis == 'loo_delete' else n + 1
     projections = n * 2 * 2 * 4 * hidden * embed
-    recurrence = ((n - 1) // 2) * (n - 1) * 2 * 2 * 4 * hidden * hidden
+    recurrence = ((n - 1) // 2) * steps * 2 * 2 * 4 * hidden * hidden
     return forward + projections + recurrence + (n - 2) * n * per_token_head
   raise ValueError(analysis)
 
@@ -349,7 +357,7 @@ def measure(args) -> dict:
             f'peak {row["peak_rss_mb"]:7.0f} MB  ({time.perf_counter() - started:.0f} s so far)',
             flush=True)
   restored = restore(args.workdir)
-  peak = matmul_peak()
+  peak = matmul_peak_in_child()
   by = {(r['analysis'], r['implementation']): r for r in rows}
   for r in rows:
     ours = by[(r['analysis'], 'attn_jax')]

@@ -41,13 +41,39 @@ def one_pass(args, cache: str, out_dir: str) -> dict:
   return {'wall_seconds': round(wall, 1), 'stages': stages}
 
 
+def table(result: dict) -> str:
+  """The README table: wall time and per-stage seconds, cold and warm."""
+  stages = sorted(result['cold']['stages'])
+  rows = ['| cache | wall s (run.py end to end) | stages s (compiling s) | ' +
+          ' | '.join(stages) + ' |', '|---' * (3 + len(stages)) + '|']
+  for name in ('cold', 'warm'):
+    p = result[name]
+    total = sum(s['seconds'] for s in p['stages'].values())
+    compiling = sum(s['compile_seconds'] or 0 for s in p['stages'].values())
+    cells = [f'{p["stages"][s]["seconds"]:.1f} ({p["stages"][s]["compile_seconds"]:.1f})' for s in stages]
+    rows.append(f'| {name} | {p["wall_seconds"]:.1f} | {total:.1f} ({compiling:.1f}) | ' + ' | '.join(cells) + ' |')
+  return '\n'.join(rows)
+
+
 def main():
   parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-  parser.add_argument('--config', required=True)
-  parser.add_argument('--workdir', required=True)
+  parser.add_argument('--config')
+  parser.add_argument('--workdir')
   parser.add_argument('--analyses', default=JW_SUITE)
   parser.add_argument('--out')
+  parser.add_argument('--table', help='a result file: print (and --readme) its table')
+  parser.add_argument('--readme')
   args = parser.parse_args()
+  if args.table:
+    from attn_jax import atomic_io, report  # pylint: disable=g-import-not-at-top
+    text = table(atomic_io.read_json(args.table))
+    print(text)
+    if args.readme:
+      report.write_readme(args.readme, 'suite-wall-time', text,
+                          f'python benchmarks/suite_wall_time.py --table {args.table}', [args.table])
+    return
+  if not (args.config and args.workdir):
+    parser.error('--config and --workdir (a trained run), or --table FILE')
   with tempfile.TemporaryDirectory() as tmp:
     cache = os.path.join(tmp, 'cache')
     cold = one_pass(args, cache, os.path.join(tmp, 'cold'))

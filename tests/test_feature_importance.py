@@ -140,16 +140,19 @@ def test_leave_one_out_matches_running_each_shortened_or_replaced_document(mode,
   assert float(out.importance.max()) > 1e-4  # the comparison is not all zeros
 
 
-@pytest.mark.parametrize('encoder', ['bilstm', 'cnn', 'average'])
+@pytest.mark.parametrize('encoder,mode', [('bilstm', 'delete'), ('cnn', 'delete'),
+                                          ('average', 'delete'), ('bilstm', 'replace'),
+                                          ('average', 'replace')])
 @pytest.mark.parametrize('length', [3, 4, 7, 8, WIDTH])  # 1 word, odd/even, full width
-def test_deletion_states_equal_encoding_the_shortened_rows(length, encoder):
+def test_variant_states_equal_encoding_the_shortened_or_replaced_rows(length, encoder, mode):
   model, params = setup(encoder, seed=3)
-  assert model.encodes_deletions
+  assert model.encodes_deletions if mode == 'delete' else model.encodes_replacements
   doc = documents(lengths=(length,), seed=6)[0]
   tokens, lengths = pad([doc], WIDTH)
-  rows, row_lengths = loo_lib.variants(tokens[0], lengths[0], 'delete')
+  rows, row_lengths = loo_lib.variants(tokens[0], lengths[0], mode)
   expected = model.encode(params, model.embed(params, rows), row_lengths)
-  got = model.encode_deletions(params, model.embed(params, tokens)[0], lengths[0])
+  encode = model.encode_deletions if mode == 'delete' else model.encode_replacements
+  got = encode(params, model.embed(params, tokens)[0], lengths[0])
   assert got.shape == expected.shape and got.shape[:2] == (WIDTH - 2, WIDTH)
   np.testing.assert_allclose(got[:length - 2], expected[:length - 2], atol=2e-6)
   if encoder != 'cnn' or length > 3:  # the CNN zeros all but words: none are left

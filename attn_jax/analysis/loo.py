@@ -12,7 +12,9 @@ uses the encoder's own path for it where the model has one
 (`Model.encode_deletions`: the BiLSTM shares a document's input projections
 and the states the deletion does not reach, the CNN all outputs but the
 windows that cover the deleted word, the Average encoder all states) and
-re-encodes the shortened rows otherwise (the Transformer).
+re-encodes the shortened rows otherwise (the Transformer). Replacement by
+PAD has such paths too for the BiLSTM and the Average encoder
+(`Model.encode_replacements`).
 """
 
 from typing import Literal, NamedTuple
@@ -76,9 +78,11 @@ def leave_one_out(model: Model, params, tokens: jnp.ndarray, lengths: jnp.ndarra
   def one_document(args):
     doc_tokens, length = args
     rows, row_lengths = variants(doc_tokens, length, mode)
-    if mode == 'delete' and model.encodes_deletions and not reencode:
+    fast = model.encodes_deletions if mode == 'delete' else model.encodes_replacements
+    if fast and not reencode:
       embedded = model.embed(params, doc_tokens[None])[0]
-      hidden = model.encode_deletions(params, embedded, length)
+      encode = model.encode_deletions if mode == 'delete' else model.encode_replacements
+      hidden = encode(params, embedded, length)
       alpha = model.project(model.score(params, hidden), masks.attention_mask(rows, row_lengths))
       return jax.nn.sigmoid(model.decode(params, hidden, alpha))
     return jax.nn.sigmoid(model.forward(params, rows, row_lengths).logits)

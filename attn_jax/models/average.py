@@ -47,3 +47,16 @@ def deletion_states(params: dict, embedded: jnp.ndarray, length: jnp.ndarray) ->
   p = jnp.arange(width)[None, :]
   source = jnp.minimum(p + (p >= g).astype(p.dtype), width - 1)
   return jnp.where((p < length - 1)[..., None], states[source], 0.0)
+
+
+def replacement_states(params: dict, embedded: jnp.ndarray, length: jnp.ndarray) -> jnp.ndarray:
+  """[L, D], n -> [L − 2, L, hidden]: row g − 1 is what `AverageEncoder` gives
+  with position g embedded as PAD (zero): the document's states, but
+  tanh(b) at g."""
+  width = embedded.shape[0]
+  kernel, bias = params['projection']['kernel'], params['projection']['bias']
+  states = jnp.tanh(embedded @ kernel + bias[None])  # [L, H]
+  g = jnp.arange(1, width - 1)[:, None]
+  p = jnp.arange(width)[None, :]
+  rows = jnp.where((p == g)[..., None], jnp.tanh(bias)[None, None], states[None])
+  return jnp.where((p < length)[..., None], rows, 0.0)

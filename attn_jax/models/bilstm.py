@@ -152,6 +152,51 @@ def _document_states(params: dict, embedded: jnp.ndarray, length: jnp.ndarray, u
   return gates, by_position(hs), by_position(cs)
 
 
+def _lane_steps(params: dict, gates: jnp.ndarray, h0: jnp.ndarray, c0: jnp.ndarray,
+                n: jnp.ndarray, num_steps: int, switch_of, reads, unroll: int,
+                pad_at_switch: bool = False) -> jnp.ndarray:
+  """The new LSTM steps of paired one-word variants (`deletion_states`,
+  `replacement_states`): lane k runs row k's forward steps and then row
+  n − 1 − k's, and the backward steps of n − 1 − k and then of k, switching at
+  step `switch_of(lanes)`. `reads(s, lanes, switch)` gives the input position
+  of step s per direction; with `pad_at_switch` the first step of each row
+  reads a PAD input (its projection is the bias alone).
+
+  Returns:
+    [num_steps, 2, K, H] hidden states, K = ⌊(L − 1) / 2⌋ lanes (lanes past
+    (n − 1) / 2 compute junk that no row reads).
+  """
+  width = gates.shape[0]
+  lanes = jnp.arange(1, (width - 1) // 2 + 1)
+  switch = switch_of(lanes)
+  at = lambda q: jnp.clip(q, 0, width - 1)
+
+  def starts(states, second):  # [2, K, H]: the states the new steps start from
+    if second:  # row n − 1 − k forward, after position n − 2 − k; row k backward, from k + 1
+      return jnp.stack([states[0, at(n - 2 - lanes)], states[1, at(lanes + 1)]])
+    return jnp.stack([states[0, at(lanes - 1)], states[1, at(n - lanes)]])
+
+  restart_h, restart_c = starts(h0, True), starts(c0, True)  # gathered once, not per step
+
+  def step(carry, s):
+    h, c = carry
+    turn = (s == switch)[None, :, None]
+    h = jnp.where(turn, restart_h, h)
+    c = jnp.where(turn, restart_c, c)
+    read_forward, read_backward = reads(s, lanes, switch)
+    gx = jnp.stack([gates[at(read_forward), 0], gates[at(read_backward), 1]])
+    if pad_at_switch:
+      gx = jnp.where(((s == 0) | (s == switch))[None, :, None], params['bias'][:, None, :], gx)
+    act = _gate_activations(gx + jnp.einsum('zkh,zhg->zkg', h, params['w_hh']))
+    i, f, g, o = jnp.split(act, 4, axis=-1)
+    c = f * c + i * g
+    h = o * jnp.tanh(c)
+    return (h, c), h
+
+  return jax.lax.scan(step, (starts(h0, False), starts(c0, False)), jnp.arange(num_steps),
+                      unroll=unroll)[1]
+
+
 def deletion_states(params: dict, embedded: jnp.ndarray, length: jnp.ndarray,
                     unroll: int = 1) -> jnp.ndarray:
   """Encoder states of every one-word deletion of one document (J&W LOO, §B.2).
@@ -178,42 +223,70 @@ def deletion_states(params: dict, embedded: jnp.ndarray, length: jnp.ndarray,
   width = embedded.shape[0]
   gates, h0, c0 = _document_states(params, embedded, length, unroll)
   n = length
-  lanes = jnp.arange(1, (width - 1) // 2 + 1)  # k; lanes past (n − 1) / 2 compute junk
-  switch = n - 1 - lanes  # the step where a lane moves to its second deletion
-  at = lambda q: jnp.clip(q, 0, width - 1)
 
-  def starts(states, second):  # [2, K, H]: the states the new steps start from
-    if second:  # forward after position n − 2 − k, backward from position k + 1
-      return jnp.stack([states[0, at(n - 2 - lanes)], states[1, at(lanes + 1)]])
-    return jnp.stack([states[0, at(lanes - 1)], states[1, at(n - lanes)]])
-
-  restart_h, restart_c = starts(h0, True), starts(c0, True)  # gathered once, not per step
-
-  def step(carry, s):
-    h, c = carry
-    turn = (s == switch)[None, :, None]
-    h = jnp.where(turn, restart_h, h)
-    c = jnp.where(turn, restart_c, c)
+  def reads(s, lanes, switch):  # the input position of each lane's step s, per direction
     first = s < switch
-    read_forward = jnp.where(first, lanes + s + 1, s + 1)
-    read_backward = jnp.where(first, n - 2 - lanes - s, lanes - 1 - (s - switch))
-    gx = jnp.stack([gates[at(read_forward), 0], gates[at(read_backward), 1]])
-    act = _gate_activations(gx + jnp.einsum('zkh,zhg->zkg', h, params['w_hh']))
-    i, f, g, o = jnp.split(act, 4, axis=-1)
-    c = f * c + i * g
-    h = o * jnp.tanh(c)
-    return (h, c), h
+    return (jnp.where(first, lanes + s + 1, s + 1),
+            jnp.where(first, n - 2 - lanes - s, lanes - 1 - (s - switch)))
 
-  _, new = jax.lax.scan(step, (starts(h0, False), starts(c0, False)),
-                        jnp.arange(width - 1), unroll=unroll)  # [L − 1, 2, K, H]
+  new = _lane_steps(params, gates, h0, c0, n, width - 1, lambda lanes: n - 1 - lanes, reads,
+                    unroll)  # [L − 1, 2, K, H]
+  lanes = new.shape[2]
+  at = lambda q: jnp.clip(q, 0, width - 1)
 
   g = jnp.arange(1, width - 1)[:, None]  # the removed position of each row
   p = jnp.arange(width)[None, :]         # position in the shortened row
-  lane = jnp.clip(jnp.minimum(g, n - 1 - g) - 1, 0, lanes.shape[0] - 1)
+  lane = jnp.clip(jnp.minimum(g, n - 1 - g) - 1, 0, lanes - 1)
   steps = lambda s: jnp.clip(s, 0, width - 2)
   forward = jnp.where((p < g)[..., None], h0[0, at(p)],
                       new[steps(jnp.where(g <= n - 1 - g, p - g, p)), 0, lane])
   backward = jnp.where((p >= g)[..., None], h0[1, at(p + 1)],
                        new[steps(jnp.where(g >= n - 1 - g, g - 1 - p, n - 2 - p)), 1, lane])
   valid = (p < n - 1)[..., None].astype(embedded.dtype)
+  return jnp.concatenate([forward, backward], axis=-1) * valid
+
+
+def replacement_states(params: dict, embedded: jnp.ndarray, length: jnp.ndarray,
+                       unroll: int = 1) -> jnp.ndarray:
+  """Encoder states of every one-word replacement by PAD of one document
+  (leave-one-out with mode='replace').
+
+  Args:
+    params: the encoder's params (`w_ih`, `w_hh`, `bias`).
+    embedded: [L, D] the document's embeddings; length: scalar n (with SOS, EOS).
+
+  Returns:
+    [L − 2, L, 2 * hidden]: row g − 1 is what `BiLSTMEncoder` gives for the
+    document with position g embedded as PAD (zero: its input projection is
+    the bias alone).
+
+  As `deletion_states`: the forward states before g and the backward states
+  after it are the document's own; the forward steps from g on (n − g) and
+  the backward steps from g down (g + 1) are new. Lane k runs those of rows
+  k and n − 1 − k one after the other, n + 1 steps, switching at step n − k
+  in both directions.
+  """
+  width = embedded.shape[0]
+  gates, h0, c0 = _document_states(params, embedded, length, unroll)
+  n = length
+
+  def reads(s, lanes, switch):
+    first = s < switch
+    return (jnp.where(first, lanes + s, n - 1 - lanes + (s - switch)),
+            jnp.where(first, n - 1 - lanes - s, lanes - (s - switch)))
+
+  new = _lane_steps(params, gates, h0, c0, n, width + 1, lambda lanes: n - lanes, reads, unroll,
+                    pad_at_switch=True)  # [L + 1, 2, K, H]
+  lanes = new.shape[2]
+  at = lambda q: jnp.clip(q, 0, width - 1)
+
+  g = jnp.arange(1, width - 1)[:, None]  # the replaced position of each row
+  p = jnp.arange(width)[None, :]
+  lane = jnp.clip(jnp.minimum(g, n - 1 - g) - 1, 0, lanes - 1)
+  steps = lambda s: jnp.clip(s, 0, width)
+  forward = jnp.where((p < g)[..., None], h0[0, at(p)],
+                      new[steps(jnp.where(g <= n - 1 - g, p - g, p + 1)), 0, lane])
+  backward = jnp.where((p > g)[..., None], h0[1, at(p)],
+                       new[steps(jnp.where(g >= n - 1 - g, g - p, n - p)), 1, lane])
+  valid = (p < n)[..., None].astype(embedded.dtype)
   return jnp.concatenate([forward, backward], axis=-1) * valid

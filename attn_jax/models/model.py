@@ -144,6 +144,23 @@ class Model:
       return cnn.deletion_states(params['encoder'], embedded, length, encoder.kernel_sizes)
     return average.deletion_states(params['encoder'], embedded, length)
 
+  @property
+  def encodes_replacements(self) -> bool:
+    """Whether `encode_replacements` has a fast path for this encoder."""
+    return isinstance(self.module.encoder, (BiLSTMEncoder, AverageEncoder))
+
+  def encode_replacements(self, params, embedded: jnp.ndarray, length: jnp.ndarray) -> jnp.ndarray:
+    """[L, D] embeddings of one document -> [L − 2, L, H] states of its
+    one-word replacements by PAD (row i with position i + 1 as PAD), equal to
+    `encode` of the replaced rows. Only where `encodes_replacements`."""
+    encoder = self.module.encoder
+    if isinstance(encoder, BiLSTMEncoder):
+      return bilstm.replacement_states(params['encoder'], embedded, length, encoder.unroll)
+    if isinstance(encoder, AverageEncoder):
+      return average.replacement_states(params['encoder'], embedded, length)
+    raise NotImplementedError(f'no replacement path for {type(encoder).__name__}; '
+                              'encode the replaced rows instead')
+
   def forward_embedded(self, params, embedded: jnp.ndarray, lengths: jnp.ndarray,
                        mask: jnp.ndarray, dropout_rng: Optional[jax.Array] = None) -> Forward:
     """The pass from given embeddings (for gradients with respect to them)."""
