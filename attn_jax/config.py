@@ -89,6 +89,7 @@ RUNTIME_KEYS = frozenset({
     'name', 'data.manual_dir', 'data.tfds_data_dir', 'vectors.directory', 'train.progress',
     'train.checkpoint_every_steps', 'train.eval_batch_size', 'train.model_axis',
     'analysis.batch_size', 'analysis.bucket_growth', 'analysis.loo.docs_per_chunk',
+    'analysis.adversarial.batch_size',
     'analysis.refuse_damaged', 'compilation_cache', 'devices'})
 # Keys added after results were first keyed, with the value that computes what
 # runs without the key computed: at that value a key is left out of
@@ -202,7 +203,11 @@ def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collecti
       output_weight=500.0, report_epsilon=0.05,
       # 'model': adversaries are projected by the model's own projection (the
       # attention it can produce); 'softmax': J&W's search whatever the model.
-      projection='model'))
+      projection='model',
+      # Documents per batch of the search (None: analysis.batch_size). On this
+      # 2-core CPU 16 to 32 are fastest and 128 or 512 slower (wider padding;
+      # benchmarks/analysis_batch_size.py); an accelerator may want more.
+      batch_size=config_dict.placeholder(int)))
   c.analysis.erasure = ml_collections.ConfigDict(dict(random_orders=5, random_item='paper'))
   # Meister et al. (stages/importance.py, stages/state_importance.py): also the
   # intermediate gradient with α detached; g_{h_p}(x) rows computed `chunk` at
@@ -411,8 +416,10 @@ def _check_ranges(cfg: ml_collections.ConfigDict) -> None:
   adv = a.adversarial
   checks += [
       (a.max_docs is None or a.max_docs >= 1, 'analysis.max_docs must be >= 1 (or None for all)'),
-      (a.batch_size >= 1 and a.loo.docs_per_chunk >= 1,
-       'analysis.batch_size and analysis.loo.docs_per_chunk must be >= 1'),
+      (a.batch_size >= 1 and a.loo.docs_per_chunk >= 1
+       and (adv.batch_size is None or adv.batch_size >= 1),
+       'analysis.batch_size, analysis.loo.docs_per_chunk and analysis.adversarial.batch_size '
+       'must be >= 1'),
       (a.bucket_growth > 1, 'analysis.bucket_growth must be > 1'),
       (a.permutation.num_permutations >= 1, 'analysis.permutation.num_permutations must be >= 1'),
       (adv.num_adversaries >= 1 and adv.steps >= 0,

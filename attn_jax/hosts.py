@@ -12,6 +12,8 @@ then analyse on many. A documents' numbers do not depend on which host
 computes them (per-document random keys), so the results equal one host's.
 """
 
+from typing import Optional
+
 import jax
 from jax.experimental import multihost_utils
 
@@ -61,9 +63,9 @@ def owns(batch_number: int) -> bool:
   return batch_number % count() == index()
 
 
-def shard_name(stem: str) -> str:
-  """`stem` for this host's own file: 'partial' -> 'partial.1-of-4'."""
-  return stem if count() == 1 else f'{stem}.{index()}-of-{count()}'
+def shard_name(stem: str, host: Optional[int] = None) -> str:
+  """`stem` for this host's own file (or host `host`'s): 'partial' -> 'partial.1-of-4'."""
+  return stem if count() == 1 else f'{stem}.{index() if host is None else host}-of-{count()}'
 
 
 def check_runnable(cfg, training_finished: bool) -> None:

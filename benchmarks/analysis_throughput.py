@@ -33,7 +33,6 @@ per argument shapes, and compilation is timed apart. Per analysis:
 import argparse
 import dataclasses
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -42,6 +41,7 @@ import time
 import jax
 import numpy as np
 
+import machine
 from attn_jax import atomic_io, workdir as workdir_lib
 from attn_jax.analysis import erasure as er, gradients as gi, loo as lo, permutation as perm_lib
 from attn_jax.data.batching import bucket_lengths
@@ -122,31 +122,19 @@ def load(args) -> BenchContext:
                       dataset.fingerprint, args.workdir)
 
 
-def rss_mb(peak: bool = False) -> float:
-  if not peak and os.path.exists('/proc/self/status'):
-    with open('/proc/self/status') as f:
-      return next(int(line.split()[1]) for line in f if line.startswith('VmRSS')) / 1024
-  return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-
-
 def whole_split(args) -> dict:
   """(Child process.) The stage over the whole split: times and memory."""
   ctx = load(args)
-  try:  # restart the peak (ru_maxrss) from the current RSS (Linux >= 4.0)
-    with open('/proc/self/clear_refs', 'w') as f:
-      f.write('5')
-    peak_reset = True
-  except OSError:
-    peak_reset = False
+  peak_reset = machine.reset_peak()
   ctx.warm_keys()
-  before, start = rss_mb(), time.perf_counter()
+  before, start = machine.rss_mb(), time.perf_counter()
   for batch in ctx.batches():
     jax.tree_util.tree_map(np.asarray, STAGES[args.child].compute(ctx, batch))
   wall, device = time.perf_counter() - start, jax.devices()[0].memory_stats() or {}
   return {'analysis': args.child, 'docs': len(ctx.split), 'seconds': wall,
           'compile_seconds': ctx.compile_seconds(),
           'docs_per_second': len(ctx.split) / max(wall - ctx.compile_seconds(), 1e-9),
-          'rss_before_mb': before, 'peak_rss_mb': rss_mb(peak=True), 'peak_reset': peak_reset,
+          'rss_before_mb': before, 'peak_rss_mb': machine.rss_mb(peak=True), 'peak_reset': peak_reset,
           'device_peak_mb': device.get('peak_bytes_in_use', 0) / 2**20 or None}
 
 
@@ -250,20 +238,9 @@ def comparison(ctx, name, handful):
   raise ValueError(name)
 
 
-def baseline_sample(lengths: np.ndarray, k: int, batch_size: int) -> np.ndarray:
-  """About k documents in blocks of `batch_size` neighbours in length order,
-  the blocks spread evenly over the lengths. Neighbours make batches as
-  dense as the whole split's; k documents evenly spaced in length would pad
-  each batch to its longest and undersell batching."""
-  order = np.argsort(lengths, kind='stable')
-  size = min(batch_size, k, len(order))
-  starts = np.linspace(0, len(order) - size, max(1, round(k / size))).astype(int)
-  return np.unique(np.concatenate([order[s:s + size] for s in starts]))
-
-
 def versus_baseline(ctx, name, args) -> dict:
-  """Vectorised vs loop on --baseline-docs documents (`baseline_sample`)."""
-  docs = subset(ctx.split, baseline_sample(ctx.split.lengths, args.baseline_docs,
+  """Vectorised vs loop on --baseline-docs documents (`machine.length_blocks`)."""
+  docs = subset(ctx.split, machine.length_blocks(ctx.split.lengths, args.baseline_docs,
                                            ctx.settings.batch_size))
   k = len(docs)
   ctx = BenchContext(ctx.model, ctx.params, docs, ctx.split_name, ctx.cfg, ctx.data_fingerprint,

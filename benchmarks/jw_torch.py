@@ -1,9 +1,10 @@
-"""J&W's BiLSTM classifier and their analysis loops in PyTorch, loaded from
-attn-jax weights: the baseline `peers.py` times attn-jax against.
+"""J&W's attention classifiers and their analysis loops in PyTorch, loaded
+from attn-jax weights: the baseline `peers.py` times attn-jax against.
 
-The model is J&W's `EncoderRNN` + `AttnDecoder` (tanh attention, softmax):
-a packed bidirectional `nn.LSTM` over [SOS] w_1 .. w_n [EOS], attention over
-the words only (SOS, EOS and PAD masked), and a linear output on the
+The model is J&W's encoder + `AttnDecoder` (tanh attention, softmax): a
+packed bidirectional `nn.LSTM`, 'same' convolutions with ReLU (`cnn`) or a
+tanh projection per token (`average`) over [SOS] w_1 .. w_n [EOS], attention
+over the words only (SOS, EOS and PAD masked), and a linear output on the
 attention-weighted context. The loops are the way J&W's code runs each
 analysis: one batch at a time, deletion leave-one-out one column at a time,
 gradients with the attention detached, and 100 permutations drawn per
@@ -17,28 +18,74 @@ from torch import nn
 PAD = 0
 
 
-class JWBiLSTM(nn.Module):
-  """tokens [B, L] int64, lengths [B] -> logits [B] (and α, states)."""
+def _positions(tokens):
+  return torch.arange(tokens.shape[1])[None, :]
 
-  def __init__(self, vocab_size: int, embed_dim: int, hidden: int):
+
+class BiLSTMEncoder(nn.Module):
+  """[B, L, D] -> [B, L, 2H]: J&W's packed bidirectional LSTM."""
+
+  def __init__(self, embed_dim: int, hidden: int):
     super().__init__()
-    self.embedding = nn.Embedding(vocab_size, embed_dim, padding_idx=PAD)
     self.lstm = nn.LSTM(embed_dim, hidden, batch_first=True, bidirectional=True)
-    self.projection = nn.Linear(2 * hidden, hidden)
-    self.v = nn.Linear(hidden, 1, bias=False)
-    self.output = nn.Linear(2 * hidden, 1)
-    self.detach_attention = False
+    self.out_dim = 2 * hidden
 
-  def encode(self, embedded, lengths):
+  def forward(self, embedded, lengths):
     packed = nn.utils.rnn.pack_padded_sequence(embedded, lengths.cpu(), batch_first=True,
                                                enforce_sorted=False)
     states, _ = self.lstm(packed)
     return nn.utils.rnn.pad_packed_sequence(states, batch_first=True,
                                             total_length=embedded.shape[1])[0]
 
+
+class CNNEncoder(nn.Module):
+  """[B, L, D] -> [B, L, H]: one 'same' convolution per kernel size, ReLU,
+  zero outside the words (J&W's `(1 - mask)`)."""
+
+  def __init__(self, embed_dim: int, filters: int, kernel_sizes):
+    super().__init__()
+    self.convs = nn.ModuleList(nn.Conv1d(embed_dim, filters, k, padding=k // 2)
+                               for k in kernel_sizes)
+    self.out_dim = filters * len(kernel_sizes)
+
+  def forward(self, embedded, lengths):
+    x = embedded.transpose(1, 2)
+    hidden = torch.relu(torch.cat([conv(x) for conv in self.convs], dim=1)).transpose(1, 2)
+    p = torch.arange(embedded.shape[1])[None, :]
+    return hidden * ((p >= 1) & (p < lengths[:, None] - 1))[..., None]
+
+
+class AverageEncoder(nn.Module):
+  """[B, L, D] -> [B, L, H]: tanh(W e_t + b) per token, zero after the row."""
+
+  def __init__(self, embed_dim: int, hidden: int):
+    super().__init__()
+    self.projection = nn.Linear(embed_dim, hidden)
+    self.out_dim = hidden
+
+  def forward(self, embedded, lengths):
+    p = torch.arange(embedded.shape[1])[None, :]
+    return torch.tanh(self.projection(embedded)) * (p < lengths[:, None])[..., None]
+
+
+class JWClassifier(nn.Module):
+  """tokens [B, L] int64, lengths [B] -> logits [B] (and α, states)."""
+
+  def __init__(self, embedding: nn.Embedding, encoder: nn.Module, attention_dim: int):
+    super().__init__()
+    self.embedding = embedding
+    self.encoder = encoder
+    self.projection = nn.Linear(encoder.out_dim, attention_dim)
+    self.v = nn.Linear(attention_dim, 1, bias=False)
+    self.output = nn.Linear(encoder.out_dim, 1)
+    self.detach_attention = False
+
+  def encode(self, embedded, lengths):
+    return self.encoder(embedded, lengths)
+
   @staticmethod
   def mask(tokens, lengths):
-    positions = torch.arange(tokens.shape[1])[None, :]
+    positions = _positions(tokens)
     return (positions >= 1) & (positions < lengths[:, None] - 1) & (tokens != PAD)
 
   def attend(self, hidden, mask):
@@ -59,31 +106,58 @@ class JWBiLSTM(nn.Module):
     return self.forward_embedded(self.embedding(tokens), tokens, lengths)[0]
 
 
-def from_attn_jax(params: dict) -> JWBiLSTM:
-  """The attn-jax BiLSTM/tanh params pytree as a `JWBiLSTM` (same function).
+def _tensor(x):
+  return torch.tensor(np.ascontiguousarray(x), dtype=torch.float32)
+
+
+def _encoder(enc: dict, embed_dim: int) -> nn.Module:
+  """The attn-jax encoder params as the PyTorch encoder computing the same.
 
   attn-jax keeps one LSTM bias per direction; PyTorch adds two, so the
-  recurrent one is zero. Both use the gate order i, f, g, o.
+  recurrent one is zero (both use the gate order i, f, g, o). A flax `Conv`
+  kernel is [k, D, F], PyTorch's [F, D, k].
   """
-  table = np.asarray(params['embedding']['table'])
-  enc = {k: np.asarray(v) for k, v in params['encoder'].items()}
-  hidden = enc['w_hh'].shape[1]
-  model = JWBiLSTM(table.shape[0], table.shape[1], hidden)
-  t = lambda x: torch.tensor(np.ascontiguousarray(x), dtype=torch.float32)
-  att, dec = params['attention'], params['decoder']['output']
-  with torch.no_grad():
-    model.embedding.weight.copy_(t(table))
-    model.embedding.weight[PAD] = 0.0
+  if 'w_hh' in enc:
+    module = BiLSTMEncoder(embed_dim, enc['w_hh'].shape[1])
     for d, suffix in enumerate(('', '_reverse')):
-      getattr(model.lstm, f'weight_ih_l0{suffix}').copy_(t(enc['w_ih'][d].T))
-      getattr(model.lstm, f'weight_hh_l0{suffix}').copy_(t(enc['w_hh'][d].T))
-      getattr(model.lstm, f'bias_ih_l0{suffix}').copy_(t(enc['bias'][d]))
-      getattr(model.lstm, f'bias_hh_l0{suffix}').zero_()
-    model.projection.weight.copy_(t(np.asarray(att['projection']['kernel']).T))
-    model.projection.bias.copy_(t(att['projection']['bias']))
-    model.v.weight.copy_(t(np.asarray(att['v']['kernel']).T))
-    model.output.weight.copy_(t(np.asarray(dec['kernel']).T))
-    model.output.bias.copy_(t(dec['bias']))
+      getattr(module.lstm, f'weight_ih_l0{suffix}').copy_(_tensor(enc['w_ih'][d].T))
+      getattr(module.lstm, f'weight_hh_l0{suffix}').copy_(_tensor(enc['w_hh'][d].T))
+      getattr(module.lstm, f'bias_ih_l0{suffix}').copy_(_tensor(enc['bias'][d]))
+      getattr(module.lstm, f'bias_hh_l0{suffix}').zero_()
+    return module
+  convs = sorted((int(name[4:]), v) for name, v in enc.items() if name.startswith('conv'))
+  if convs:
+    module = CNNEncoder(embed_dim, convs[0][1]['bias'].shape[0], [k for k, _ in convs])
+    for conv, (_, v) in zip(module.convs, convs):
+      conv.weight.copy_(_tensor(np.transpose(v['kernel'], (2, 1, 0))))
+      conv.bias.copy_(_tensor(v['bias']))
+    return module
+  if set(enc) == {'projection'}:
+    module = AverageEncoder(embed_dim, enc['projection']['kernel'].shape[1])
+    module.projection.weight.copy_(_tensor(enc['projection']['kernel'].T))
+    module.projection.bias.copy_(_tensor(enc['projection']['bias']))
+    return module
+  raise ValueError(f'no PyTorch peer for an encoder with params {sorted(enc)}')
+
+
+def from_attn_jax(params: dict) -> JWClassifier:
+  """The attn-jax BiLSTM, CNN or Average params pytree with tanh attention as a
+  `JWClassifier` (the same function)."""
+  to_numpy = lambda tree: ({k: to_numpy(v) for k, v in tree.items()} if isinstance(tree, dict)
+                           else np.asarray(tree))
+  table = np.asarray(params['embedding']['table'])
+  att, dec = to_numpy(params['attention']), to_numpy(params['decoder']['output'])
+  with torch.no_grad():
+    embedding = nn.Embedding(table.shape[0], table.shape[1], padding_idx=PAD)
+    embedding.weight.copy_(_tensor(table))
+    embedding.weight[PAD] = 0.0
+    model = JWClassifier(embedding, _encoder(to_numpy(params['encoder']), table.shape[1]),
+                         att['projection']['kernel'].shape[1])
+    model.projection.weight.copy_(_tensor(att['projection']['kernel'].T))
+    model.projection.bias.copy_(_tensor(att['projection']['bias']))
+    model.v.weight.copy_(_tensor(att['v']['kernel'].T))
+    model.output.weight.copy_(_tensor(dec['kernel'].T))
+    model.output.bias.copy_(_tensor(dec['bias']))
   return model.eval()
 
 

@@ -22,7 +22,6 @@ params of the arms are compared (max |difference|).
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -32,6 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+import machine
 from attn_jax import atomic_io, config as config_lib
 from attn_jax.data import batching, sources
 from attn_jax.data.dataset import load_dataset
@@ -40,13 +40,6 @@ from attn_jax.training import executors, optimizer as optimizer_lib, step as ste
 from attn_jax.training.objective import JW
 
 ARMS = ('vmap', 'loop', 'sequential')
-
-
-def rss_mb(peak: bool = False) -> float:
-  if not peak:
-    with open('/proc/self/status') as f:
-      return next(int(line.split()[1]) for line in f if line.startswith('VmRSS')) / 1024
-  return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def make_batches(dataset: str, count: int):
@@ -93,7 +86,7 @@ def child(args) -> dict:
     runs.append((executor, members, keys))
   with open('/proc/self/clear_refs', 'w') as f:
     f.write('5')
-  before, finals, seconds = rss_mb(), [], 0.0
+  before, finals, seconds = machine.rss_mb(), [], 0.0
   for executor, members, keys in runs:
     state = executor.from_checkpoint(fresh_state(members))
     start_time = time.perf_counter()
@@ -108,7 +101,7 @@ def child(args) -> dict:
   return {'encoder': args.encoder, 'models': len(seeds), 'arm': args.arm, 'batches': len(batches),
           'seconds': seconds, 'compile_seconds': compile_seconds,
           'tokens_per_second': tokens / seconds, 'rss_before_mb': before,
-          'peak_rss_mb': rss_mb(peak=True), 'params_file': path}
+          'peak_rss_mb': machine.rss_mb(peak=True), 'params_file': path}
 
 
 def run_child(args, encoder, num_models, arm, tmp) -> dict:

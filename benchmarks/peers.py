@@ -4,25 +4,28 @@
     python benchmarks/peers.py --workdir=runs/sst_bilstm --out=results/benchmarks/peers_sst.json
     python benchmarks/peers.py --workdir=runs/imdb_bilstm --sample=182 \\
         --out=results/benchmarks/peers_imdb.json
-    python benchmarks/peers.py --table results/benchmarks/peers_sst.json \\
-        results/benchmarks/peers_imdb.json --readme README.md
+    python benchmarks/peers.py --workdir=runs/sst_cnn --out=results/benchmarks/peers_sst_cnn.json
+    python benchmarks/peers.py --workdir=runs/sst_average \\
+        --out=results/benchmarks/peers_sst_average.json
+    python benchmarks/peers.py --table results/benchmarks/peers_*.json --readme README.md
 
-The run's attn-jax BiLSTM (tanh attention, softmax) is loaded into J&W's
-PyTorch model (`jw_torch.py`); its predictions must equal attn-jax's before
-anything is timed. Then every (analysis, implementation) runs in its own
-child process, on the same test documents in the same length-sorted batches
-of 32, with the same threads: attn-jax's jitted analyses, J&W's loops and
-Captum (`FeatureAblation` with perturbations_per_eval 1, 8 and 32 against
-attn-jax's leave-one-out by PAD replacement, which is what it computes;
-`InputXGradient` against gradient importance). Each implementation first
-runs one batch of every padded width untimed (attn-jax compiles there; that
-`warmup_seconds` is reported apart, with the persistent compilation cache
-on), then the whole set is timed. Results are compared between
-implementations (--atol) — a benchmark of different numbers would mean
-nothing. Peak memory is the child's peak RSS from the moment its data and
-weights are loaded. FLOPs per document are counted from the shapes at each
-document's own length (what the computation needs, so padding counts as
-waste), and compared to this CPU's f32 matmul rate measured in the same run.
+The run's attn-jax model (BiLSTM, CNN or Average encoder; tanh attention,
+softmax) is loaded into J&W's PyTorch model (`jw_torch.py`); every output of
+the PyTorch tools must equal attn-jax's (--atol). Then every (analysis,
+implementation) runs in its own child process, on the same test documents in
+the same length-sorted batches of 32, with the same threads: attn-jax's
+jitted analyses, J&W's loops and Captum (`FeatureAblation` with
+perturbations_per_eval 1, 8 and 32 against attn-jax's leave-one-out by PAD
+replacement, which is what it computes; `InputXGradient` against gradient
+importance). Each implementation first runs one batch of every padded width
+untimed (attn-jax compiles there; that `warmup_seconds` is reported apart,
+with the persistent compilation cache on), then the whole set is timed. A
+benchmark of different numbers would mean nothing: a peer whose outputs
+differ stops the run. Peak memory is the child's peak RSS from the moment
+its data and weights are loaded. FLOPs per document are counted from the
+shapes at each document's own length (what the computation needs, so padding
+counts as waste), and compared to this CPU's f32 matmul rate measured in the
+same run.
 --sample=N takes N documents in blocks of 32 length neighbours spread over
 the lengths (whole batches, as dense as the full set's).
 """
@@ -30,7 +33,6 @@ the lengths (whole batches, as dense as the full set's).
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -41,6 +43,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+import flop_count  # pylint: disable=g-import-not-at-top,wrong-import-position
+import machine  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 # (analysis, implementation) in the order they run and print; the first
 # implementation of an analysis is attn-jax's, the others its peers.
@@ -59,91 +63,7 @@ ABOUT = {
     'loo_replace': 'leave-one-out, PAD replacement', 'train_step': 'training step (tokens/s)',
 }
 COMPARED = {'forward', 'gradient', 'loo_delete', 'loo_replace'}  # equal outputs asserted
-PERMUTATIONS = 100
-
-
-def matmul_peak(size: int = 2048, repeats: int = 20) -> float:
-  """FLOP/s of a jitted f32 [size, size] matmul on this machine."""
-  import jax  # pylint: disable=g-import-not-at-top
-  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
-  a = jnp.ones((size, size), jnp.float32)
-  f = jax.jit(lambda x: x @ x)
-  f(a).block_until_ready()
-  best = float('inf')
-  for _ in range(3):
-    started = time.perf_counter()
-    for _ in range(repeats):
-      out = f(a)
-    out.block_until_ready()
-    best = min(best, time.perf_counter() - started)
-  return 2 * size ** 3 * repeats / best
-
-
-def matmul_peak_in_child() -> float:
-  """`matmul_peak` in a fresh interpreter (no PyTorch threads beside it), the
-  best of two matrix sizes."""
-  code = ('import sys; sys.path.insert(0, %r); import peers; '
-          'print(max(peers.matmul_peak(2048), peers.matmul_peak(4096, 4)))' % HERE)
-  done = subprocess.run([sys.executable, '-c', code], check=True, capture_output=True, text=True)
-  return float(done.stdout.strip().splitlines()[-1])
-
-
-def flops(analysis: str, n: int, embed: int, hidden: int) -> float:
-  """FLOPs for one document of n tokens (SOS and EOS included) as attn-jax
-  computes it: 2 per multiply-add of the matmuls, elementwise work left out.
-
-  The BiLSTM forward is its input projections (2 directions × D × 4H per
-  token) and recurrence (2 × H × 4H per token); attention scores 2H × H plus
-  H per token; decoding 2H per token. A backward pass costs two forwards.
-  Leave-one-out reuses states: the input projections once, then ⌊(n − 1)/2⌋
-  lanes of n − 1 (deletion) or n + 1 (replacement) recurrent steps per
-  direction, and attention and decoding over each of the n − 2 rows.
-  """
-  per_token_encoder = 2 * 2 * 4 * hidden * (embed + hidden)
-  per_token_head = 2 * (2 * hidden * hidden + hidden) + 2 * 2 * hidden
-  forward = n * (per_token_encoder + per_token_head)
-  if analysis == 'forward':
-    return forward
-  if analysis in ('gradient', 'train_step'):
-    return 3 * forward
-  if analysis == 'permutation':
-    return forward + PERMUTATIONS * n * 2 * 2 * hidden
-  if analysis in ('loo_delete', 'loo_replace'):
-    steps = n - 1 if analysis == 'loo_delete' else n + 1
-    projections = n * 2 * 2 * 4 * hidden * embed
-    recurrence = ((n - 1) // 2) * steps * 2 * 2 * 4 * hidden * hidden
-    return forward + projections + recurrence + (n - 2) * n * per_token_head
-  raise ValueError(analysis)
-
-
-def rss_mb(peak: bool = False) -> float:
-  """RSS now, or its peak: VmHWM, which `reset_peak` restarts (ru_maxrss is
-  not restarted, and carries the parent's peak across fork and exec)."""
-  if os.path.exists('/proc/self/status'):
-    field = 'VmHWM' if peak else 'VmRSS'
-    with open('/proc/self/status') as f:
-      return next(int(line.split()[1]) for line in f if line.startswith(field)) / 1024
-  return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-
-
-def reset_peak() -> bool:
-  try:  # restart ru_maxrss from the current RSS (Linux >= 4.0)
-    with open('/proc/self/clear_refs', 'w') as f:
-      f.write('5')
-    return True
-  except OSError:
-    return False
-
-
-def sample(lengths: np.ndarray, k, batch_size: int) -> np.ndarray:
-  """All documents (k None) or about k in blocks of `batch_size` length
-  neighbours, the blocks spread evenly over the lengths."""
-  order = np.argsort(lengths, kind='stable')
-  if k is None or k >= len(order):
-    return np.arange(len(order))
-  size = min(batch_size, k)
-  starts = np.linspace(0, len(order) - size, max(1, round(k / size))).astype(int)
-  return np.unique(np.concatenate([order[s:s + size] for s in starts]))
+PERMUTATIONS = flop_count.PERMUTATIONS
 
 
 class Setting:
@@ -159,12 +79,14 @@ class Setting:
     restored = restore(args.workdir)
     self.cfg, self.model, self.params = restored.config, restored.model, restored.params
     m = self.cfg.model
-    if (m.encoder, m.attention, m.projection) != ('bilstm', 'tanh', 'softmax'):
-      raise SystemExit(f'{args.workdir}: peers.py compares J&W\'s BiLSTM with tanh attention and '
-                       f'softmax; this run is {m.encoder}/{m.attention}/{m.projection}')
+    if (m.encoder not in ('bilstm', 'cnn', 'average')
+        or (m.attention, m.projection) != ('tanh', 'softmax')):
+      raise SystemExit(f'{args.workdir}: peers.py compares J&W\'s BiLSTM, CNN or Average encoder '
+                       f'with tanh attention and softmax; this run is '
+                       f'{m.encoder}/{m.attention}/{m.projection}')
     data = load_dataset(self.cfg.data)
     test = data.splits['test']
-    self.docs = sample(test.lengths, args.sample, args.batch_size)
+    self.docs = machine.length_blocks(test.lengths, args.sample, args.batch_size)
     sequences = [test.sequences[i] for i in self.docs]
     self.lengths = np.array([len(s) for s in sequences])
     buckets = batching.bucket_lengths(int(self.lengths.max()), self.cfg.analysis.bucket_growth)
@@ -264,7 +186,7 @@ def run_child(args) -> dict:
     import torch  # pylint: disable=g-import-not-at-top
     torch.set_num_threads(args.threads)
   setting = Setting(args)
-  rss_before, peak_reset = rss_mb(), reset_peak()
+  rss_before, peak_reset = machine.rss_mb(), machine.reset_peak()
   per_batch = (jax_runner(setting, analysis, args) if implementation == 'attn_jax'
                else torch_runner(setting, analysis, implementation))
   training = analysis == 'train_step'
@@ -280,13 +202,13 @@ def run_child(args) -> dict:
       for r, i in enumerate(b.index[b.index >= 0]):
         outputs[int(i)] = np.ravel(rows[r][:b.lengths[b.index >= 0][r]] if rows.ndim > 1 else rows[r])
   seconds = time.perf_counter() - started
-  m = setting.cfg.model
   if training:
     lengths = np.concatenate([b.lengths[b.index >= 0] for b in batches])
     amount = int(lengths.sum())
   else:
     lengths, amount = setting.lengths, len(setting.docs)
-  useful = sum(flops(analysis, int(n), m.embed_dim, m.hidden_dim) for n in lengths)
+  costs = flop_count.Costs(setting.params)
+  useful = sum(costs.document(analysis, int(n)) for n in lengths)
   if outputs:
     order = sorted(outputs)
     np.savez(args.child_out + '.npz', index=np.array(order),
@@ -296,7 +218,7 @@ def run_child(args) -> dict:
           'warmup_seconds': warmup, 'units': 'tokens' if training else 'documents',
           'amount': amount, 'per_second': amount / seconds, 'flops': useful,
           'gflops_per_second': useful / seconds / 1e9,
-          'rss_before_mb': rss_before, 'peak_rss_mb': rss_mb(peak=True), 'peak_reset': peak_reset}
+          'rss_before_mb': rss_before, 'peak_rss_mb': machine.rss_mb(peak=True), 'peak_reset': peak_reset}
 
 
 def child(args, analysis, implementation, tmp) -> tuple[dict, str]:
@@ -357,7 +279,7 @@ def measure(args) -> dict:
             f'peak {row["peak_rss_mb"]:7.0f} MB  ({time.perf_counter() - started:.0f} s so far)',
             flush=True)
   restored = restore(args.workdir)
-  peak = matmul_peak_in_child()
+  peak = machine.matmul_peak_in_child()
   by = {(r['analysis'], r['implementation']): r for r in rows}
   for r in rows:
     ours = by[(r['analysis'], 'attn_jax')]
@@ -365,6 +287,7 @@ def measure(args) -> dict:
     r['fraction_of_matmul_peak'] = r['gflops_per_second'] * 1e9 / peak
   result = {
       'workdir': os.path.abspath(args.workdir), 'dataset': restored.config.data.dataset,
+      'encoder': restored.config.model.encoder,
       'documents': None, 'sample': args.sample, 'batch_size': args.batch_size,
       'threads': args.threads, 'train_batches': args.train_batches,
       'matmul_peak_gflops': peak / 1e9, 'rows': rows,
@@ -385,7 +308,7 @@ def table(results: list[dict]) -> str:
            'peak RSS MB (above loaded) | warm-up s | GFLOP/s (% of matmul peak) |',
            '|---|---|---|---|---|---|---|---|']
   for res in results:
-    label = f'{res["dataset"]} ({res["documents"]} docs)'
+    label = f'{res["dataset"]} {res.get("encoder", "bilstm")} ({res["documents"]} docs)'
     for r in res['rows']:
       ours = r['implementation'] == 'attn_jax'
       gf = (f'{r["gflops_per_second"]:.1f} ({100 * r["fraction_of_matmul_peak"]:.0f} %)'
@@ -395,7 +318,8 @@ def table(results: list[dict]) -> str:
       lines.append(f'| {label} | {ABOUT[r["analysis"]]} | {name} | {r["per_second"]:,.1f} | '
                    f'{speedup} | {r["peak_rss_mb"]:,.0f} ({r["peak_rss_mb"] - r["rss_before_mb"]:,.0f}) | '
                    f'{r["warmup_seconds"]:.1f} | {gf} |')
-  peaks = ', '.join(f'{r["dataset"]} {r["matmul_peak_gflops"]:.0f}' for r in results)
+  peaks = ', '.join(f'{r["dataset"]} {r.get("encoder", "bilstm")} {r["matmul_peak_gflops"]:.0f}'
+                    for r in results)
   return '\n'.join(lines) + f'\n\nMatmul peak measured in the same runs (GFLOP/s): {peaks}.'
 
 

@@ -20,33 +20,20 @@ the fraction of it reached. Weights do not change the cost: without
 import argparse
 import json
 import os
-import resource
 import sys
 import time
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import machine  # pylint: disable=g-import-not-at-top,wrong-import-position
 from attn_jax import atomic_io, config as config_lib  # pylint: disable=g-import-not-at-top
 from attn_jax.analysis.importance import state_gradient_entropy
 from attn_jax.data.batching import bucket_lengths, eval_batches
 from attn_jax.data.dataset import load_dataset
 from attn_jax.models import build_model
 from attn_jax.restore import restore
-
-
-def matmul_peak(size: int = 2048, repeats: int = 20) -> float:
-  """FLOP/s of a jitted f32 [size, size] matmul on this machine."""
-  a = jnp.ones((size, size), jnp.float32)
-  f = jax.jit(lambda x: x @ x)
-  f(a).block_until_ready()
-  started = time.perf_counter()
-  for _ in range(repeats):
-    out = f(a)
-  out.block_until_ready()
-  return 2 * size ** 3 * repeats / (time.perf_counter() - started)
 
 
 def bilstm_flops(width: int, positions: int, embed: int, hidden: int) -> float:
@@ -105,7 +92,7 @@ def main(argv=None):
     compiled[batch.tokens.shape](params, batch.tokens, batch.lengths).block_until_ready()
   seconds = time.perf_counter() - started
   docs = len(sequences)
-  peak = matmul_peak()
+  peak = machine.matmul_peak()
   words = np.array([len(s) - 2 for s in sequences])
   result = {
       'dataset': args.dataset, 'encoder': args.encoder, 'documents': docs,
@@ -117,7 +104,7 @@ def main(argv=None):
       'achieved_gflops': flops / seconds / 1e9 if args.encoder == 'bilstm' else None,
       'matmul_peak_gflops': peak / 1e9,
       'fraction_of_peak': flops / seconds / peak if args.encoder == 'bilstm' else None,
-      'peak_rss_mb': round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+      'peak_rss_mb': round(machine.rss_mb(peak=True), 1),
       'peak_temp_buffer_mb': round(temp / 2 ** 20, 1), 'jax': jax.__version__,
       'device': jax.devices()[0].device_kind}
   print(json.dumps(result, indent=1))

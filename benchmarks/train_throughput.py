@@ -15,7 +15,6 @@ import time
 
 import flax.linen as nn
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from attn_jax import config as config_lib

@@ -12,7 +12,7 @@ import pytest
 import scipy.stats
 
 from attn_jax.analysis import gradient_importance, kendall_tau, leave_one_out, summarize
-from attn_jax.analysis import loo as loo_lib
+from attn_jax.analysis import loo as loo_lib, loo_windows
 from attn_jax.data.vocabulary import PAD
 from analysis_helpers import documents, pad, setup, single, to_f64, x64_lengths
 
@@ -119,15 +119,23 @@ def naive_loo(model, params, doc, mode):
 
 # Each of these encoders has its own deletion path (`Model.encode_deletions`);
 # reencode=True takes the generic one (the Transformer's) that re-encodes the
-# shortened rows.
-@pytest.mark.parametrize('encoder,reencode', [(LOO_ENCODER, False), (LOO_ENCODER, True),
-                                              ('bilstm', False), ('average', False)])
+# shortened rows. Under softmax the CNN and Average encoders attend from
+# prefix and suffix sums (`loo_windows`) unless windows=False, and under
+# sparsemax they cannot.
+@pytest.mark.parametrize('encoder,reencode,windows,projection', [
+    (LOO_ENCODER, False, True, 'softmax'), (LOO_ENCODER, False, False, 'softmax'),
+    (LOO_ENCODER, True, True, 'softmax'), (LOO_ENCODER, False, True, 'sparsemax'),
+    ('bilstm', False, True, 'softmax'), ('average', False, True, 'softmax'),
+    ('average', False, False, 'softmax')])
 @pytest.mark.parametrize('mode', ['delete', 'replace'])
-def test_leave_one_out_matches_running_each_shortened_or_replaced_document(mode, encoder, reencode):
-  model, params = setup(encoder)
+def test_leave_one_out_matches_running_each_shortened_or_replaced_document(
+    mode, encoder, reencode, windows, projection):
+  model, params = setup(encoder, projection=projection)
+  assert loo_windows.applies(model) == (encoder != 'bilstm' and projection == 'softmax')
   docs = documents(seed=4)
   tokens, lengths = pad(docs, WIDTH)
-  out = leave_one_out(model, params, tokens, lengths, mode=mode, reencode=reencode)
+  out = leave_one_out(model, params, tokens, lengths, mode=mode, reencode=reencode,
+                      windows=windows)
   for row, doc in enumerate(docs):
     n = len(doc)
     full, without = naive_loo(model, params, doc, mode)
@@ -140,9 +148,28 @@ def test_leave_one_out_matches_running_each_shortened_or_replaced_document(mode,
   assert float(out.importance.max()) > 1e-4  # the comparison is not all zeros
 
 
+@pytest.mark.parametrize('encoder', ['cnn', 'average'])
+@pytest.mark.parametrize('mode', ['delete', 'replace'])
+def test_prefix_and_suffix_sums_survive_scores_far_apart(encoder, mode):
+  """Scores hundreds apart (one word takes all the attention; e^s would
+  overflow float32 unshifted): the windowed sums still give what attending
+  over every variant's states gives, with no NaN or inf."""
+  model, params = setup(encoder, seed=5)
+  params = jax.tree_util.tree_map_with_path(
+      lambda path, x: x * 300.0 if 'v' in jax.tree_util.keystr(path) else x, params)
+  tokens, lengths = pad(documents(lengths=(9, 11, 3), seed=7), WIDTH)
+  fast = leave_one_out(model, params, tokens, lengths, mode=mode)
+  slow = leave_one_out(model, params, tokens, lengths, mode=mode, windows=False)
+  scores = model.score(params, model.forward(params, tokens, lengths).hidden)
+  assert float(jnp.ptp(scores[0, 1:8])) > 100.0  # the case this is about
+  assert bool(jnp.all(jnp.isfinite(fast.probs_without)))
+  np.testing.assert_allclose(fast.probs_without, slow.probs_without, atol=2e-6)
+  assert float(fast.importance.max()) > 1e-3
+
+
 @pytest.mark.parametrize('encoder,mode', [('bilstm', 'delete'), ('cnn', 'delete'),
                                           ('average', 'delete'), ('bilstm', 'replace'),
-                                          ('average', 'replace')])
+                                          ('cnn', 'replace'), ('average', 'replace')])
 @pytest.mark.parametrize('length', [3, 4, 7, 8, WIDTH])  # 1 word, odd/even, full width
 def test_variant_states_equal_encoding_the_shortened_or_replaced_rows(length, encoder, mode):
   model, params = setup(encoder, seed=3)

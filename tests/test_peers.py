@@ -1,6 +1,6 @@
 """benchmarks/jw_torch.py, the PyTorch baseline of benchmarks/peers.py,
-computes attn-jax's numbers from attn-jax's weights (only with the [bench]
-extra: PyTorch and Captum)."""
+computes attn-jax's numbers from attn-jax's weights for the BiLSTM, CNN and
+Average encoders (only with the [bench] extra: PyTorch and Captum)."""
 
 import os
 import sys
@@ -18,9 +18,9 @@ from attn_jax.analysis import gradient_importance, leave_one_out  # pylint: disa
 from analysis_helpers import documents, pad, setup  # pylint: disable=wrong-import-position
 
 
-@pytest.fixture(scope='module')
-def both():
-  model, params = setup('bilstm', 'tanh', seed=2)
+@pytest.fixture(scope='module', params=['bilstm', 'cnn', 'average'])
+def both(request):
+  model, params = setup(request.param, 'tanh', seed=2)
   tokens, lengths = pad(documents(lengths=(9, 4, 12, 6), seed=3))
   peer = jw_torch.from_attn_jax(params)
   as_torch = (torch.as_tensor(np.array(tokens), dtype=torch.long),

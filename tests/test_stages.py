@@ -106,6 +106,25 @@ def test_random_draws_do_not_depend_on_batching(trained):
       np.testing.assert_allclose(ours[key], theirs[key], atol=1e-5, err_msg=f'{name}.{key}')
 
 
+def test_the_adversarial_stage_batches_by_its_own_size_and_gets_the_same_results(trained, monkeypatch):
+  workdir, cfg, _ = trained
+  restored = restore(str(workdir))
+  data = load_dataset(cfg.data)
+  other = str(workdir / 'adversarial_batching')
+  cfg2 = helpers.synthetic_config(top__analyses='adversarial')
+  cfg2.analysis.adversarial.batch_size = 5
+  sizes, batches = [], stages.AnalysisContext.batches
+  monkeypatch.setattr(stages.AnalysisContext, 'batches',
+                      lambda self, batch_size=None: sizes.append(batch_size) or batches(self, batch_size))
+  stages.run_analyses(restored.model, restored.params, data.splits, cfg2, other, data.fingerprint,
+                      log=lambda _: None)
+  assert sizes == [5] and cfg.analysis.adversarial.batch_size != 5
+  ours, theirs = (np.load(os.path.join(helpers.stage_dir(w, 'adversarial'), 'results.npz'))
+                  for w in (other, workdir))
+  for key in ('jsd', 'output_change', 'max_jsd'):
+    np.testing.assert_allclose(ours[key], theirs[key], atol=1e-5, err_msg=key)
+
+
 def test_gradient_stage_variants_equal_the_library_function(trained):
   """The stage derives probability variants from logit gradients; each must
   equal `gradient_importance` called with that variant's options."""

@@ -13,8 +13,11 @@ uses the encoder's own path for it where the model has one
 and the states the deletion does not reach, the CNN all outputs but the
 windows that cover the deleted word, the Average encoder all states) and
 re-encodes the shortened rows otherwise (the Transformer). Replacement by
-PAD has such paths too for the BiLSTM and the Average encoder
-(`Model.encode_replacements`).
+PAD has such paths too for the BiLSTM, the CNN and the Average encoder
+(`Model.encode_replacements`). Under softmax attention the CNN and the
+Average encoder go further (`loo_windows`): a variant changes only a window
+of states, so it attends from the document's own prefix and suffix sums
+plus its window instead of over all its states.
 """
 
 from typing import Literal, NamedTuple
@@ -22,6 +25,7 @@ from typing import Literal, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from attn_jax.analysis import loo_windows
 from attn_jax.data.vocabulary import PAD
 from attn_jax.models import Model, masks
 
@@ -60,7 +64,7 @@ def variants(tokens: jnp.ndarray, length: jnp.ndarray, mode: Mode = 'delete'):
 
 def leave_one_out(model: Model, params, tokens: jnp.ndarray, lengths: jnp.ndarray, *,
                   mode: Mode = 'delete', docs_per_chunk: int = 1,
-                  reencode: bool = False) -> LeaveOneOut:
+                  reencode: bool = False, windows: bool = True) -> LeaveOneOut:
   """Leave-one-out importance of every word of every document.
 
   Args:
@@ -70,13 +74,19 @@ def leave_one_out(model: Model, params, tokens: jnp.ndarray, lengths: jnp.ndarra
       (each document is L − 2 sequences of length L).
     reencode: re-encode the shortened rows even where the model has a
       deletion path (`Model.encodes_deletions`); for checks and benchmarks.
+    windows: under softmax attention, where a variant changes only a window
+      of states (CNN, Average), attend from prefix and suffix sums of the
+      document's own (`loo_windows`); False: attend over every variant's
+      states; for checks and benchmarks.
 
-  Jittable with `model`, `mode`, `docs_per_chunk` and `reencode` static.
+  Jittable with `model`, `mode`, `docs_per_chunk`, `reencode` and `windows` static.
   """
   probs = jax.nn.sigmoid(model.forward(params, tokens, lengths).logits)
 
   def one_document(args):
     doc_tokens, length = args
+    if windows and not reencode and loo_windows.applies(model):
+      return loo_windows.variant_probs(model, params, doc_tokens, length, mode)
     rows, row_lengths = variants(doc_tokens, length, mode)
     fast = model.encodes_deletions if mode == 'delete' else model.encodes_replacements
     if fast and not reencode:

@@ -25,6 +25,11 @@ class AverageEncoder(nn.Module):
     return hidden * valid.astype(hidden.dtype)
 
 
+def _states(params: dict, embedded: jnp.ndarray) -> jnp.ndarray:
+  """[L, D] -> [L, H]: every position's state, unmasked."""
+  return jnp.tanh(embedded @ params['projection']['kernel'] + params['projection']['bias'][None])
+
+
 def deletion_states(params: dict, embedded: jnp.ndarray, length: jnp.ndarray) -> jnp.ndarray:
   """Encoder states of every one-word deletion of one document (J&W LOO, §B.2).
 
@@ -41,8 +46,7 @@ def deletion_states(params: dict, embedded: jnp.ndarray, length: jnp.ndarray) ->
   projected once instead of L − 2 times.
   """
   width = embedded.shape[0]
-  kernel, bias = params['projection']['kernel'], params['projection']['bias']
-  states = jnp.tanh(embedded @ kernel + bias[None])  # [L, H]
+  states = _states(params, embedded)
   g = jnp.arange(1, width - 1)[:, None]
   p = jnp.arange(width)[None, :]
   source = jnp.minimum(p + (p >= g).astype(p.dtype), width - 1)
@@ -54,9 +58,25 @@ def replacement_states(params: dict, embedded: jnp.ndarray, length: jnp.ndarray)
   with position g embedded as PAD (zero): the document's states, but
   tanh(b) at g."""
   width = embedded.shape[0]
-  kernel, bias = params['projection']['kernel'], params['projection']['bias']
-  states = jnp.tanh(embedded @ kernel + bias[None])  # [L, H]
+  states = _states(params, embedded)
   g = jnp.arange(1, width - 1)[:, None]
   p = jnp.arange(width)[None, :]
-  rows = jnp.where((p == g)[..., None], jnp.tanh(bias)[None, None], states[None])
+  pad_state = jnp.tanh(params['projection']['bias'])
+  rows = jnp.where((p == g)[..., None], pad_state[None, None], states[None])
   return jnp.where((p < length)[..., None], rows, 0.0)
+
+
+def deletion_windows(params: dict, embedded: jnp.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:
+  """The states a deletion changes: none (radius 0). -> ([L − 2, 0, H], [L − 2, 0])."""
+  width, hidden = embedded.shape[0], params['projection']['kernel'].shape[1]
+  return (jnp.zeros((width - 2, 0, hidden), embedded.dtype),
+          jnp.zeros((width - 2, 0), jnp.int32))
+
+
+def replacement_windows(params: dict, embedded: jnp.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:
+  """The state a replacement changes: tanh(b) at the replaced position g.
+  -> ([L − 2, 1, H], positions [L − 2, 1] = g)."""
+  width = embedded.shape[0]
+  pad_state = jnp.tanh(params['projection']['bias']).astype(embedded.dtype)
+  return (jnp.broadcast_to(pad_state, (width - 2, 1, pad_state.shape[0])),
+          jnp.arange(1, width - 1)[:, None])

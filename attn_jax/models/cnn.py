@@ -36,8 +36,9 @@ class CNNEncoder(nn.Module):
     return hidden * words.astype(hidden.dtype)
 
 
-def has_deletion_path(encoder: CNNEncoder) -> bool:
-  """`deletion_states` assumes 'SAME' padding of (k − 1) / 2 on each side."""
+def has_state_reuse(encoder: CNNEncoder) -> bool:
+  """`deletion_states` and `replacement_states` assume 'SAME' padding of
+  (k − 1) / 2 on each side: odd kernels."""
   return all(k % 2 == 1 for k in encoder.kernel_sizes)
 
 
@@ -59,9 +60,32 @@ def deletion_states(params: dict, embedded: jnp.ndarray, length: jnp.ndarray,
   outputs one place right. Only the 2r positions between are new: each
   deletion convolves 2r windows instead of L.
   """
-  width, dim = embedded.shape
+  p = jnp.arange(embedded.shape[0])[None, :]
+  hidden = _deleted_outputs(params, embedded, kernel_sizes, p)
+  words = (p >= 1) & (p < length - 2)
+  return hidden * words[..., None].astype(hidden.dtype)
+
+
+def deletion_windows(params: dict, embedded: jnp.ndarray,
+                     kernel_sizes: Sequence[int]) -> tuple[jnp.ndarray, jnp.ndarray]:
+  """The states a deletion changes: [L, D] -> (states [L − 2, 2R, hidden],
+  positions [L − 2, 2R]) with R the widest radius; row g − 1 holds the
+  shortened row's states at positions g − R .. g + R − 1 (unmasked; positions
+  may fall outside the row). Before them the states are the document's own,
+  after them its own one place right."""
+  radius = max((k - 1) // 2 for k in kernel_sizes)
+  g = jnp.arange(1, embedded.shape[0] - 1)[:, None]
+  p = g - radius + jnp.arange(2 * radius)[None, :]
+  return _deleted_outputs(params, embedded, kernel_sizes, p), p
+
+
+def _deleted_outputs(params: dict, embedded: jnp.ndarray, kernel_sizes: Sequence[int],
+                     p: jnp.ndarray) -> jnp.ndarray:
+  """ReLU outputs of each deletion's shortened row at positions p ([1 or
+  L − 2, P], row g − 1 without position g): [L − 2, P, hidden], unmasked."""
+  width, _ = embedded.shape
   g = jnp.arange(1, width - 1)[:, None]  # the removed position of each row
-  p = jnp.arange(width)[None, :]         # position in the shortened row
+  at_p = jnp.clip(p, 0, width)
   outputs = []
   for k in kernel_sizes:
     r = (k - 1) // 2
@@ -70,22 +94,79 @@ def deletion_states(params: dict, embedded: jnp.ndarray, length: jnp.ndarray,
     padded = jnp.pad(embedded, ((r, r + 1), (0, 0)))
     taps = jnp.stack([padded[j:j + width + 1] for j in range(k)], axis=1)  # [L + 1, k, D]
     own = jnp.einsum('lkd,kdf->lf', taps, kernel) + bias[None]
+    shifted = own[jnp.minimum(at_p + 1, width)]
+    out = jnp.where((p < g - r)[..., None], own[at_p], shifted)
     # The 2r new outputs of each deletion, at p = g − r .. g + r − 1: their
     # taps read the shortened row q = p + j − r, i.e. the document at q + (q >= g).
+    # A convolution is a sum over taps of e_q · kernel[j], so each is a sum of
+    # k products the document shares (`share`), not a [k, D] × [k, D, F] product.
     if r:
+      share = jnp.einsum('ld,kdf->lkf', embedded, kernel)  # [L, k, F]
       at = g[:, :, None] + jnp.arange(-r, r)[None, :, None] + jnp.arange(-r, r + 1)[None, None, :]
       source = at + (at >= g[:, :, None]).astype(at.dtype)
       inside = (at >= 0) & (source < width)
-      window = jnp.where(inside[..., None], embedded[jnp.clip(source, 0, width - 1)], 0.0)
-      new = jnp.einsum('gwkd,kdf->gwf', window, kernel) + bias[None, None]  # [L − 2, 2r, F]
+      products = share[jnp.clip(source, 0, width - 1), jnp.arange(k)[None, None, :]]  # [L − 2, 2r, k, F]
+      new = jnp.sum(jnp.where(inside[..., None], products, 0.0), axis=2) + bias[None, None]
       offset = jnp.clip(p - (g - r), 0, 2 * r - 1)
       in_window = (p >= g - r) & (p < g + r)
-      shifted = own[jnp.minimum(p + 1, width)]
-      out = jnp.where((p < g - r)[..., None], own[p], shifted)
       out = jnp.where(in_window[..., None], jnp.take_along_axis(new, offset[..., None], axis=1), out)
-    else:
-      out = own[p + (p >= g).astype(p.dtype)]
     outputs.append(out)
-  hidden = jax.nn.relu(jnp.concatenate(outputs, axis=-1))
-  words = (p >= 1) & (p < length - 2)
+  return jax.nn.relu(jnp.concatenate(outputs, axis=-1))
+
+
+def replacement_states(params: dict, embedded: jnp.ndarray, length: jnp.ndarray,
+                       kernel_sizes: Sequence[int]) -> jnp.ndarray:
+  """Encoder states of every one-word replacement by PAD of one document.
+
+  Args:
+    params: the encoder's params (`conv{k}` per kernel size, all odd).
+    embedded: [L, D] the document's embeddings; length: scalar n (with SOS, EOS).
+
+  Returns:
+    [L − 2, L, hidden]: row g − 1 is what `CNNEncoder` gives for the document
+    with position g embedded as PAD (zero), n tokens.
+
+  Why not encode the replaced rows: before the ReLU a convolution is linear
+  in its input, so zeroing e_g takes e_g · kernel[j] off the output at
+  p = g − j + r (j = 0 .. k − 1) and leaves every other output as it was:
+  one [D] × [D, k·F] product per position instead of a convolution per row.
+  """
+  p = jnp.arange(embedded.shape[0])[None, :]
+  hidden = _replaced_outputs(params, embedded, kernel_sizes, p)
+  words = (p >= 1) & (p < length - 1)
   return hidden * words[..., None].astype(hidden.dtype)
+
+
+def replacement_windows(params: dict, embedded: jnp.ndarray,
+                        kernel_sizes: Sequence[int]) -> tuple[jnp.ndarray, jnp.ndarray]:
+  """The states a replacement changes: [L, D] -> (states [L − 2, 2R + 1,
+  hidden], positions [L − 2, 2R + 1]); row g − 1 holds positions g − R ..
+  g + R (unmasked; they may fall outside the row). Every other state is the
+  document's own."""
+  radius = max((k - 1) // 2 for k in kernel_sizes)
+  g = jnp.arange(1, embedded.shape[0] - 1)[:, None]
+  p = g - radius + jnp.arange(2 * radius + 1)[None, :]
+  return _replaced_outputs(params, embedded, kernel_sizes, p), p
+
+
+def _replaced_outputs(params: dict, embedded: jnp.ndarray, kernel_sizes: Sequence[int],
+                      p: jnp.ndarray) -> jnp.ndarray:
+  """ReLU outputs of each replaced row at positions p ([1 or L − 2, P], row
+  g − 1 with position g as PAD): [L − 2, P, hidden], unmasked."""
+  width = embedded.shape[0]
+  g = jnp.arange(1, width - 1)[:, None]  # the replaced position of each row
+  rows = jnp.arange(width - 2)[:, None]
+  at_p = jnp.clip(p, 0, width - 1)
+  outputs = []
+  for k in kernel_sizes:
+    r = (k - 1) // 2
+    kernel, bias = params[f'conv{k}']['kernel'], params[f'conv{k}']['bias']  # [k, D, F], [F]
+    padded = jnp.pad(embedded, ((r, r), (0, 0)))
+    taps = jnp.stack([padded[j:j + width] for j in range(k)], axis=1)  # [L, k, D]
+    own = jnp.einsum('lkd,kdf->lf', taps, kernel) + bias[None]       # [L, F]
+    share = jnp.einsum('ld,kdf->lkf', embedded, kernel)               # [L, k, F]
+    tap = g - p + r                                                    # e_g's tap at p
+    touched = (tap >= 0) & (tap < k)
+    taken = share[g[:, 0]][rows, jnp.clip(tap, 0, k - 1)]
+    outputs.append(own[at_p] - jnp.where(touched[..., None], taken, 0.0))
+  return jax.nn.relu(jnp.concatenate(outputs, axis=-1))

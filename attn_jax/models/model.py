@@ -128,7 +128,7 @@ class Model:
     the Transformer, whose every state reads every position)."""
     encoder = self.module.encoder
     return (isinstance(encoder, (BiLSTMEncoder, AverageEncoder))
-            or (isinstance(encoder, CNNEncoder) and cnn.has_deletion_path(encoder)))
+            or (isinstance(encoder, CNNEncoder) and cnn.has_state_reuse(encoder)))
 
   def encode_deletions(self, params, embedded: jnp.ndarray, length: jnp.ndarray) -> jnp.ndarray:
     """[L, D] embeddings of one document -> [L − 2, L, H] states of its one-word
@@ -146,8 +146,11 @@ class Model:
 
   @property
   def encodes_replacements(self) -> bool:
-    """Whether `encode_replacements` has a fast path for this encoder."""
-    return isinstance(self.module.encoder, (BiLSTMEncoder, AverageEncoder))
+    """Whether `encode_replacements` has a fast path for this encoder (all but
+    the Transformer)."""
+    encoder = self.module.encoder
+    return (isinstance(encoder, (BiLSTMEncoder, AverageEncoder))
+            or (isinstance(encoder, CNNEncoder) and cnn.has_state_reuse(encoder)))
 
   def encode_replacements(self, params, embedded: jnp.ndarray, length: jnp.ndarray) -> jnp.ndarray:
     """[L, D] embeddings of one document -> [L − 2, L, H] states of its
@@ -158,8 +161,36 @@ class Model:
       return bilstm.replacement_states(params['encoder'], embedded, length, encoder.unroll)
     if isinstance(encoder, AverageEncoder):
       return average.replacement_states(params['encoder'], embedded, length)
+    if self.encodes_replacements:
+      return cnn.replacement_states(params['encoder'], embedded, length, encoder.kernel_sizes)
     raise NotImplementedError(f'no replacement path for {type(encoder).__name__}; '
                               'encode the replaced rows instead')
+
+  @property
+  def variants_change_windows(self) -> bool:
+    """Whether `variant_windows` holds: a one-word deletion or replacement
+    changes only the states within a fixed radius of the word (the CNN and
+    the Average encoder)."""
+    encoder = self.module.encoder
+    return (isinstance(encoder, AverageEncoder)
+            or (isinstance(encoder, CNNEncoder) and cnn.has_state_reuse(encoder)))
+
+  def variant_windows(self, params, embedded: jnp.ndarray, mode: str):
+    """[L, D] embeddings of one document -> (states [L − 2, P, H], positions
+    [L − 2, P], radius R): the states of each one-word variant (row g − 1
+    leaves out position g) at the P positions it changes, g − R .. g + R − 1
+    of the shortened row for 'delete' (P = 2R), g − R .. g + R for 'replace'
+    (P = 2R + 1). All other states are the document's own (one place left
+    after the window for 'delete'). Only where `variants_change_windows`."""
+    encoder = self.module.encoder
+    if isinstance(encoder, AverageEncoder):
+      windows = average.deletion_windows if mode == 'delete' else average.replacement_windows
+      return (*windows(params['encoder'], embedded), 0)
+    if not self.variants_change_windows:
+      raise NotImplementedError(f'the variants of {type(encoder).__name__} change every state')
+    windows = cnn.deletion_windows if mode == 'delete' else cnn.replacement_windows
+    return (*windows(params['encoder'], embedded, encoder.kernel_sizes),
+            max((k - 1) // 2 for k in encoder.kernel_sizes))
 
   def forward_embedded(self, params, embedded: jnp.ndarray, lengths: jnp.ndarray,
                        mask: jnp.ndarray, dropout_rng: Optional[jax.Array] = None) -> Forward:

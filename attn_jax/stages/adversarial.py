@@ -67,4 +67,5 @@ ADVERSARIAL = Stage(
     positional=frozenset({'adversarial_alpha'}), finalize=_finalize,
     figures=lambda arrays, inputs, summary, d: analysis_figures.max_jsd_histograms(arrays, d),
     cost=lambda batch: float(np.sum(batch.index >= 0)) * batch.tokens.shape[1],
+    batch_size=lambda a: a.adversarial.batch_size,
     version=2)  # 2: bootstrap intervals of the mean max JSD

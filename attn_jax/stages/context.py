@@ -5,7 +5,7 @@ import dataclasses
 import functools
 import hashlib
 import json
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Optional
 
 import jax
 import ml_collections
@@ -60,12 +60,14 @@ class AnalysisContext:
   def max_length(self) -> int:
     return int(self.split.lengths.max())
 
-  def batches(self) -> Iterator[Batch]:
+  def batches(self, batch_size: Optional[int] = None) -> Iterator[Batch]:
+    """Length-sorted batches of `batch_size` documents (`analysis.batch_size`)."""
     buckets = bucket_lengths(self.max_length, self.settings.bucket_growth)
-    return eval_batches(self.split.sequences, self.split.labels, self.settings.batch_size, buckets)
+    return eval_batches(self.split.sequences, self.split.labels,
+                        batch_size or self.settings.batch_size, buckets)
 
-  def num_batches(self) -> int:
-    return -(-len(self.split) // self.settings.batch_size)
+  def num_batches(self, batch_size: Optional[int] = None) -> int:
+    return -(-len(self.split) // (batch_size or self.settings.batch_size))
 
   def jit(self, name: str, make: Callable[[], Callable]) -> Callable:
     """`jax.jit(make())`, built once per model architecture and settings, its

@@ -101,7 +101,7 @@ GRADIENT = Stage(
 LOO = Stage(
     name='loo', settings=lambda a: {'mode': a.loo.mode}, compute=_compute_loo,
     positional=frozenset({'loo', 'probs_without'}), finalize=_finalize_loo,
-    figures=lambda *args: [], version=2,  # 2: the BiLSTM's deletion path
+    figures=lambda *args: [], version=3,  # 2: the BiLSTM's deletion path; 3: CNN/Average windows
     cost=lambda batch: float(np.sum(batch.index >= 0)) * batch.tokens.shape[1] ** 2)
 KENDALL = Stage(
     name='kendall', settings=lambda a: {},  # its inputs' keys are part of its own

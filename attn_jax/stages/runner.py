@@ -50,6 +50,8 @@ class Stage:
     required stage to its arrays.
   figures: (arrays, inputs, summary, directory) -> written paths.
   cost: batch -> relative work, for the progress bar's time estimate.
+  batch_size: analysis config -> documents per batch, where the stage's
+    best differs from `analysis.batch_size` (results do not depend on it).
   version: bumped whenever the stage's computation changes, so results of
     an older attn-jax are recomputed, not reused.
   """
@@ -62,6 +64,7 @@ class Stage:
   requires: tuple = ()
   cost: Callable[[Batch], float] = lambda batch: float(np.sum(batch.index >= 0))
   version: int = 1
+  batch_size: Callable[[ml_collections.ConfigDict], Optional[int]] = lambda settings: None
 
 
 def stage_key(ctx: AnalysisContext, stage: Stage, input_hashes: Optional[dict] = None) -> dict:
@@ -97,16 +100,17 @@ def _load_partial(path: str, key_hash: str, num_docs: int):
     return None  # damaged, cut short or of attn-jax <= 0.2: the stage starts over
 
 
-def _partial_path(directory: str) -> str:
-  """partial.npz, or this host's own partial.H-of-P.npz when there are several."""
-  return os.path.join(directory, hosts.shard_name(store.PARTIAL[:-len('.npz')]) + '.npz')
+def _partial_path(directory: str, host: Optional[int] = None) -> str:
+  """partial.npz, or this host's own (or host `host`'s) partial.H-of-P.npz
+  when there are several."""
+  return os.path.join(directory, hosts.shard_name(store.PARTIAL[:-len('.npz')], host) + '.npz')
 
 
 def _compute(ctx: AnalysisContext, stage: Stage, directory: str, key_hash: str, log) -> tuple[Arrays, float]:
   """Runs `stage.compute` over every batch (this host's share of them when
   there are several hosts), resuming from its partial file."""
   partial_path = _partial_path(directory)
-  batches = list(ctx.batches())
+  batches = list(ctx.batches(stage.batch_size(ctx.settings)))
   resumed = _load_partial(partial_path, key_hash, len(ctx.split))
   arrays, docs_done, seconds = resumed if resumed else ({}, np.zeros(len(ctx.split), bool), 0.0)
   done = np.array([bool(docs_done[b.index[b.index >= 0]].all()) or not hosts.owns(i)
@@ -156,7 +160,7 @@ def _merge_hosts(ctx: AnalysisContext, directory: str, key_hash: str) -> tuple[A
   whole split, and the longest host's seconds."""
   arrays, seconds, covered = {}, 0.0, np.zeros(len(ctx.split), bool)
   for h in range(hosts.count()):
-    path = os.path.join(directory, f'{store.PARTIAL[:-len(".npz")]}.{h}-of-{hosts.count()}.npz')
+    path = _partial_path(directory, h)
     shard = _load_partial(path, key_hash, len(ctx.split))
     if shard is None:
       raise IntegrityError(f'{path} (host {h}) is missing or of other settings; rerun on every host')
