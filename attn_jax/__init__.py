@@ -1,1 +1,21 @@
-"""attn-jax: is attention explanation? The four papers' experiments in JAX."""
+"""attn-jax: is attention explanation? The four papers' experiments in JAX.
+
+    import attn_jax as aj
+    run = aj.restore('runs/sst_bilstm')             # model, params, config, vocabulary
+    aj.explain(run, ['a gripping , funny film .'])  # α, gradient, LOO per word, and ŷ
+    aj.analysis.leave_one_out(run.model, run.params, tokens, lengths)
+
+`load_dataset(config.data)` gives the encoded splits of a dataset as J&W
+prepare it, `build_model(config.model, vocab_size)` a model of pure
+functions (embed → encode → score → project → decode), and
+`attn_jax.analysis` the jittable analyses of the four papers.
+"""
+
+from attn_jax import analysis
+from attn_jax.data.dataset import load_dataset
+from attn_jax.explain import Explanation, explain
+from attn_jax.models import build_model
+from attn_jax.restore import Restored, restore
+
+__all__ = ['Explanation', 'Restored', 'analysis', 'build_model', 'explain', 'load_dataset',
+           'restore']

@@ -330,7 +330,7 @@ def main():
   parser.add_argument('--analyses', default=','.join(dict.fromkeys(a for a, _ in RUNS)))
   parser.add_argument('--batch-size', type=int, default=32)
   parser.add_argument('--threads', type=int, default=os.cpu_count())
-  parser.add_argument('--train-batches', type=int, default=20)
+  parser.add_argument('--train-batches', type=int, default=100)
   parser.add_argument('--atol', type=float, default=1e-4)
   parser.add_argument('--compilation-cache', default=None,
                       help="JAX's persistent cache for the children (default: attn-jax's)")

@@ -71,7 +71,8 @@ def leave_one_out(model: Model, params, tokens: jnp.ndarray, lengths: jnp.ndarra
     tokens: [B, L] int32, L >= 3; lengths: [B] (with SOS and EOS).
     mode: 'delete' (J&W) or 'replace' (by PAD).
     docs_per_chunk: documents run together; peak memory grows with it
-      (each document is L − 2 sequences of length L).
+      (each document is L − 2 sequences of length L). Not used by the
+      windowed path (`windows`), which runs the whole batch at once.
     reencode: re-encode the shortened rows even where the model has a
       deletion path (`Model.encodes_deletions`); for checks and benchmarks.
     windows: under softmax attention, where a variant changes only a window
@@ -85,8 +86,6 @@ def leave_one_out(model: Model, params, tokens: jnp.ndarray, lengths: jnp.ndarra
 
   def one_document(args):
     doc_tokens, length = args
-    if windows and not reencode and loo_windows.applies(model):
-      return loo_windows.variant_probs(model, params, doc_tokens, length, mode)
     rows, row_lengths = variants(doc_tokens, length, mode)
     fast = model.encodes_deletions if mode == 'delete' else model.encodes_replacements
     if fast and not reencode:
@@ -97,7 +96,13 @@ def leave_one_out(model: Model, params, tokens: jnp.ndarray, lengths: jnp.ndarra
       return jax.nn.sigmoid(model.decode(params, hidden, alpha))
     return jax.nn.sigmoid(model.forward(params, rows, row_lengths).logits)
 
-  without = jax.lax.map(one_document, (tokens, lengths), batch_size=docs_per_chunk)
+  if windows and not reencode and loo_windows.applies(model):
+    # O(L·H) per document: nothing to bound, so the whole batch at once
+    # (chunks are for the paths that build L − 2 rows of L states).
+    without = jax.vmap(lambda t, n: loo_windows.variant_probs(model, params, t, n, mode))(
+        tokens, lengths)
+  else:
+    without = jax.lax.map(one_document, (tokens, lengths), batch_size=docs_per_chunk)
   width = tokens.shape[1]
   without = jnp.pad(without, ((0, 0), (1, 1)))  # row i is position i + 1
   words = masks.word_mask(lengths, width)

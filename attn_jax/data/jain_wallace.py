@@ -106,7 +106,7 @@ def sst(raw: dict[str, list[dict]], wanted: Sequence[str]) -> Prepared:
   splits = {}
   for split in ('train', 'dev', 'test'):
     records = [r for r in raw[split] if r['label'] != 2]
-    splits[split] = _tokenized(records, tokenize.sst, 'text', lambda r: int(r['label'] >= 3),
+    splits[split] = _tokenized(records, TOKENIZERS['sst'], 'text', lambda r: int(r['label'] >= 3),
                                lambda r: r['id'])
   return _finish(splits, wanted, 5, None, min_df=1)
 
@@ -115,7 +115,7 @@ def imdb(raw: dict[str, list[dict]], wanted: Sequence[str], seed: int = 1378) ->
   """IMDB: reviews of < 400 words; train 80/20 into train/dev; test = a 20 %
   sample of the < 400-word test reviews; keep 6 < n < split max."""
   def short_reviews(split):
-    docs = _tokenized(raw[split], tokenize.keras_words, 'text', lambda r: r['label'], lambda r: r['id'])
+    docs = _tokenized(raw[split], TOKENIZERS['imdb'], 'text', lambda r: r['label'], lambda r: r['id'])
     return docs.subset([i for i, d in enumerate(docs.docs) if len(d) < 400])
 
   train_all = short_reviews('train')
@@ -134,7 +134,7 @@ def newsgroups(raw: dict[str, list[dict]], wanted: Sequence[str], seed: int = 13
   classes = {'rec.sport.baseball': 0, 'rec.sport.hockey': 1}
   records = [r for split in ('train', 'test') for r in raw[split]]
   records = [r for r in records if GROUPS[r['group']] in classes]
-  docs = _tokenized(records, lambda t: tokenize.newsgroups(newsgroups_text.strip_all(t)), 'text',
+  docs = _tokenized(records, _newsgroups_words, 'text',
                     lambda r: classes[GROUPS[r['group']]], lambda r: r['id'])
   docs = docs.subset([i for i, d in enumerate(docs.docs) if d])
   if len(set(docs.labels.tolist())) < 2:
@@ -155,7 +155,7 @@ def ag_news(raw: dict[str, list[dict]], wanted: Sequence[str], seed: int = 16377
 
   def select(split):
     records = [r for r in raw[split] if r['label'] in classes]
-    return _tokenized(records, tokenize.spacy_like, 'description', lambda r: classes[r['label']],
+    return _tokenized(records, TOKENIZERS['agnews'], 'description', lambda r: classes[r['label']],
                       lambda r: r['id'])
 
   if 'train' not in raw and set(wanted) - {'test'}:
@@ -174,3 +174,13 @@ def ag_news(raw: dict[str, list[dict]], wanted: Sequence[str], seed: int = 16377
 
 
 PROTOCOLS = {'sst': sst, 'imdb': imdb, '20news': newsgroups, 'agnews': ag_news}
+
+
+def _newsgroups_words(text: str) -> list[str]:
+  return tokenize.newsgroups(newsgroups_text.strip_all(text))
+
+
+# How each protocol turns a raw text into words (the synthetic task's words are
+# separated by spaces): `attn_jax.explain` tokenizes a user's text the same way.
+TOKENIZERS = {'sst': tokenize.sst, 'imdb': tokenize.keras_words, '20news': _newsgroups_words,
+              'agnews': tokenize.spacy_like, 'synthetic': str.split}

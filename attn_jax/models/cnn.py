@@ -60,9 +60,14 @@ def deletion_states(params: dict, embedded: jnp.ndarray, length: jnp.ndarray,
   outputs one place right. Only the 2r positions between are new: each
   deletion convolves 2r windows instead of L.
   """
+  return _at_every_position(_deleted_outputs, params, embedded, kernel_sizes, length - 2)
+
+
+def _at_every_position(outputs, params, embedded, kernel_sizes, words_end) -> jnp.ndarray:
+  """`outputs` at every position of each variant, zero outside its words 1 .. words_end − 1."""
   p = jnp.arange(embedded.shape[0])[None, :]
-  hidden = _deleted_outputs(params, embedded, kernel_sizes, p)
-  words = (p >= 1) & (p < length - 2)
+  hidden = outputs(params, embedded, kernel_sizes, p)
+  words = (p >= 1) & (p < words_end)
   return hidden * words[..., None].astype(hidden.dtype)
 
 
@@ -116,25 +121,16 @@ def _deleted_outputs(params: dict, embedded: jnp.ndarray, kernel_sizes: Sequence
 
 def replacement_states(params: dict, embedded: jnp.ndarray, length: jnp.ndarray,
                        kernel_sizes: Sequence[int]) -> jnp.ndarray:
-  """Encoder states of every one-word replacement by PAD of one document.
-
-  Args:
-    params: the encoder's params (`conv{k}` per kernel size, all odd).
-    embedded: [L, D] the document's embeddings; length: scalar n (with SOS, EOS).
-
-  Returns:
-    [L − 2, L, hidden]: row g − 1 is what `CNNEncoder` gives for the document
-    with position g embedded as PAD (zero), n tokens.
+  """Encoder states of every one-word replacement by PAD of one document:
+  arguments as `deletion_states`; [L − 2, L, hidden], row g − 1 what
+  `CNNEncoder` gives with position g embedded as PAD (zero), n tokens.
 
   Why not encode the replaced rows: before the ReLU a convolution is linear
   in its input, so zeroing e_g takes e_g · kernel[j] off the output at
   p = g − j + r (j = 0 .. k − 1) and leaves every other output as it was:
   one [D] × [D, k·F] product per position instead of a convolution per row.
   """
-  p = jnp.arange(embedded.shape[0])[None, :]
-  hidden = _replaced_outputs(params, embedded, kernel_sizes, p)
-  words = (p >= 1) & (p < length - 1)
-  return hidden * words[..., None].astype(hidden.dtype)
+  return _at_every_position(_replaced_outputs, params, embedded, kernel_sizes, length - 1)
 
 
 def replacement_windows(params: dict, embedded: jnp.ndarray,

@@ -1,0 +1,92 @@
+"""Explanations of your own text by a trained model: per word, the attention
+weight α, J&W's gradient importance and leave-one-out, beside ŷ.
+
+    import attn_jax as aj
+    for e in aj.explain('runs/sst_bilstm', ['a gripping , funny film .']):
+      print(e.prob, e.table())
+
+The text is tokenized as the model's dataset was (`jain_wallace.TOKENIZERS`)
+and encoded with the model's own vocabulary; words it never saw are read as
+UNK, and `known` says which.
+"""
+
+import dataclasses
+import functools
+from typing import Sequence, Union
+
+import jax
+import numpy as np
+
+from attn_jax.analysis import gradient_importance, leave_one_out
+from attn_jax.data import jain_wallace
+from attn_jax.data.batching import make_batch
+from attn_jax.data.vocabulary import UNK
+from attn_jax.restore import Restored, restore
+
+
+@dataclasses.dataclass(frozen=True)
+class Explanation:
+  """One text as the model reads it; every array is [n], one entry per word."""
+  text: str
+  words: list[str]
+  known: np.ndarray     # bool: the word is in the model's vocabulary (else read as UNK)
+  prob: float           # ŷ: the model's probability of the positive class
+  alpha: np.ndarray     # attention weights (sum to 1 over the words)
+  gradient: np.ndarray  # J&W §B.1: |∂ŷ/∂e_t · e_t|, α detached
+  loo: np.ndarray       # J&W §B.2: |ŷ − ŷ with the word deleted|
+
+  def table(self) -> str:
+    """The words and their scores, one line each."""
+    lines = [f'{"word":20} {"alpha":>8} {"gradient":>9} {"loo":>8}']
+    for w, k, a, g, l in zip(self.words, self.known, self.alpha, self.gradient, self.loo):
+      lines.append(f'{(w if k else w + " (UNK)")[:20]:20} {a:8.4f} {g:9.4f} {l:8.4f}')
+    return '\n'.join(lines)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _measures(model, params, tokens, lengths):
+  forward = model.forward(params, tokens, lengths)
+  return {'prob': jax.nn.sigmoid(forward.logits), 'alpha': forward.alpha,
+          'gradient': gradient_importance(model, params, tokens, lengths),
+          'loo': leave_one_out(model, params, tokens, lengths).importance}
+
+
+def explain(run: Union[str, Restored], texts: Union[str, Sequence[str]],
+            batch_size: int = 32) -> list[Explanation]:
+  """Explains each text (a string or a list of them) with a trained run.
+
+  Args:
+    run: a workdir written by `run.py`, or what `restore` returned for it.
+    texts: raw strings, tokenized like the run's dataset.
+    batch_size: texts computed together.
+
+  Raises:
+    ValueError: a text has no words once tokenized (it names which).
+  """
+  restored = restore(run) if isinstance(run, str) else run
+  texts = [texts] if isinstance(texts, str) else list(texts)
+  dataset = restored.config.data.dataset
+  tokenizer = jain_wallace.TOKENIZERS.get(dataset)
+  if tokenizer is None:
+    raise ValueError(f'no tokenizer for dataset {dataset!r}; tokenize yourself and call the '
+                     'analyses in attn_jax.analysis')
+  words = [tokenizer(t) for t in texts]
+  for i, w in enumerate(words):
+    if not w:
+      raise ValueError(f'text {i} ({texts[i][:40]!r}) has no words once tokenized for {dataset}; '
+                       'nothing to explain')
+  encoded = [restored.vocab.encode(w) for w in words]
+  out = []
+  for start in range(0, len(encoded), batch_size):
+    chunk = encoded[start:start + batch_size]
+    width = -(-max(len(s) for s in chunk) // 16) * 16  # fewer shapes to compile
+    batch = make_batch(chunk, np.zeros(len(chunk), np.int32), np.arange(len(chunk)), batch_size,
+                       [width])
+    got = jax.tree.map(np.asarray, _measures(restored.model, restored.params, batch.tokens,
+                                             batch.lengths))
+    for row, seq in enumerate(chunk):
+      i, n = start + row, len(seq)
+      out.append(Explanation(texts[i], words[i], seq[1:n - 1] != UNK, float(got['prob'][row]),
+                             got['alpha'][row, 1:n - 1], got['gradient'][row, 1:n - 1],
+                             got['loo'][row, 1:n - 1]))
+  return out
