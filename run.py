@@ -13,6 +13,7 @@ import importlib.util
 import os
 import shlex
 import sys
+import time
 
 from absl import app, flags, logging
 from ml_collections import config_flags
@@ -111,6 +112,7 @@ def next_commands(cfg, workdir: str, output_dir: str | None) -> str:
 
 def run_pipeline(cfg, workdir: str, output_dir: str | None) -> None:
   """`pipeline.run`, with what a user can act on in one line, not a traceback."""
+  started = time.time()
   try:
     pipeline.run(cfg, workdir, output_dir=output_dir)
   except AttnJaxError as e:
@@ -123,6 +125,10 @@ def run_pipeline(cfg, workdir: str, output_dir: str | None) -> None:
     print('\ninterrupted: what finished is kept; rerun the same command to resume from the '
           'latest checkpoint', file=sys.stderr)
     sys.exit(130)
+  outs = pipeline.output_dirs(model_axis.members(cfg, workdir), workdir, output_dir)
+  where = ', '.join(outs) if len(outs) <= 3 else f'{len(outs)} folders under {output_dir or workdir}'
+  print(f'done in {time.time() - started:.0f} s; results in {where} (eval.json, analyses/'
+        + (', experiments/' if cfg.experiments.strip() else '') + ')')
   print(next_commands(cfg, workdir, output_dir))
 
 
@@ -131,6 +137,7 @@ def main(argv):
     raise app.UsageError(f'unexpected arguments: {argv[1:]}')
   logging.set_verbosity(logging.WARNING)
   cfg = _CONFIG.value
+  config_lib.none_from_command_line(cfg)
   try:
     hosts.initialize(_DISTRIBUTED.value)
   except AttnJaxError as e:

@@ -8,7 +8,10 @@ tests). Everything can be overridden on the command line
 """
 
 import difflib
+import importlib.util
+import os
 import textwrap
+from typing import Any, Mapping
 
 import ml_collections
 from ml_collections import config_dict
@@ -261,6 +264,18 @@ def flat_items(cfg: ml_collections.ConfigDict, prefix: str = ''):
       yield f'{prefix}{key}', value
 
 
+def none_from_command_line(cfg: ml_collections.ConfigDict) -> None:
+  """`--config.KEY=None` means None: ml_collections parses it, for a string
+  field, as the word 'None' (which no path, file or setting is)."""
+  for key, value in list(flat_items(cfg)):
+    if value == 'None':
+      *groups, name = key.split('.')
+      node = cfg
+      for group in groups:
+        node = node[group]
+      node[name] = None
+
+
 def result_items(cfg: ml_collections.ConfigDict) -> dict:
   """The keys that change what a run computes, with their values."""
   return {k: (list(v) if isinstance(v, tuple) else v)
@@ -353,6 +368,48 @@ def unknown_override(cfg: ml_collections.ConfigDict, overrides) -> str | None:
     if key not in known and not any(k.startswith(key + '.') for k in known):
       return unknown_key_message(key, known)
   return None
+
+
+def from_file(spec: str, overrides: Mapping[str, Any] | None = None) -> ml_collections.ConfigDict:
+  """The config `run.py --config=SPEC --config.KEY=VALUE ...` builds, for
+  notebooks and scripts that drive `pipeline.run` without run.py's flags.
+
+  Args:
+    spec: `FILE[:VARIANT]`, e.g. 'configs/sst_bilstm.py:smoke' (a path from
+      the working directory, or from the checkout's root).
+    overrides: dotted key -> value, e.g. {'train.epochs': 2}; values are
+      Python values (None for a placeholder), not strings to parse.
+
+  Raises:
+    ConfigError: the file is missing, a key is unknown (named with the
+      closest known one) or a value is invalid for its key.
+  """
+  path, _, variant = spec.partition(':')
+  if not os.path.isfile(path):
+    checkout = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), path)
+    if not os.path.isfile(checkout):
+      raise ConfigError(f'config file {path!r} not found (from {os.getcwd()} or the checkout); '
+                        'the configs are in configs/, e.g. configs/sst_bilstm.py')
+    path = checkout
+  module_spec = importlib.util.spec_from_file_location('_attn_jax_config', path)
+  module = importlib.util.module_from_spec(module_spec)
+  module_spec.loader.exec_module(module)
+  cfg = module.get_config(variant) if variant else module.get_config()
+  overrides = dict(overrides or {})
+  message = unknown_override(cfg, overrides)
+  if message:
+    raise ConfigError(message)
+  for key, value in overrides.items():
+    *groups, name = key.split('.')
+    node = cfg
+    for group in groups:
+      node = node[group]
+    try:
+      node[name] = value
+    except (TypeError, ValueError) as e:
+      raise ConfigError(f'{key}={value!r} is not valid: {e}') from e
+  validate(cfg)
+  return cfg
 
 
 def validate(cfg: ml_collections.ConfigDict) -> None:

@@ -21,6 +21,7 @@ from attn_jax.analysis import gradient_importance, leave_one_out
 from attn_jax.data import jain_wallace
 from attn_jax.data.batching import make_batch
 from attn_jax.data.vocabulary import UNK
+from attn_jax.plots import heatmaps
 from attn_jax.restore import Restored, restore
 
 
@@ -41,6 +42,25 @@ class Explanation:
     for w, k, a, g, l in zip(self.words, self.known, self.alpha, self.gradient, self.loo):
       lines.append(f'{(w if k else w + " (UNK)")[:20]:20} {a:8.4f} {g:9.4f} {l:8.4f}')
     return '\n'.join(lines)
+
+  def measures(self) -> dict[str, np.ndarray]:
+    """measure name -> [n] scores, the rows of the heatmap."""
+    return {'α': self.alpha, 'gradient': self.gradient, 'leave-one-out': self.loo}
+
+  def _title(self) -> str:
+    unknown = int(np.sum(~self.known))
+    return f'ŷ = {self.prob:.3f}' + (f'; {unknown} word(s) read as UNK' if unknown else '')
+
+  def heatmap_html(self) -> str:
+    """The words coloured by α, gradient and LOO (`attn_jax.plots.heatmaps.html`)."""
+    return heatmaps.html(self.words, self.measures(), self._title())
+
+  def heatmap_png(self, stem: str) -> list[str]:
+    """Writes `<stem>.png` and `<stem>.svg` of the heatmap; returns their paths."""
+    return heatmaps.png(self.words, self.measures(), stem, self._title())
+
+  def _repr_html_(self) -> str:  # a notebook shows an explanation as its heatmap
+    return self.heatmap_html()
 
 
 @functools.partial(jax.jit, static_argnums=0)

@@ -9,6 +9,7 @@
     python -m attn_jax.report wp RUN ... [--save results/wp] [--readme README.md]
     python -m attn_jax.report state-importance STATE_IMPORTANCE.json ... [--readme README.md]
     python -m attn_jax.report meister RUN ... [--save results/meister] [--readme README.md]
+    python -m attn_jax.report reproduce RUN ... [--out report] [--text "..." ...]
 
 `training` reads `eval.json` and `config.json` of each run and prints
 measured test metrics beside Jain & Wallace's; `--save` copies each run's
@@ -27,6 +28,11 @@ those of `benchmarks/state_importance_throughput.py --out`; `vectors` the record
 (attn_jax.wp_report); `--save` copies each run's experiment summaries and
 figures to `results/wp/<run>/experiments/<name>/`. `meister` prints Meister et
 al.'s Tables 1, 2, 3, 5 and 6 beside theirs (attn_jax.meister_report).
+`reproduce` writes one report of all of it for the runs given, to read
+rather than to paste: `<out>/index.html` (self-contained, figures embedded)
+and `<out>/REPORT.md`, with figures, heatmaps of chosen test documents (and
+of each `--text`), and the command that reproduces each run
+(attn_jax.reproduce_report).
 `--readme` rewrites the README block between that table's markers from the
 saved files.
 """
@@ -35,6 +41,8 @@ import argparse
 import json
 import os
 import re
+import shlex
+import sys
 
 from attn_jax import atomic_io, config as config_lib, published, reproduction
 from attn_jax.stages import store
@@ -275,15 +283,29 @@ def _vectors(args, here) -> None:
                  'python -m attn_jax.report vectors ' + ' '.join(sources), sources)
 
 
+def _reproduce(parser, args, argv) -> None:
+  """Writes the reproduction report; a run folder it cannot read ends in one line (exit 1)."""
+  from attn_jax import errors, reproduce_report  # pylint: disable=g-import-not-at-top  (it imports this module)
+  command = 'python -m attn_jax.report ' + ' '.join(shlex.quote(a) for a in (argv or sys.argv[1:]))
+  try:
+    written = reproduce_report.write(args.runs, args.out, args.text, command)
+  except errors.AttnJaxError as e:
+    parser.exit(1, f'error: {e}\n')
+  print(f'report: {written["html"]} (self-contained) and {written["markdown"]}')
+
+
 def main(argv=None):
   parser = argparse.ArgumentParser(description='Measured vs published numbers.')
   parser.add_argument('table', choices=['training', 'data', 'analyses', 'benchmarks', 'model-axis',
-                                        'vectors', 'wp', 'meister', 'state-importance'])
-  parser.add_argument('runs', nargs='*', help='training: workdirs or results/<run> folders; '
+                                        'vectors', 'wp', 'meister', 'state-importance', 'reproduce'])
+  parser.add_argument('runs', nargs='*', help='training, reproduce: workdirs or results/<run> folders; '
                       'data: a saved data_splits.json to show instead of measuring')
   parser.add_argument('--save', help='folder to copy / write the result files into')
   parser.add_argument('--readme', help='rewrite this README\'s block for the table')
   parser.add_argument('--block', help='analyses: the README blocks\' name (default: analysis)')
+  parser.add_argument('--out', default='report', help='reproduce: the folder for index.html and REPORT.md')
+  parser.add_argument('--text', action='append', default=[],
+                      help='reproduce: a text of your own to explain with each run (repeatable)')
   args = parser.parse_args(argv)
   here = os.path.dirname(os.path.abspath(args.readme)) if args.readme else os.getcwd()
   if args.table == 'training':
@@ -311,6 +333,9 @@ def main(argv=None):
     return
   if args.table == 'vectors':
     _vectors(args, here)
+    return
+  if args.table == 'reproduce':
+    _reproduce(parser, args, argv)
     return
   if args.table in ('wp', 'meister'):
     # Imported here: both import this module.

@@ -44,7 +44,7 @@ def alternatives(run: str, found: dict[str, store.Found]) -> list[str]:
   return lines
 
 
-def _verdict(entry: dict, measured: float, paper: float, tolerance: float) -> str:
+def verdict(entry: dict, measured: float, paper: float, tolerance: float) -> str:
   """'within' when the published value lies in the 95 % bootstrap interval over
   test documents (attn_jax.statistics) recorded in the summary; summaries of
   attn-jax <= 0.1 have none, and fall back to a fixed tolerance."""
@@ -69,7 +69,7 @@ def tau_rows(name: str, dataset: str, kendall: dict) -> list[list[str]]:
       p = paper.get(group, {}).get(pair)
       rows.append([name, f'{label} {group}', f'{_f(m["mean"])} ± {_f(m["std"])} (sig {_f(m["pval_sig"], 2)})',
                    f'{p[0]:.3f} ± {p[1]:.3f} (sig {p[2]:.2f})' if p else '–',
-                   _verdict(m, m.get('nanmean', m['mean']), p[0], spread) if p else ''])
+                   verdict(m, m.get('nanmean', m['mean']), p[0], spread) if p else ''])
   return rows
 
 
@@ -81,7 +81,7 @@ def adversarial_rows(name: str, dataset: str, adversarial: dict) -> list[list[st
     rows.append([name, f'adversarial max JSD {group}',
                  f'{_f(m["mean_max_jsd"])} (>0.5: {_f(m["fraction_above_0.5"], 2)})',
                  f'≈{p[0]:.2f} (>0.5: {p[1]:.2f})' if p else '–',
-                 _verdict(m, m['mean_max_jsd'], p[0], 0.05) if p else ''])
+                 verdict(m, m['mean_max_jsd'], p[0], 0.05) if p else ''])
   return rows
 
 

@@ -60,6 +60,19 @@ def test_next_commands_name_the_report_and_listing(tmp_path):
                        f'contents: python -m attn_jax.contents {out}']
 
 
+def test_a_finished_run_ends_with_one_line_naming_its_results(monkeypatch, capsys, tmp_path):
+  monkeypatch.setattr(pipeline, 'run', lambda *args, **kwargs: [])
+  cfg = config_lib.default_config('synthetic', 'bilstm', 'smoke')
+  run_cli.run_pipeline(cfg, str(tmp_path / 'w'), None)
+  first = capsys.readouterr().out.splitlines()[0]
+  assert first.startswith('done in ') and first.endswith(
+      f'results in {tmp_path / "w"} (eval.json, analyses/)')
+  cfg.sweep, cfg.experiments = 'seed=0,1,2,3,4', 'uniform'
+  run_cli.run_pipeline(cfg, str(tmp_path / 'w'), str(tmp_path / 'o'))
+  assert capsys.readouterr().out.splitlines()[0].endswith(
+      f'results in 5 folders under {tmp_path / "o"} (eval.json, analyses/, experiments/)')
+
+
 def _failing_run(monkeypatch, error):
   def raise_it(*args, **kwargs):
     raise error
@@ -89,3 +102,18 @@ def test_interrupt_says_how_to_resume(monkeypatch, capsys):
   assert _failing_run(monkeypatch, KeyboardInterrupt()) == 130
   err = capsys.readouterr().err.strip()
   assert err.count('\n') == 0 and 'rerun the same command to resume' in err
+
+
+def test_none_on_the_command_line_is_none_not_the_word():
+  # ml_collections parses `--config.model.embeddings_file=None` into 'None'.
+  cfg = config_lib.default_config('sst', 'bilstm')
+  cfg.model.embeddings_file = 'None'
+  run_cli.config_lib.none_from_command_line(cfg)
+  assert cfg.model.embeddings_file is None and cfg.data.dataset == 'sst'
+  script = ("import sys; sys.argv = ['run.py', '--config=configs/sst_bilstm.py', "
+            "'--config.model.embeddings_file=None']; import run; "
+            "run.app.parse_flags_with_usage(sys.argv); cfg = run._CONFIG.value; "
+            "run.config_lib.none_from_command_line(cfg); print(repr(cfg.model.embeddings_file))")
+  result = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+  assert result.stdout.strip() == 'None', result.stderr

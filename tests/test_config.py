@@ -3,6 +3,7 @@
 import glob
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 
@@ -98,3 +99,26 @@ def test_cli_names_an_invalid_value_and_variant():
   assert result.returncode == 2 and "model.attention='general' is not valid" in result.stderr
   result = run_cli('--config=configs/synthetic.py:tiny')
   assert result.returncode == 2 and "unknown config variant 'tiny'" in result.stderr
+
+
+def test_from_file_builds_what_run_py_builds(tmp_path, monkeypatch):
+  """The notebooks' way in: FILE[:VARIANT] plus dotted overrides, from any folder."""
+  cfg = config_lib.from_file('configs/sst_bilstm.py:smoke', {'train.epochs': 3, 'analysis.max_docs': 16,
+                                                             'model.embeddings_file': None})
+  expected = load(os.path.join(ROOT, 'configs', 'sst_bilstm.py'), 'smoke')
+  expected.train.epochs, expected.analysis.max_docs = 3, 16
+  assert cfg.to_dict() == expected.to_dict()
+  monkeypatch.chdir(tmp_path)  # not the checkout: the path is found from the checkout's root
+  assert config_lib.from_file('configs/synthetic.py').name == 'synthetic_bilstm'
+
+
+@pytest.mark.parametrize('spec, overrides, message', [
+    ('configs/nope.py', {}, "config file 'configs/nope.py' not found"),
+    ('configs/synthetic.py:tiny', {}, "unknown config variant 'tiny'"),
+    ('configs/synthetic.py', {'train.epoch': 3}, "unknown config key 'train.epoch' (did you mean 'train.epochs'?)"),
+    ('configs/synthetic.py', {'train.epochs': 'three'}, "train.epochs='three' is not valid"),
+    ('configs/synthetic.py', {'model.attention': 'general'}, "model.attention='general' is not valid"),
+])
+def test_from_file_names_what_is_wrong(spec, overrides, message):
+  with pytest.raises(ConfigError, match=re.escape(message)):
+    config_lib.from_file(spec, overrides)

@@ -4,6 +4,7 @@ naive float64 references computed one unpadded document at a time."""
 import functools
 import itertools
 import math
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -12,7 +13,7 @@ import pytest
 import scipy.stats
 
 from attn_jax.analysis import gradient_importance, kendall_tau, leave_one_out, summarize
-from attn_jax.analysis import loo as loo_lib, loo_windows
+from attn_jax.analysis import kendall, loo as loo_lib, loo_windows
 from attn_jax.data.vocabulary import PAD
 from analysis_helpers import documents, pad, setup, single, to_f64, x64_lengths
 
@@ -223,6 +224,32 @@ def test_kendall_tau_is_tau_b_over_the_words_only():
     np.testing.assert_allclose(tau[i], naive_tau_b(a[i, 1:n - 1], b[i, 1:n - 1]), rtol=1e-12)
     expected_p = scipy.stats.kendalltau(a[i, 1:n - 1], b[i, 1:n - 1]).pvalue
     np.testing.assert_allclose(p_value[i], expected_p, rtol=1e-12)
+
+
+@pytest.mark.parametrize('ties', [False, True])
+def test_kendall_tau_equals_scipy_per_document_on_every_path(ties):
+  # Lengths cover the exact p-value (n <= 33, no ties), the normal
+  # approximation (n > 33 or ties) and scipy itself (n > PAIRWISE_MAX_WORDS).
+  rng = np.random.default_rng(7)
+  lengths = np.concatenate([np.arange(1, 40), rng.integers(40, 180, size=60)])
+  a = rng.normal(size=(len(lengths), 180)).astype(np.float32)
+  b = rng.normal(size=(len(lengths), 180))
+  if ties:
+    a, b = np.round(a * 2), np.round(b * 3)
+    a[5], b[6] = 0.0, 1.0  # constant: NaN
+  b[20, 5] = np.nan  # propagates, as scipy's default
+  a[25, 3] = np.inf  # an ordinary largest value
+  tau, p_value = kendall_tau(a, b, lengths)
+  expected = np.full((2, len(lengths)), np.nan)
+  with warnings.catch_warnings():
+    warnings.simplefilter('ignore')
+    for i, n in enumerate(lengths):
+      result = scipy.stats.kendalltau(a[i, 1:n - 1], b[i, 1:n - 1])
+      expected[:, i] = result.statistic, result.pvalue
+  assert kendall.PAIRWISE_MAX_WORDS < lengths.max() - 2
+  np.testing.assert_array_equal(tau, expected[0])  # the same float operations as scipy's
+  np.testing.assert_allclose(p_value, expected[1], rtol=1e-14, atol=0)
+  assert np.isnan(tau[20]) and np.isfinite(tau[25]) and np.isnan(tau[:2]).all()
 
 
 def test_kendall_tau_of_identical_and_of_constant_vectors():

@@ -36,8 +36,12 @@ def test_the_top_level_exports_what_the_readme_names():
   for name in ('restore', 'explain', 'load_dataset', 'build_model', 'analysis', 'Explanation'):
     assert hasattr(aj, name), name
   for name in ('leave_one_out', 'gradient_importance', 'kendall_tau', 'permutation_test',
-               'adversarial_attention'):
+               'adversarial_attention', 'single_weight_erasure', 'erase_until_flip',  # J&W, S&S
+               'wp_tvd', 'attention_kl', 'jw_jsd',  # W&P
+               'input_gradient', 'state_gradient', 'hidden_gradient', 'attention_deletion',
+               'normalised_entropy'):  # Meister et al.
     assert callable(getattr(aj.analysis, name)), name
+  assert set(aj.analysis.__all__) <= set(dir(aj.analysis))
 
 
 def test_the_readme_block_runs_and_explains_each_text(workdir, capsys):
@@ -52,6 +56,11 @@ def test_the_readme_block_runs_and_explains_each_text(workdir, capsys):
     assert 0.0 < e.prob < 1.0 and abs(float(e.alpha.sum()) - 1.0) < 1e-5
     assert e.gradient.shape == e.loo.shape == e.alpha.shape == (len(e.words),)
   assert scope['top'] == [e.words[int(np.argmax(e.alpha))] for e in explanations]
+  html = explanations[0]._repr_html_()  # what a notebook shows: the heatmap
+  assert html == explanations[0].heatmap_html()
+  assert all(f'>{w}</span>' in html for w in explanations[0].words)
+  assert [m for m in ('α', 'gradient', 'leave-one-out') if f'{m} = ' in html] == ['α', 'gradient',
+                                                                                  'leave-one-out']
 
 
 def test_explain_equals_the_analyses_on_the_same_tokens(workdir):

@@ -1,4 +1,5 @@
-"""The analyses of J&W (§B) and S&S (§D) as batched, jittable functions.
+"""The analyses of J&W (§B), S&S (§D), W&P's divergences and Meister et al.'s
+importance measures (§3.1) as batched, jittable functions.
 
 Each takes a `Model` (pure functions of a params pytree) and arrays with a
 leading batch axis; `model` and the keyword options are static under
@@ -11,19 +12,25 @@ Kendall τ runs on the host (scipy) over the arrays these return.
 """
 
 from attn_jax.analysis.adversarial import Adversaries, adversarial_attention, max_jsd_within
-from attn_jax.analysis.divergences import binary_js, jw_jsd
+from attn_jax.analysis.divergences import attention_kl, binary_js, jw_jsd, jw_kl, wp_tvd
 from attn_jax.analysis.erasure import (FlipPoint, SingleErasure, decision_gradient, erase,
                                        erase_until_flip, random_rankings, ranking,
                                        removal_comparison, single_weight_erasure)
 from attn_jax.analysis.gradients import embedding_gradient, gradient_importance
+from attn_jax.analysis.importance import (attention_deletion, hidden_gradient, input_gradient,
+                                          normalise, normalised_entropy, normalised_loo,
+                                          state_gradient, state_gradient_entropy)
 from attn_jax.analysis.kendall import kendall_tau, summarize
 from attn_jax.analysis.loo import LeaveOneOut, leave_one_out
 from attn_jax.analysis.permutation import Permutation, permutation_test, permute_attention, word_permutations
 
 __all__ = [
     'Adversaries', 'FlipPoint', 'LeaveOneOut', 'Permutation', 'SingleErasure',
-    'adversarial_attention', 'binary_js', 'decision_gradient', 'embedding_gradient', 'erase',
-    'erase_until_flip', 'gradient_importance', 'jw_jsd', 'kendall_tau', 'leave_one_out',
-    'max_jsd_within', 'permutation_test', 'permute_attention', 'random_rankings', 'ranking',
-    'removal_comparison', 'single_weight_erasure', 'summarize', 'word_permutations',
+    'adversarial_attention', 'attention_deletion', 'attention_kl', 'binary_js',
+    'decision_gradient', 'embedding_gradient', 'erase', 'erase_until_flip', 'gradient_importance',
+    'hidden_gradient', 'input_gradient', 'jw_jsd', 'jw_kl', 'kendall_tau', 'leave_one_out',
+    'max_jsd_within', 'normalise', 'normalised_entropy', 'normalised_loo', 'permutation_test',
+    'permute_attention', 'random_rankings', 'ranking', 'removal_comparison',
+    'single_weight_erasure', 'state_gradient', 'state_gradient_entropy', 'summarize', 'wp_tvd',
+    'word_permutations',
 ]

@@ -19,6 +19,7 @@ import difflib
 from typing import Callable
 
 import ml_collections
+import tqdm
 
 from attn_jax.errors import ConfigError
 from attn_jax.experiments.adversary_regimes import ADVERSARY_REGIMES
@@ -81,12 +82,19 @@ def run_experiments(model, params, cfg, dataset, out_dir: str, stage_folders: di
   returns {name: summary}. `stage_folders` maps analysis stages to the result
   folders this run made or verified."""
   done, summaries = {}, {}
-  for name in names(cfg):
-    exp = EXPERIMENTS[name]
-    done[name] = run_experiment(exp, model, params, cfg, dataset, out_dir,
-                                {s: stage_folders[s] for s in exp.stages},
-                                {r: done[r] for r in exp.requires}, log)
-    summaries[name] = done[name][1]
+  # Each experiment's training shows its own bar with time left; this one
+  # counts the experiments, the one running named in its description.
+  bar = tqdm.tqdm(total=len(names(cfg)), unit='experiment', dynamic_ncols=True,
+                  disable=not cfg.train.progress)
+  with bar:
+    for name in names(cfg):
+      bar.set_description(f'experiment {name}')
+      exp = EXPERIMENTS[name]
+      done[name] = run_experiment(exp, model, params, cfg, dataset, out_dir,
+                                  {s: stage_folders[s] for s in exp.stages},
+                                  {r: done[r] for r in exp.requires}, log)
+      summaries[name] = done[name][1]
+      bar.update()
   return summaries
 
 

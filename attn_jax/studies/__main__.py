@@ -2,6 +2,7 @@
 
 import argparse
 import sys
+import time
 
 from attn_jax.errors import AttnJaxError
 from attn_jax.studies import STUDIES, runner
@@ -24,8 +25,11 @@ def main(argv=None) -> None:
   root = args.root or f'workdirs/{study.name}'
   try:
     if args.action == 'run':
+      started = time.time()
       runner.run(study, root, args.only, None,
                  {'train.progress': False} if args.no_progress else None)
+      print(f'{study.name}: done in {time.time() - started:.0f} s; results in {root} '
+            f'(report: python -m attn_jax.studies report {study.name} --root={root})')
     else:
       from attn_jax.studies import report  # pylint: disable=g-import-not-at-top
       report.write(study, root, args.save, args.readme)

@@ -13,6 +13,8 @@ import os
 import time
 from typing import Callable, Optional
 
+import tqdm
+
 from attn_jax import atomic_io, pipeline
 from attn_jax.errors import ConfigError
 from attn_jax.studies.arms import Arm, Study, set_keys
@@ -61,11 +63,19 @@ def run(study: Study, root: str, only: Optional[str] = None, seeds: Optional[int
     cfg = arm.config(study.seeds, study.analyses)
     set_keys(cfg, overrides or {})
     configs.append(cfg)
-  for i, (arm, cfg) in enumerate(zip(arms, configs), 1):
-    folder = study.folder_name(arm)
-    log(f'[{study.name} {i}/{len(arms)}] {arm.name}: {study.seeds} seed(s) -> {os.path.join(root, folder)}')
-    started = time.time()
-    entry = {'started': round(started, 1), 'seconds': None, 'completed': False, 'seeds': study.seeds}
-    _note(root, folder, entry)
-    pipeline.run(cfg, os.path.join(root, folder), log)
-    _note(root, folder, {**entry, 'seconds': round(time.time() - started, 1), 'completed': True})
+  # The arms' own bars (training, each stage) show their time left; this one
+  # the study's, from the arms finished so far.
+  bar = tqdm.tqdm(total=len(arms), desc=study.name, unit='arm', dynamic_ncols=True,
+                  disable=not configs[0].train.progress)
+  with bar:
+    for i, (arm, cfg) in enumerate(zip(arms, configs), 1):
+      folder = study.folder_name(arm)
+      log(f'[{study.name} {i}/{len(arms)}] {arm.name}: {study.seeds} seed(s) -> '
+          f'{os.path.join(root, folder)}')
+      started = time.time()
+      entry = {'started': round(started, 1), 'seconds': None, 'completed': False,
+               'seeds': study.seeds}
+      _note(root, folder, entry)
+      pipeline.run(cfg, os.path.join(root, folder), log)
+      _note(root, folder, {**entry, 'seconds': round(time.time() - started, 1), 'completed': True})
+      bar.update()
