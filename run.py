@@ -9,7 +9,6 @@ Rerunning a command restores (or resumes) its workdir rather than retraining.
 
 import ast
 import glob
-import importlib.util
 import os
 import shlex
 import sys
@@ -56,14 +55,6 @@ __doc__ += '\n' + _configs_help() + '\n' + config_lib.describe(
     config_lib.default_config('sst', 'bilstm')) + '\n'
 
 
-def _load_config_file(spec: str):
-  path, _, variant = spec.partition(':')
-  module_spec = importlib.util.spec_from_file_location('_attn_jax_config', path)
-  module = importlib.util.module_from_spec(module_spec)
-  module_spec.loader.exec_module(module)
-  return module.get_config(variant) if variant else module.get_config()
-
-
 def _config_spec(argv):
   """The value of --config (`--config=F` or `--config F`), or None."""
   for i, arg in enumerate(argv):
@@ -93,7 +84,7 @@ def _parse_flags(argv):
     _fail(e)
   except (KeyError, AttributeError):
     overrides = [a[len('--config.'):].split('=', 1)[0] for a in argv if a.startswith('--config.')]
-    message = spec and config_lib.unknown_override(_load_config_file(spec), overrides)
+    message = spec and config_lib.unknown_override(config_lib.load_file(spec), overrides)
     if not message:
       raise
     _fail(message)

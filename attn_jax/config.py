@@ -370,20 +370,9 @@ def unknown_override(cfg: ml_collections.ConfigDict, overrides) -> str | None:
   return None
 
 
-def from_file(spec: str, overrides: Mapping[str, Any] | None = None) -> ml_collections.ConfigDict:
-  """The config `run.py --config=SPEC --config.KEY=VALUE ...` builds, for
-  notebooks and scripts that drive `pipeline.run` without run.py's flags.
-
-  Args:
-    spec: `FILE[:VARIANT]`, e.g. 'configs/sst_bilstm.py:smoke' (a path from
-      the working directory, or from the checkout's root).
-    overrides: dotted key -> value, e.g. {'train.epochs': 2}; values are
-      Python values (None for a placeholder), not strings to parse.
-
-  Raises:
-    ConfigError: the file is missing, a key is unknown (named with the
-      closest known one) or a value is invalid for its key.
-  """
+def load_file(spec: str) -> ml_collections.ConfigDict:
+  """`get_config([VARIANT])` of the config file `FILE[:VARIANT]` (a path from
+  the working directory, or from the checkout's root)."""
   path, _, variant = spec.partition(':')
   if not os.path.isfile(path):
     checkout = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), path)
@@ -394,7 +383,23 @@ def from_file(spec: str, overrides: Mapping[str, Any] | None = None) -> ml_colle
   module_spec = importlib.util.spec_from_file_location('_attn_jax_config', path)
   module = importlib.util.module_from_spec(module_spec)
   module_spec.loader.exec_module(module)
-  cfg = module.get_config(variant) if variant else module.get_config()
+  return module.get_config(variant) if variant else module.get_config()
+
+
+def from_file(spec: str, overrides: Mapping[str, Any] | None = None) -> ml_collections.ConfigDict:
+  """The config `run.py --config=SPEC --config.KEY=VALUE ...` builds, for
+  notebooks and scripts that drive `pipeline.run` without run.py's flags.
+
+  Args:
+    spec: `FILE[:VARIANT]`, e.g. 'configs/sst_bilstm.py:smoke' (see `load_file`).
+    overrides: dotted key -> value, e.g. {'train.epochs': 2}; values are
+      Python values (None for a placeholder), not strings to parse.
+
+  Raises:
+    ConfigError: the file is missing, a key is unknown (named with the
+      closest known one) or a value is invalid for its key.
+  """
+  cfg = load_file(spec)
   overrides = dict(overrides or {})
   message = unknown_override(cfg, overrides)
   if message:

@@ -76,8 +76,8 @@ def html(words: Sequence[str], rows: Mapping[str, np.ndarray], title: str = '') 
     for word, value, (rgb, s) in zip(words, values, _shades(values, _HUES[i % len(_HUES)])):
       ink = '#fff' if s > 0.65 else '#000'
       parts.append(f'<span title="{html_lib.escape(name)} = {value:.4g}" style="background:'
-                   f'rgb{rgb};color:{ink};padding:1px 3px;margin:0 1px;border-radius:3px">'
-                   f'{html_lib.escape(word)}</span>')
+                   f'rgb{rgb};color:{ink};padding:1px 3px;border-radius:3px">'
+                   f'{html_lib.escape(word)}</span> ')  # the space: where a long line may wrap
     parts.append('</div></div>')
   parts.append('</div>')
   return ''.join(parts)
