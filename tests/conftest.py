@@ -47,3 +47,16 @@ def optax_promotion():
   standard promotion (rank promotion stays strict)."""
   with jax.numpy_dtype_promotion('standard'):
     yield
+
+
+@pytest.fixture(autouse=True, scope='module')
+def _release_compiled_programs():
+  """Each test module's compiled programs are let go when it ends.
+
+  jit's in-memory caches keep every executable of the session alive, and each
+  holds its own memory mappings; the whole suite in one process ran into
+  XLA aborting while writing an executable late in the run. What a later
+  module needs again is read back from the session's persistent cache.
+  """
+  yield
+  jax.clear_caches()
