@@ -16,8 +16,10 @@ the first SMOKE_DOCS test documents, so the module adds about two minutes
 import ast
 import copy
 import glob
+import importlib.util
 import json
 import os
+import subprocess
 import sys
 
 import pytest
@@ -25,7 +27,9 @@ import pytest
 from conftest import REAL_DATA
 
 nbformat = pytest.importorskip('nbformat')
-nbclient = pytest.importorskip('nbclient')
+needs_jupyter = pytest.mark.skipif(
+    importlib.util.find_spec('nbclient') is None or importlib.util.find_spec('ipykernel') is None,
+    reason='pip install -e ".[test]" (nbclient, ipykernel) to run the notebooks')
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NOTEBOOKS = os.path.join(ROOT, 'notebooks')
@@ -69,10 +73,29 @@ def inject(nb, parameters: dict):
   return nb
 
 
+# nbclient runs in a child process: the test process never loads jupyter_client,
+# zmq or their event loop, so the notebooks cannot change the tests after them.
+RUNNER = """
+import sys
+import nbclient, nbformat
+source, target, kernel, cwd, timeout = sys.argv[1:]
+nb = nbformat.read(source, as_version=4)
+try:
+  nbclient.NotebookClient(nb, timeout=int(timeout), kernel_name=kernel,
+                          resources={'metadata': {'path': cwd}}).execute()
+except nbclient.exceptions.CellExecutionError as e:
+  print(e)
+  sys.exit(3)
+finally:
+  nbformat.write(nb, target)
+"""
+
+
 @pytest.fixture(scope='module')
-def kernel_name(tmp_path_factory):
-  """A kernelspec for this interpreter, so the notebooks run in the test's
-  environment whatever other Python kernels the machine has."""
+def kernel(tmp_path_factory):
+  """(kernel name, environment): a kernelspec for this interpreter, so the
+  notebooks run in the test's environment whatever other Python kernels the
+  machine has, and their own compilation cache."""
   name = 'attn_jax_test'
   folder = tmp_path_factory.mktemp('jupyter')
   spec = folder / 'kernels' / name
@@ -80,28 +103,30 @@ def kernel_name(tmp_path_factory):
   (spec / 'kernel.json').write_text(json.dumps({
       'argv': [sys.executable, '-m', 'ipykernel_launcher', '-f', '{connection_file}'],
       'display_name': 'attn-jax tests', 'language': 'python'}))
-  before = os.environ.get('JUPYTER_PATH')
-  os.environ['JUPYTER_PATH'] = os.pathsep.join([str(folder)] + ([before] if before else []))
-  yield name
-  if before is None:
-    del os.environ['JUPYTER_PATH']
-  else:
-    os.environ['JUPYTER_PATH'] = before
+  paths = [str(folder)] + ([os.environ['JUPYTER_PATH']] if os.environ.get('JUPYTER_PATH') else [])
+  # The notebooks share a compilation cache of their own: what they compile
+  # never reaches the cache the other tests read.
+  cache = str(tmp_path_factory.mktemp('notebook_compilation_cache'))
+  return name, {**os.environ, 'JUPYTER_PATH': os.pathsep.join(paths), 'ATTN_JAX_COMPILATION_CACHE': cache}
 
 
-def execute(nb, name, kernel):
-  """Runs `nb` in a fresh kernel started in notebooks/; a cell that raises
+def execute(nb, name, kernel, folder):
+  """`nb` executed in a fresh kernel started in notebooks/; a cell that raises
   fails the test with its number, its source and the error."""
-  client = nbclient.NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name=kernel,
-                                   resources={'metadata': {'path': NOTEBOOKS}})
-  try:
-    client.execute()
-  except nbclient.exceptions.CellExecutionError as e:
-    failed = next((i for i, c in enumerate(nb.cells) if c.cell_type == 'code' and any(
-        o.get('output_type') == 'error' for o in c.get('outputs', []))), None)
+  kernel_name, env = kernel
+  source, target = os.path.join(folder, f'{name}.ipynb'), os.path.join(folder, f'{name}.out.ipynb')
+  with open(source, 'w') as f:
+    nbformat.write(nb, f)
+  result = subprocess.run([sys.executable, '-c', RUNNER, source, target, kernel_name, NOTEBOOKS,
+                           str(CELL_TIMEOUT)], capture_output=True, text=True, env=env, check=False)
+  executed = nbformat.read(target, as_version=4) if os.path.exists(target) else None
+  if result.returncode:
+    failed = next((i for i, c in enumerate(executed.cells if executed else []) if c.cell_type == 'code'
+                   and any(o.get('output_type') == 'error' for o in c.get('outputs', []))), None)
     where = f'cell {failed} of' if failed is not None else 'a cell of'
-    pytest.fail(f'{where} {name}.ipynb raised:\n{e}', pytrace=False)
-  return nb
+    pytest.fail(f'{where} {name}.ipynb raised:\n{result.stdout.strip() or result.stderr[-4000:]}',
+                pytrace=False)
+  return executed
 
 
 def outputs(nb, mime):
@@ -142,11 +167,12 @@ def test_injection_replaces_earlier_injected_parameters():
   assert "CONFIG = 'c'" in twice.cells[1].source and len(nb.cells) == 2
 
 
-def test_a_cell_that_raises_fails_the_run_with_the_cell_shown(kernel_name):
+@needs_jupyter
+def test_a_cell_that_raises_fails_the_run_with_the_cell_shown(kernel, tmp_path):
   nb = nbformat.v4.new_notebook(cells=[
       nbformat.v4.new_code_cell('x = 1'), nbformat.v4.new_code_cell("raise ValueError('planted failure')")])
   with pytest.raises(pytest.fail.Exception, match=r"(?s)cell 1 of broken\.ipynb.*raise ValueError.*planted failure"):
-    execute(nb, 'broken', kernel_name)
+    execute(nb, 'broken', kernel, tmp_path)
 
 
 @pytest.fixture(scope='module')
@@ -155,23 +181,25 @@ def paper_workdir(tmp_path_factory):
   return str(tmp_path_factory.mktemp('notebooks') / 'sst_bilstm_smoke')
 
 
-def test_quickstart_runs(kernel_name, tmp_path):
+@needs_jupyter
+def test_quickstart_runs(kernel, tmp_path):
   nb = execute(inject(read(QUICKSTART), {
       'CONFIG': 'configs/synthetic.py:smoke', 'WORKDIR': str(tmp_path / 'synthetic'),
-      'OVERRIDES': SMOKE_TRAINING, 'MAX_DOCS': SMOKE_DOCS}), QUICKSTART, kernel_name)
+      'OVERRIDES': SMOKE_TRAINING, 'MAX_DOCS': SMOKE_DOCS}), QUICKSTART, kernel, tmp_path)
   assert any('ŷ =' in html for html in outputs(nb, 'text/html'))  # the explanations' heatmaps
   assert len(outputs(nb, 'image/png')) >= 3  # training curves, the stages' figures, the attention mass
 
 
+@needs_jupyter
 @pytest.mark.skipif(not REAL_DATA, reason='set ATTN_JAX_DATA to the data folder (../shared/data) to run')
 @pytest.mark.parametrize('name', PAPERS)
-def test_paper_notebook_runs_on_the_sst_smoke_config(name, kernel_name, paper_workdir, tfds_dir):
+def test_paper_notebook_runs_on_the_sst_smoke_config(name, kernel, paper_workdir, tfds_dir, tmp_path):
   overrides = {**SMOKE_TRAINING, 'data.tfds_data_dir': tfds_dir}  # the prepared data test_real_data shares
   parameters = {'CONFIG': 'configs/sst_bilstm.py:smoke', 'WORKDIR': paper_workdir,
                 'OVERRIDES': overrides, 'MAX_DOCS': SMOKE_DOCS}
   if name == 'meister':  # two λ, the fewest the sweep takes: each λ's model compiles its own analyses
     parameters['OVERRIDES'] = {**overrides, 'experiment.sparsegen_sweep.lambdas': '0,0.5'}
     parameters['SPARSE_WORKDIR'] = paper_workdir + '_sparsemax'
-  nb = execute(inject(read(name), parameters), name, kernel_name)
+  nb = execute(inject(read(name), parameters), name, kernel, tmp_path)
   assert outputs(nb, 'image/png'), f'{name}.ipynb showed no figure'
   assert any('ŷ' in html for html in outputs(nb, 'text/html')), f'{name}.ipynb showed no heatmap'
