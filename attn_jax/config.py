@@ -269,11 +269,16 @@ def none_from_command_line(cfg: ml_collections.ConfigDict) -> None:
   field, as the word 'None' (which no path, file or setting is)."""
   for key, value in list(flat_items(cfg)):
     if value == 'None':
-      *groups, name = key.split('.')
-      node = cfg
-      for group in groups:
-        node = node[group]
-      node[name] = None
+      _set(cfg, key, None)
+
+
+def _set(cfg: ml_collections.ConfigDict, key: str, value) -> None:
+  """Sets the dotted `key` (e.g. 'train.epochs') of a nested config."""
+  *groups, name = key.split('.')
+  node = cfg
+  for group in groups:
+    node = node[group]
+  node[name] = value
 
 
 def result_items(cfg: ml_collections.ConfigDict) -> dict:
@@ -405,12 +410,8 @@ def from_file(spec: str, overrides: Mapping[str, Any] | None = None) -> ml_colle
   if message:
     raise ConfigError(message)
   for key, value in overrides.items():
-    *groups, name = key.split('.')
-    node = cfg
-    for group in groups:
-      node = node[group]
     try:
-      node[name] = value
+      _set(cfg, key, value)
     except (TypeError, ValueError) as e:
       raise ConfigError(f'{key}={value!r} is not valid: {e}') from e
   validate(cfg)

@@ -20,6 +20,7 @@ import scipy.stats
 # whose ~0.3 ms per call is then the smaller cost.
 PAIRWISE_MAX_WORDS = 128
 _PAIRS_PER_CHUNK = 1 << 22  # bounds the [docs, n, n] arrays to a few tens of MB
+_DOCS_PER_CHUNK = 256
 
 
 def kendall_tau(a: np.ndarray, b: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -43,12 +44,10 @@ def kendall_tau(a: np.ndarray, b: np.ndarray, lengths: np.ndarray) -> tuple[np.n
   order = np.argsort(words, kind='stable')
   short = order[words[order] <= PAIRWISE_MAX_WORDS]
   start = 0
-  while start < len(short):  # length-sorted chunks: little padding
-    count = max(_PAIRS_PER_CHUNK // max(int(words[short[start]]), 1) ** 2, 1)
-    rows = short[start:start + count]
-    width = max(int(words[rows].max()), 1)
-    rows = rows[:max(_PAIRS_PER_CHUNK // (width * width), 1)]
-    width = max(int(words[rows].max()), 1)
+  while start < len(short):  # length-sorted chunks: little padding, the last row the widest
+    width = max(int(words[short[min(start + _DOCS_PER_CHUNK, len(short)) - 1]]), 1)
+    rows = short[start:start + min(_DOCS_PER_CHUNK, max(_PAIRS_PER_CHUNK // (width * width), 1))]
+    width = max(int(words[rows[-1]]), 1)
     tau[rows], p_value[rows] = _pairwise(a[rows, 1:width + 1], b[rows, 1:width + 1], words[rows])
     start += len(rows)
   with warnings.catch_warnings():
