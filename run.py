@@ -17,8 +17,13 @@ import time
 from absl import app, flags, logging
 from ml_collections import config_flags
 
-from attn_jax import atomic_io, config as config_lib, hosts, model_axis, pipeline
-from attn_jax.errors import AttnJaxError
+from attn_jax import config as config_lib, experiments, pipeline
+from attn_jax.core import atomic_io, errors, hosts
+from attn_jax.core.errors import AttnJaxError
+from attn_jax.core.registry import EXPERIMENTS, STAGES
+from attn_jax.reports.registry import commands_after_run
+from attn_jax.runs import model_axis
+from attn_jax.stages.analyses import with_requirements_of
 
 CONFIGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'configs')
 
@@ -30,7 +35,7 @@ _WORKDIR = flags.DEFINE_string(
 _OUTPUT_DIR = flags.DEFINE_string(
     'output_dir', None, 'Where eval.json and analyses/ go (default: the workdir).')
 _DISTRIBUTED = flags.DEFINE_string(
-    'distributed', None, 'Many hosts: auto, or ADDRESS:PORT,HOSTS,INDEX (README).')
+    'distributed', None, 'Many hosts: auto, or ADDRESS:PORT,HOSTS,INDEX (docs/usage.md).')
 flags.mark_flag_as_required('config')
 
 
@@ -66,8 +71,7 @@ def _config_spec(argv):
 
 
 def _fail(message):
-  print(f'error: {message}', file=sys.stderr)
-  sys.exit(2)
+  errors.exit_with(message, 2)
 
 
 def _parse_flags(argv):
@@ -90,14 +94,24 @@ def _parse_flags(argv):
     _fail(message)
 
 
+def papers_run(cfg) -> set[str]:
+  """The papers whose stages or experiments `cfg` runs."""
+  try:
+    stages = with_requirements_of(config_lib.analyses(cfg) + experiments.stage_requirements(cfg))
+    names = config_lib.experiments(cfg)
+  except AttnJaxError:
+    return set()
+  return {STAGES[s].paper for s in stages} | {EXPERIMENTS[e].paper for e in names}
+
+
 def next_commands(cfg, workdir: str, output_dir: str | None) -> str:
-  """What to run after a run: the report tables and the listing of its files."""
+  """What to run after a run: the report commands of the papers it ran
+  (`attn_jax.reports.registry.COMMANDS`) and the listing of its files."""
   outs = pipeline.output_dirs(model_axis.members(cfg, workdir), workdir, output_dir)
   runs = ' '.join(shlex.quote(o) for o in outs)
   listed = [workdir] + ([output_dir] if output_dir and output_dir != workdir else [])
-  experiments = [f'          python -m attn_jax.report wp {runs}'] if cfg.experiments.strip() else []
-  return '\n'.join([f'report:   python -m attn_jax.report training {runs}',
-                    f'          python -m attn_jax.report analyses {runs}'] + experiments +
+  reports = [f'python -m attn_jax.report {c.name} {runs}' for c in commands_after_run(papers_run(cfg))]
+  return '\n'.join([f'{"report:" if i == 0 else "":10}{line}' for i, line in enumerate(reports)] +
                    [f'contents: python -m attn_jax.contents {shlex.quote(d)}' for d in listed])
 
 

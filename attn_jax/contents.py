@@ -11,10 +11,12 @@ or still in progress — with the one a report shows by default marked `*`.
 
 import argparse
 import os
-import sys
 
-from attn_jax import atomic_io, config as config_lib, workdir as workdir_lib
-from attn_jax.errors import AttnJaxError
+from attn_jax.core import atomic_io
+from attn_jax.core.registry import EXPERIMENTS, STAGES
+from attn_jax.runs import workdir as workdir_lib
+from attn_jax.core import errors
+from attn_jax.core.errors import AttnJaxError
 from attn_jax.stages import store
 
 
@@ -85,7 +87,7 @@ def _training_lines(folder: str) -> list[str]:
 
 def _stage_lines(folder: str) -> list[str]:
   lines = []
-  for stage in config_lib.ANALYSES:
+  for stage in STAGES.names():
     found = store.find(folder, stage)
     root = store.stage_root(folder, stage)
     partial = [n for n in (sorted(os.listdir(root)) if os.path.isdir(root) else [])
@@ -105,11 +107,11 @@ def _stage_lines(folder: str) -> list[str]:
 
 def _experiment_lines(folder: str) -> list[str]:
   """Each experiment's result folders (the one `report wp` shows starred)."""
-  from attn_jax import experiments  # pylint: disable=g-import-not-at-top  (heavy: only when listing)
+  from attn_jax.experiments import store as experiment_store  # pylint: disable=g-import-not-at-top  (heavy: only when listing)
   lines = []
-  for name in experiments.EXPERIMENTS:
-    shown = experiments.store.latest(folder, name)
-    for directory, summary in experiments.store.find(folder, name):
+  for name in EXPERIMENTS.names():
+    shown = experiment_store.latest(folder, name)
+    for directory, summary in experiment_store.find(folder, name):
       star = '*' if shown and shown[0] == directory else ' '
       lines.append(f'  {star} experiment {name}: {summary.get("n", "?")} {summary.get("split", "?")} docs, '
                    f'settings {summary["key"].get("settings", {})}, intact, models in '
@@ -137,8 +139,7 @@ def main(argv=None):
   try:
     print('\n\n'.join(describe(w) for w in args.workdirs))
   except AttnJaxError as e:
-    print(f'error: {e}', file=sys.stderr)
-    sys.exit(2)
+    errors.exit_with(e)
 
 
 if __name__ == '__main__':

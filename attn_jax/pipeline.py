@@ -4,7 +4,7 @@ more models on top (`config.experiments`): what `python run.py` does.
 Checks come first (config, workdirs, data files), so bad input fails before
 any expensive work. A workdir whose training finished is restored, not
 retrained; one with an unfinished run resumes it. With `config.sweep` the
-models of the sweep train as one program (`attn_jax.model_axis`), then each
+models of the sweep train as one program (`attn_jax.runs.model_axis`), then each
 is evaluated and analysed in its own workdir.
 """
 
@@ -17,17 +17,17 @@ import jax
 import ml_collections
 import numpy as np
 
-from attn_jax import (atomic_io, compilation, config as config_lib, experiments, hosts, model_axis,
-                      workdir as workdir_lib)
-from attn_jax.data.dataset import Dataset, load_dataset
-from attn_jax.data.word_vectors import load_word_vectors
-from attn_jax.errors import CheckpointError, TrainingError
-from attn_jax.models import Model, build_model
+from attn_jax import config as config_lib, experiments
+from attn_jax.core import atomic_io, compilation, hosts, sharding
+from attn_jax.core.errors import CheckpointError, TrainingError
+from attn_jax.data.dataset import load_dataset
+from attn_jax.models import build_model
 from attn_jax.plots.training_curves import plot_training_curves
-from attn_jax.stages import run_analyses, store as stage_store
+from attn_jax.runs import initial_params as initial_params_lib, model_axis, workdir as workdir_lib
+from attn_jax.stages import store as stage_store
+from attn_jax.stages.analyses import run_analyses
 from attn_jax.training import step as train_step_lib, trainer
 from attn_jax.training.evaluation import evaluate_split
-from attn_jax.vectors import IN_DOMAIN, ensure_vectors
 
 
 def default_workdir(cfg: ml_collections.ConfigDict) -> str:
@@ -37,55 +37,14 @@ def default_workdir(cfg: ml_collections.ConfigDict) -> str:
   return os.path.join('workdirs', f'{cfg.name}_{m.attention}_{projection}{sweep}')
 
 
-def embeddings_path(cfg: ml_collections.ConfigDict, dataset: Dataset, log) -> str | None:
-  """The word-vector file the config names (`in_domain`: built if missing)."""
-  if cfg.model.embeddings_file == IN_DOMAIN:
-    return ensure_vectors(cfg, dataset.vocab, log)
-  return cfg.model.embeddings_file
-
-
-_VECTORS: dict = {}
-
-
-def _word_vectors(path: str, vocab, dim: int):
-  """`load_word_vectors`, parsed once per file for the models of a program
-  (a copy each time: callers change it)."""
-  key = (os.path.abspath(path), os.path.getmtime(path), vocab.tokens, dim)
-  if key not in _VECTORS:
-    _VECTORS.clear()
-    _VECTORS[key] = load_word_vectors(path, vocab, dim)
-  matrix, found = _VECTORS[key]
-  return matrix.copy(), found
-
-
-def initial_params(model: Model, cfg: ml_collections.ConfigDict, dataset: Dataset, log,
-                   workdir: str | None = None):
-  """Fresh params, with pretrained word vectors when the config names some.
-
-  Words the file lacks start at zero (J&W's torchtext loading). With
-  `model.shuffle_embeddings` the rows of the words found are permuted among
-  those words (same norms and coverage, no word's own vector), and with
-  `model.embeddings_norm` they are scaled to that mean L2 norm (same
-  directions): controls for what in the vectors matters.
-  """
-  params = model.init(trainer.init_key(cfg.seed))
-  path = embeddings_path(cfg, dataset, log)
-  if not path:
-    return params
-  matrix, found = _word_vectors(path, dataset.vocab, cfg.model.embed_dim)
-  log(f'pretrained vectors: {found} of {len(dataset.vocab)} vocabulary words found in {path}')
-  rows = np.flatnonzero(np.any(matrix != 0, axis=1))
-  if cfg.model.shuffle_embeddings:
-    matrix[rows] = matrix[np.random.default_rng(cfg.seed).permutation(rows)]
-  if cfg.model.embeddings_norm and len(rows):
-    matrix[rows] *= cfg.model.embeddings_norm / np.linalg.norm(matrix[rows], axis=1).mean()
+def check(cfg: ml_collections.ConfigDict, workdir: str | None = None) -> None:
+  """Raises ConfigError for what `cfg` cannot run here, before any work: an
+  invalid config, more devices than there are, batches that do not split over
+  them, training asked of several hosts."""
+  config_lib.validate(cfg)
+  sharding.check(cfg)
   if workdir is not None:
-    atomic_io.write_json(os.path.join(workdir, 'embeddings.json'), {
-        'file': os.path.abspath(path), 'vocabulary': len(dataset.vocab), 'found': found,
-        'coverage': found / max(len(dataset.vocab) - 4, 1),
-        'mean_norm_found': float(np.linalg.norm(matrix[rows], axis=1).mean()) if len(rows) else None,
-        'shuffled': bool(cfg.model.shuffle_embeddings), 'rescaled_to': cfg.model.embeddings_norm})
-  return {**params, 'embedding': {'table': jax.numpy.asarray(matrix)}}
+    hosts.check_runnable(cfg, trainer.is_finished(workdir))
 
 
 def _check_workdirs(cfg, members, workdir, log) -> None:
@@ -124,8 +83,7 @@ def run(cfg: ml_collections.ConfigDict, workdir: str, log: Callable[[str], None]
     TrainingError: some model's loss became NaN (the others are finished and
       analysed first).
   """
-  config_lib.validate(cfg)
-  hosts.check_runnable(cfg, trainer.is_finished(workdir))
+  check(cfg, workdir)
   compilation.enable_cache(cfg.compilation_cache)
   members = model_axis.members(cfg, workdir)
   model_axis.check_shared(members)
@@ -157,7 +115,7 @@ def run(cfg: ml_collections.ConfigDict, workdir: str, log: Callable[[str], None]
   model = build_model(cfg.model, len(dataset.vocab))
   progress = trainer.train(
       model, dataset, members, workdir,
-      lambda m: initial_params(model, m.cfg, dataset, log, m.workdir), log)
+      lambda m: initial_params_lib.initial_params(model, m.cfg, dataset, log, m.workdir), log)
   # Each model is evaluated and analysed as the model it trained as: a sweep
   # member's config may differ from the base's in what is not a shape (its
   # sparsegen λ), so it gets its own model and predict (one per distinct config).

@@ -42,13 +42,15 @@ import jax
 import numpy as np
 
 import machine
-from attn_jax import atomic_io, workdir as workdir_lib
+from attn_jax.core import atomic_io
+from attn_jax.runs import workdir as workdir_lib
 from attn_jax.analysis import erasure as er, gradients as gi, loo as lo, permutation as perm_lib
 from attn_jax.data.batching import bucket_lengths
 from attn_jax.data.dataset import EncodedSplit, load_dataset
 from attn_jax.data.vocabulary import PAD
-from attn_jax.restore import restore
-from attn_jax.stages import STAGES, AnalysisContext
+from attn_jax.runs.restore import restore
+from attn_jax.core.registry import STAGES
+from attn_jax.stages.context import AnalysisContext
 from attn_jax.stages import adversarial as adv_stage, permutation as perm_stage
 
 ANALYSES = ('gradient', 'loo', 'permutation', 'adversarial', 'erasure')

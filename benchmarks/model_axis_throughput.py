@@ -32,7 +32,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import machine
-from attn_jax import atomic_io, config as config_lib
+from attn_jax import config as config_lib
+from attn_jax.core import atomic_io
 from attn_jax.data import batching, sources
 from attn_jax.data.dataset import load_dataset
 from attn_jax.models import build_model

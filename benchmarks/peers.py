@@ -71,10 +71,10 @@ class Setting:
   (or --sample of them) in length-sorted batches, and training batches."""
 
   def __init__(self, args):
-    from attn_jax import compilation  # pylint: disable=g-import-not-at-top
+    from attn_jax.core import compilation  # pylint: disable=g-import-not-at-top
     from attn_jax.data import batching  # pylint: disable=g-import-not-at-top
     from attn_jax.data.dataset import load_dataset  # pylint: disable=g-import-not-at-top
-    from attn_jax.restore import restore  # pylint: disable=g-import-not-at-top
+    from attn_jax.runs.restore import restore  # pylint: disable=g-import-not-at-top
     compilation.enable_cache(args.compilation_cache)
     restored = restore(args.workdir)
     self.cfg, self.model, self.params = restored.config, restored.model, restored.params
@@ -250,8 +250,8 @@ def measure(args) -> dict:
   import jax  # pylint: disable=g-import-not-at-top
   import torch  # pylint: disable=g-import-not-at-top
   import captum  # pylint: disable=g-import-not-at-top
-  from attn_jax import atomic_io  # pylint: disable=g-import-not-at-top
-  from attn_jax.restore import restore  # pylint: disable=g-import-not-at-top
+  from attn_jax.core import atomic_io  # pylint: disable=g-import-not-at-top
+  from attn_jax.runs.restore import restore  # pylint: disable=g-import-not-at-top
   wanted = set(args.analyses.split(','))
   rows, reference = [], {}
   started = time.perf_counter()
@@ -346,11 +346,12 @@ def main():
       json.dump(row, f)
     return
   if args.table:
-    from attn_jax import atomic_io, report  # pylint: disable=g-import-not-at-top
+    from attn_jax.core import atomic_io
+    from attn_jax.reports import common as report  # pylint: disable=g-import-not-at-top
     text = table([atomic_io.read_json(p) for p in args.table])
     print(text)
     if args.readme:
-      report.write_readme(args.readme, 'peers', text,
+      report.write_block(args.readme, 'peers', text,
                           'python benchmarks/peers.py --table ' + ' '.join(args.table), args.table)
     return
   if not args.workdir:

@@ -85,12 +85,13 @@ def main():
   if unknown:
     parser.error(f'unrecognized arguments: {" ".join(unknown)}')
   if args.table:
-    from attn_jax import atomic_io, report  # pylint: disable=g-import-not-at-top
+    from attn_jax.core import atomic_io
+    from attn_jax.reports import common as report  # pylint: disable=g-import-not-at-top
     results = [atomic_io.read_json(path) for path in args.table]
     text = '\n\n'.join(f'`{r["config"]}`, analyses {r["analyses"]}:\n\n{table(r)}' for r in results)
     print(text)
     if args.readme:
-      report.write_readme(args.readme, 'suite-wall-time', text,
+      report.write_block(args.readme, 'suite-wall-time', text,
                           'python benchmarks/suite_wall_time.py --table ' + ' '.join(args.table),
                           args.table)
     return
@@ -106,7 +107,7 @@ def main():
   result['command'] = ' '.join(['python', 'benchmarks/suite_wall_time.py'] + sys.argv[1:])
   print(json.dumps(result, indent=1))
   if args.out:
-    from attn_jax import atomic_io  # pylint: disable=g-import-not-at-top
+    from attn_jax.core import atomic_io  # pylint: disable=g-import-not-at-top
     atomic_io.write_json(args.out, result)
 
 

@@ -200,7 +200,7 @@ def kill_cases(suite: Suite, quick: bool) -> list[Case]:
   by_label: dict = {}
   for p in phases(suite.timing('single', single)):
     by_label.setdefault(p[0], []).append(p)
-  from attn_jax import stages as stages_lib  # pylint: disable=g-import-not-at-top
+  from attn_jax.stages import analyses as stages_lib  # pylint: disable=g-import-not-at-top
   stages = [l for l in by_label if l in stages_lib.STAGES]
   computing = [s for s in stages if s in stages_lib.STAGES and stages_lib.STAGES[s].compute]
   rng = suite.rng
@@ -313,7 +313,7 @@ def partial_cases(quick: bool) -> list[Case]:
   def make(how):
     def do(suite: Suite) -> dict:
       ref = suite.references['single']
-      from attn_jax import stages as stages_lib  # pylint: disable=g-import-not-at-top
+      from attn_jax.stages import analyses as stages_lib  # pylint: disable=g-import-not-at-top
       stage = 'loo' if 'loo' in stages_lib.STAGES else next(iter(stages_lib.STAGES))
       workdir = suite.fresh(f'partial-{how}')
       args = run_py(workdir)
@@ -524,7 +524,7 @@ def _scrub(value, scratch: str):
 
 
 def write(path: str, record: dict) -> None:
-  from attn_jax import atomic_io  # pylint: disable=g-import-not-at-top
+  from attn_jax.core import atomic_io  # pylint: disable=g-import-not-at-top
   record = {**record, 'faults': tally(record['attempts'])}
   atomic_io.write_json(path, {k: v for k, v in record.items() if k != 'attempts'})
 
@@ -614,19 +614,19 @@ def table_rows(record: dict) -> list[list[str]]:
 
 
 def plain_table(rows) -> str:
-  from attn_jax import report  # pylint: disable=g-import-not-at-top
+  from attn_jax.reports import common as report  # pylint: disable=g-import-not-at-top
   return report.plain(rows)
 
 
 def report_command(args) -> None:
-  from attn_jax import report  # pylint: disable=g-import-not-at-top
+  from attn_jax.reports import common as report  # pylint: disable=g-import-not-at-top
   record = json_of(args.json)
   rows = table_rows(record)
   print(report.plain(rows))
   print(f'\n{record["command"]}: {_minutes(record.get("wall_seconds", 0))} wall time')
   if args.readme:
     try:
-      report.write_readme(args.readme, 'fault-injection', report.markdown(rows),
+      report.write_block(args.readme, 'fault-injection', report.markdown(rows),
                           f'python tests/fault_injection.py report {args.json}', [args.json])
     except ValueError:  # str.index: a marker is missing
       sys.exit(f'error: {args.readme} has no <!-- fault-injection:start --> / '

@@ -303,7 +303,7 @@ def _poison_batches(epoch: int, batch: int) -> None:
 
 
 def _kill_in(stage_name: str, after: int) -> None:
-  from attn_jax import stages  # pylint: disable=g-import-not-at-top
+  from attn_jax.stages import analyses as stages  # pylint: disable=g-import-not-at-top
   stage = stages.STAGES[stage_name]
   calls = [0]
 

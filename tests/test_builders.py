@@ -7,7 +7,7 @@ import pytest
 from attn_jax.data import builders, jain_wallace, sources
 from attn_jax.data.builders.base import NonstandardDataWarning
 from attn_jax.data.builders.imdb import AclImdb
-from attn_jax.errors import DataError
+from attn_jax.core.errors import DataError
 import archives
 
 

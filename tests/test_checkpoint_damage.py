@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from attn_jax.errors import CheckpointError, StorageError
+from attn_jax.core.errors import CheckpointError, StorageError
 from attn_jax.training.checkpoints import MANIFEST, CheckpointStore
 
 PARAMS = {'w': jnp.asarray(np.random.default_rng(0).normal(size=500), jnp.float32),

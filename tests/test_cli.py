@@ -55,9 +55,14 @@ def test_next_commands_name_the_report_and_listing(tmp_path):
   lines = run_cli.next_commands(cfg, workdir, out).splitlines()
   runs = [os.path.join(out, 'seed0'), os.path.join(out, 'seed1')]
   assert lines[0] == 'report:   python -m attn_jax.report training ' + ' '.join(runs)
+  # The default stages are J&W's, S&S's and Meister's: their report commands follow.
   assert lines[1].split() == ['python', '-m', 'attn_jax.report', 'analyses', *runs]
-  assert lines[2:] == [f'contents: python -m attn_jax.contents {workdir}',
+  assert lines[2].split() == ['python', '-m', 'attn_jax.report', 'meister', *runs]
+  assert lines[3:] == [f'contents: python -m attn_jax.contents {workdir}',
                        f'contents: python -m attn_jax.contents {out}']
+  cfg.analyses, cfg.experiments = 'gradient', 'uniform'
+  lines = run_cli.next_commands(cfg, workdir, out).splitlines()
+  assert [line.split()[-3] for line in lines[:3]] == ['training', 'analyses', 'wp']
 
 
 def test_a_finished_run_ends_with_one_line_naming_its_results(monkeypatch, capsys, tmp_path):

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from attn_jax import compilation
+from attn_jax.core import compilation
 
 # A fresh process: enables the cache in argv[1], compiles one program and
 # prints how many programs JAX read from the persistent cache.

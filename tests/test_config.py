@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from attn_jax import config as config_lib
-from attn_jax.errors import ConfigError
+from attn_jax.core.errors import ConfigError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG_FILES = sorted(glob.glob(os.path.join(ROOT, 'configs', '*.py')))

@@ -10,12 +10,13 @@ import warnings
 
 import pytest
 
-from attn_jax import atomic_io, config as config_lib
+from attn_jax import config as config_lib
+from attn_jax.core import atomic_io
 from attn_jax.data import builders, dataset as dataset_lib, network, source_record, sources
 from attn_jax.data.builders.base import NonstandardDataWarning
 from attn_jax.data.builders.imdb import AclImdb
 from attn_jax.data.builders.sst import SstTrees
-from attn_jax.errors import DataError, StorageError
+from attn_jax.core.errors import DataError, StorageError
 import archives
 import helpers
 from test_builders import imdb_reviews

@@ -7,7 +7,7 @@ from attn_jax import config as config_lib
 from attn_jax.data import dataset as dataset_lib
 from attn_jax.data.vocabulary import Vocabulary
 from attn_jax.data.word_vectors import load_word_vectors
-from attn_jax.errors import DataError
+from attn_jax.core.errors import DataError
 
 
 def synthetic_cfg():

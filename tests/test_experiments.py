@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from attn_jax import experiments
-from attn_jax.errors import ConfigError
+from attn_jax.core.errors import ConfigError
 from attn_jax.experiments import store
-from attn_jax.restore import restore
+from attn_jax.runs.restore import restore
 from attn_jax.training import trainer
 import helpers
 

@@ -11,8 +11,9 @@ import sys
 import numpy as np
 import pytest
 
-from attn_jax import config as config_lib, hosts
-from attn_jax.errors import ConfigError
+from attn_jax import config as config_lib
+from attn_jax.core import hosts
+from attn_jax.core.errors import ConfigError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STAGES = 'gradient,loo,kendall,permutation'

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from attn_jax import experiments
-from attn_jax.errors import ConfigError
-from attn_jax.restore import restore
+from attn_jax.core.errors import ConfigError
+from attn_jax.runs.restore import restore
 from attn_jax.stages import store as stage_store
 import helpers
 
@@ -108,7 +108,7 @@ def test_bad_meister_settings_fail_before_any_work(tmp_path, key, value, message
 
 
 def test_report_prints_every_table_saves_and_fills_the_readme(meister, tmp_path, capsys):
-  from attn_jax import meister_report  # pylint: disable=g-import-not-at-top
+  from attn_jax.reports import meister as meister_report  # pylint: disable=g-import-not-at-top
   workdir, _, _ = meister
   readme = tmp_path / 'README.md'
   readme.write_text(''.join(f'<!-- {b}:start -->\n<!-- {b}:end -->\n' for b in meister_report.BLOCKS))
@@ -124,7 +124,7 @@ def test_report_prints_every_table_saves_and_fills_the_readme(meister, tmp_path,
 
 
 def test_report_verdicts_against_meister_numbers():
-  from attn_jax import meister_report  # pylint: disable=g-import-not-at-top
+  from attn_jax.reports import meister as meister_report  # pylint: disable=g-import-not-at-top
   tau = lambda m: {'nanmean': m, 'nanstd': 0.1}
   run = {'name': 'r', 'dataset': 'sst', 'encoder': 'bilstm', 'projection': 'sparsemax', 'accuracy': 0.83,
          'experiments': {}, 'stages': {'importance': {

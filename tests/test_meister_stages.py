@@ -11,10 +11,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from attn_jax import config as config_lib, stages
+from attn_jax import config as config_lib
+from attn_jax.stages import analyses as stages_lib
 from attn_jax.analysis import importance as imp, kendall, loo as loo_lib
 from attn_jax.data.dataset import load_dataset
-from attn_jax.errors import ConfigError
+from attn_jax.core.errors import ConfigError
 from attn_jax.models import build_model
 from attn_jax.stages import runner, store
 
@@ -28,7 +29,7 @@ def _analyse(cfg, out, model=None, params=None, data=None):
     model = build_model(cfg.model, len(data.vocab))
     params = model.init(jax.random.PRNGKey(0))
   logs = []
-  summaries = stages.run_analyses(model, params, data.splits, cfg, str(out), data.fingerprint,
+  summaries = stages_lib.run_analyses(model, params, data.splits, cfg, str(out), data.fingerprint,
                                   log=logs.append)
   return model, params, data, summaries, logs
 
@@ -171,9 +172,9 @@ def test_a_killed_state_importance_resumes_where_it_stopped(analysed, tmp_path, 
   a = analysed
   cfg = _config(analyses='state_importance')
   cfg.analysis.batch_size = 3  # two batches
-  ctx = stages.AnalysisContext(a.model, a.params, stages.limit_split(a.data.splits['test'], DOCS), 'test',
+  ctx = stages_lib.AnalysisContext(a.model, a.params, stages_lib.limit_split(a.data.splits['test'], DOCS), 'test',
                                cfg, a.data.fingerprint, str(tmp_path))
-  stage, calls = stages.STAGES['state_importance'], []
+  stage, calls = stages_lib.STAGES['state_importance'], []
 
   def dies_on_the_second_batch(c, batch):
     calls.append(1)

@@ -7,9 +7,11 @@ import jax
 import numpy as np
 import pytest
 
-from attn_jax import model_axis, pipeline
-from attn_jax.errors import ConfigError, TrainingError
-from attn_jax.restore import restore
+from attn_jax import pipeline
+from attn_jax.runs import initial_params as initial_params_lib
+from attn_jax.runs import model_axis
+from attn_jax.core.errors import ConfigError, TrainingError
+from attn_jax.runs.restore import restore
 import helpers
 
 pytestmark = pytest.mark.usefixtures('optax_promotion')
@@ -90,7 +92,7 @@ def test_a_rerun_restores_every_model(program):
 
 def test_a_model_whose_loss_breaks_stops_alone(tmp_path, monkeypatch):
   cfg = helpers.synthetic_config(top__sweep='seed=0,1')
-  real = pipeline.initial_params
+  real = initial_params_lib.initial_params
 
   def poisoned(model, member_cfg, dataset, log, workdir=None):
     params = real(model, member_cfg, dataset, log, workdir)
@@ -98,12 +100,12 @@ def test_a_model_whose_loss_breaks_stops_alone(tmp_path, monkeypatch):
       params['embedding']['table'] = params['embedding']['table'].at[5].set(np.inf)
     return params
 
-  monkeypatch.setattr(pipeline, 'initial_params', poisoned)
+  monkeypatch.setattr(initial_params_lib, 'initial_params', poisoned)
   logs = []
   with pytest.raises(TrainingError, match=r'1 of 2 models became non-finite.*seed1 \(epoch 1 of'):
     helpers.run(cfg, tmp_path, logs)
   assert (tmp_path / 'seed0' / 'eval.json').exists() and not (tmp_path / 'seed1' / 'eval.json').exists()
-  monkeypatch.setattr(pipeline, 'initial_params', real)
+  monkeypatch.setattr(initial_params_lib, 'initial_params', real)
   alone = separate(tmp_path, 0, cfg.train.learning_rate)
   together, separately = helpers.eval_without_timing(tmp_path / 'seed0'), helpers.eval_without_timing(alone)
   assert together['models_in_program'] == 2 and together['selected_epoch'] == separately['selected_epoch']

@@ -14,7 +14,7 @@ import pytest
 from attn_jax import config as config_lib
 from attn_jax.data import builders, jain_wallace
 from attn_jax.data.dataset import load_dataset
-from attn_jax.errors import DataError
+from attn_jax.core.errors import DataError
 from conftest import REAL_DATA, requires_real_data
 import helpers
 

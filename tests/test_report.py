@@ -2,7 +2,7 @@
 
 import json
 
-from attn_jax import report
+from attn_jax.reports import cli as report
 
 
 def fake_run(root, name, dataset, accuracy):

@@ -15,9 +15,10 @@ import jax
 import numpy as np
 import pytest
 
-from attn_jax import config as config_lib, report, run_command
+from attn_jax import config as config_lib
+from attn_jax.reports import cli as report, run_command
 from attn_jax.stages import store
-from attn_jax.wp_report import SAVED
+from attn_jax.reports.common import SAVED
 import helpers
 
 TEXT = 'w0003 w0010 good0 w0042 w0007'
@@ -114,7 +115,8 @@ def test_a_run_without_analyses_says_what_is_missing(run, tmp_path):
   out = tmp_path / 'out'
   report.main(['reproduce', str(bare), '--out', str(out)])
   page = read(out / 'index.html')
-  assert 'not in these runs' in page and 'J&amp;W&#x27;s and S&amp;S&#x27;s analyses: no run holds them' in page
+  assert 'not in these runs' in page and 'J&amp;W&#x27;s analyses: no run holds them' in page
+  assert 'S&amp;S&#x27;s erasure: no run holds it' in page
   assert 'holds no kendall or adversarial results: no documents to show' in page
   assert '--config.analyses=&#x27;&#x27;' in page  # the command asks for no stages, as the folder holds none
   assert (out / 'REPORT.md').exists()
@@ -196,7 +198,7 @@ def test_the_cli_exits_1_with_one_line_for_a_folder_that_is_not_a_run(tmp_path, 
 
 
 def test_a_model_of_a_program_is_reproduced_by_its_program(tmp_path):
-  from attn_jax import model_axis  # pylint: disable=g-import-not-at-top
+  from attn_jax.runs import model_axis  # pylint: disable=g-import-not-at-top
   program = config_lib.default_config('synthetic', 'bilstm', 'smoke')
   program.sweep = 'seed=0,1'
   member = model_axis.members(program, str(tmp_path))[1]

@@ -10,9 +10,11 @@ import subprocess
 import jax
 import pytest
 
-from attn_jax import atomic_io, contents, pipeline, report, reproduction
-from attn_jax.errors import IntegrityError, StorageError
-from attn_jax.restore import restore
+from attn_jax import contents, pipeline
+from attn_jax.core import atomic_io
+from attn_jax.reports import cli as report, jain_wallace as reproduction
+from attn_jax.core.errors import IntegrityError, StorageError
+from attn_jax.runs.restore import restore
 from attn_jax.stages import store
 import helpers
 

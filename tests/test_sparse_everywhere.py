@@ -11,14 +11,16 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from attn_jax import config as config_lib, experiments, pipeline, stages
+from attn_jax.runs import initial_params as initial_params_lib
+from attn_jax import config as config_lib, experiments, pipeline
+from attn_jax.stages import analyses as stages_lib
 from attn_jax.analysis import adversarial as adv_lib
 from attn_jax.data.dataset import load_dataset
-from attn_jax.errors import ConfigError
+from attn_jax.core.errors import ConfigError
 from attn_jax.experiments import store as experiment_store
 from attn_jax.models import projections
 from attn_jax.models.model import build_model
-from attn_jax.restore import restore
+from attn_jax.runs.restore import restore
 from attn_jax.training.optimizer import frozen_subtrees
 import helpers
 
@@ -51,14 +53,14 @@ def analysed(request, tmp_path_factory):
   """Every registered stage on a fresh (untrained) smoke model: the projection
   alone decides where α is 0, so training adds nothing but time."""
   cfg = smoke_config(request.param)
-  cfg.analyses = ','.join(stages.STAGES)
+  cfg.analyses = ','.join(stages_lib.STAGES)
   cfg.analysis.max_docs = DOCS
   dataset = load_dataset(cfg.data)
   model = build_model(cfg.model, len(dataset.vocab))
   params = model.init(jax.random.PRNGKey(0))
   out = tmp_path_factory.mktemp(request.param)
   with jax.numpy_dtype_promotion('standard'):
-    summaries = stages.run_analyses(model, params, dataset.splits, cfg, str(out), dataset.fingerprint,
+    summaries = stages_lib.run_analyses(model, params, dataset.splits, cfg, str(out), dataset.fingerprint,
                                     log=lambda _: None)
   return request.param, out, summaries
 
@@ -78,7 +80,7 @@ def ranked_vectors(out):
                                        'gradient_l2')}
   vectors['attention'] = gradient['alpha']
   vectors['loo'] = load(out, 'loo')[0]['loo']
-  if 'importance' in stages.STAGES:
+  if 'importance' in stages_lib.STAGES:
     importance, _ = load(out, 'importance')
     vectors.update({k: importance[k] for k in importance if k.startswith(('g_', 'd_'))})
   return vectors, gradient['lengths']
@@ -93,10 +95,10 @@ def tau_operands(name):
 
 def test_every_stage_gives_finite_results(analysed):
   projection, out, summaries = analysed
-  assert set(summaries) == set(stages.STAGES)
+  assert set(summaries) == set(stages_lib.STAGES)
   vectors, lengths = ranked_vectors(out)
   mask = words(lengths, vectors['alpha'].shape[1])
-  for name in stages.STAGES:
+  for name in stages_lib.STAGES:
     arrays, _ = load(out, name)
     for key, values in arrays.items():
       if values.dtype.kind != 'f':
@@ -194,7 +196,7 @@ def test_update_only_leaves_the_other_subtrees_bit_identical(tmp_path):
   trained = restore(str(tmp_path))
   dataset = load_dataset(cfg.data)
   model = build_model(cfg.model, len(dataset.vocab))
-  initial = pipeline.initial_params(model, cfg, dataset, lambda _: None)
+  initial = initial_params_lib.initial_params(model, cfg, dataset, lambda _: None)
   for subtree in ('embedding', 'encoder', 'decoder'):
     for p, q in zip(jax.tree.leaves(trained.params[subtree]), jax.tree.leaves(initial[subtree])):
       np.testing.assert_array_equal(p, q)
@@ -225,7 +227,7 @@ def test_a_bad_update_only_is_refused_with_the_subtrees(value):
 
 def test_only_a_non_default_adversary_projection_changes_the_stage_key():
   """Results of softmax models computed before the option existed stay valid."""
-  adversarial = stages.STAGES['adversarial']
+  adversarial = stages_lib.STAGES['adversarial']
   cfg = smoke_config('sparsemax')
   assert 'projection' not in adversarial.settings(cfg.analysis)
   cfg.analysis.adversarial.projection = 'softmax'

@@ -10,11 +10,12 @@ import jax
 import numpy as np
 import pytest
 
-from attn_jax import config as config_lib, stages
+from attn_jax import config as config_lib
+from attn_jax.stages import analyses as stages_lib
 from attn_jax.analysis import gradient_importance
 from attn_jax.data.dataset import load_dataset
-from attn_jax.errors import ConfigError
-from attn_jax.restore import restore
+from attn_jax.core.errors import ConfigError
+from attn_jax.runs.restore import restore
 from attn_jax.stages import runner
 from attn_jax.stages.feature_importance import GRADIENT_VARIANTS
 import helpers
@@ -83,8 +84,8 @@ def test_a_changed_setting_recomputes_only_the_stages_it_affects(trained, tmp_pa
 def test_recomputing_a_stage_recomputes_the_stages_that_use_it(trained, tmp_path, monkeypatch):
   workdir = tmp_path / 'copy'
   shutil.copytree(trained[0], workdir)
-  loo = stages.STAGES['loo']
-  monkeypatch.setitem(stages.STAGES, 'loo', dataclasses.replace(loo, version=loo.version + 1))
+  loo = stages_lib.STAGES['loo']
+  monkeypatch.setitem(stages_lib.STAGES, 'loo', dataclasses.replace(loo, version=loo.version + 1))
   logs = []
   helpers.run(helpers.synthetic_config(top__analyses=','.join(config_lib.ANALYSES)), workdir, logs)
   recomputed = [line.split(':')[0] for line in logs if 'documents in' in line]
@@ -98,7 +99,7 @@ def test_random_draws_do_not_depend_on_batching(trained):
   other = str(workdir / 'other_batching')
   cfg2 = helpers.synthetic_config(top__analyses='permutation,erasure')
   cfg2.analysis.batch_size = 7
-  stages.run_analyses(restored.model, restored.params, data.splits, cfg2, other, data.fingerprint,
+  stages_lib.run_analyses(restored.model, restored.params, data.splits, cfg2, other, data.fingerprint,
                       log=lambda _: None)
   for name, keys in {'permutation': ('median',), 'erasure': ('random_fraction', 'single_other')}.items():
     ours, theirs = (np.load(os.path.join(helpers.stage_dir(w, name), 'results.npz')) for w in (other, workdir))
@@ -113,10 +114,10 @@ def test_the_adversarial_stage_batches_by_its_own_size_and_gets_the_same_results
   other = str(workdir / 'adversarial_batching')
   cfg2 = helpers.synthetic_config(top__analyses='adversarial')
   cfg2.analysis.adversarial.batch_size = 5
-  sizes, batches = [], stages.AnalysisContext.batches
-  monkeypatch.setattr(stages.AnalysisContext, 'batches',
+  sizes, batches = [], stages_lib.AnalysisContext.batches
+  monkeypatch.setattr(stages_lib.AnalysisContext, 'batches',
                       lambda self, batch_size=None: sizes.append(batch_size) or batches(self, batch_size))
-  stages.run_analyses(restored.model, restored.params, data.splits, cfg2, other, data.fingerprint,
+  stages_lib.run_analyses(restored.model, restored.params, data.splits, cfg2, other, data.fingerprint,
                       log=lambda _: None)
   assert sizes == [5] and cfg.analysis.adversarial.batch_size != 5
   ours, theirs = (np.load(os.path.join(helpers.stage_dir(w, 'adversarial'), 'results.npz'))
@@ -149,10 +150,10 @@ def test_a_killed_stage_resumes_where_it_stopped(trained, tmp_path, monkeypatch)
   restored = restore(str(workdir))
   data = load_dataset(cfg.data)
   cfg2 = helpers.synthetic_config(top__analyses='loo')
-  ctx = stages.AnalysisContext(restored.model, restored.params, data.splits['test'], 'test', cfg2,
+  ctx = stages_lib.AnalysisContext(restored.model, restored.params, data.splits['test'], 'test', cfg2,
                                data.fingerprint, str(tmp_path))
   calls = []
-  original = stages.STAGES['loo'].compute
+  original = stages_lib.STAGES['loo'].compute
 
   def dies_on_the_third_batch(c, batch):
     calls.append(len(batch.index))
@@ -162,11 +163,11 @@ def test_a_killed_stage_resumes_where_it_stopped(trained, tmp_path, monkeypatch)
 
   monkeypatch.setattr(runner, 'SAVE_EVERY_SECONDS', 0.0)
   with pytest.raises(KeyboardInterrupt):
-    runner.run_stage(ctx, dataclasses.replace(stages.STAGES['loo'], compute=dies_on_the_third_batch),
+    runner.run_stage(ctx, dataclasses.replace(stages_lib.STAGES['loo'], compute=dies_on_the_third_batch),
                      log=lambda _: None)
   assert len(glob.glob(str(tmp_path / 'analyses' / 'loo' / '*' / 'partial.npz'))) == 1
   logs, calls[:] = [], []
-  counting = dataclasses.replace(stages.STAGES['loo'], compute=lambda c, b: calls.append(1) or original(c, b))
+  counting = dataclasses.replace(stages_lib.STAGES['loo'], compute=lambda c, b: calls.append(1) or original(c, b))
   runner.run_stage(ctx, counting, log=logs.append)
   assert any('resuming after 2 of' in line for line in logs)
   assert len(calls) == ctx.num_batches() - 2
@@ -185,9 +186,9 @@ def test_a_resume_with_another_batch_size_computes_every_document(trained, tmp_p
   for batch_size in (4, 10):
     c = helpers.synthetic_config(top__analyses='loo')
     c.analysis.batch_size = batch_size
-    contexts.append(stages.AnalysisContext(restored.model, restored.params, data.splits['test'], 'test',
+    contexts.append(stages_lib.AnalysisContext(restored.model, restored.params, data.splits['test'], 'test',
                                            c, data.fingerprint, str(tmp_path)))
-  original, calls = stages.STAGES['loo'].compute, []
+  original, calls = stages_lib.STAGES['loo'].compute, []
 
   def dies_on_the_fourth_batch(c, batch):
     calls.append(1)
@@ -197,10 +198,10 @@ def test_a_resume_with_another_batch_size_computes_every_document(trained, tmp_p
 
   monkeypatch.setattr(runner, 'SAVE_EVERY_SECONDS', 0.0)
   with pytest.raises(KeyboardInterrupt):
-    runner.run_stage(contexts[0], dataclasses.replace(stages.STAGES['loo'], compute=dies_on_the_fourth_batch),
+    runner.run_stage(contexts[0], dataclasses.replace(stages_lib.STAGES['loo'], compute=dies_on_the_fourth_batch),
                      log=lambda _: None)
   logs = []
-  runner.run_stage(contexts[1], stages.STAGES['loo'], log=logs.append)
+  runner.run_stage(contexts[1], stages_lib.STAGES['loo'], log=logs.append)
   assert any('(12 of 48 documents)' in line for line in logs)
   with np.load(os.path.join(helpers.stage_dir(tmp_path, 'loo'), 'results.npz')) as ours, \
        np.load(os.path.join(helpers.stage_dir(workdir, 'loo'), 'results.npz')) as whole:
@@ -216,5 +217,5 @@ def test_unknown_analysis_is_named_with_the_valid_ones():
 
 
 def test_requirements_are_added_in_running_order():
-  assert stages.with_requirements(['kendall']) == ('gradient', 'loo', 'kendall')
-  assert stages.with_requirements(['erasure', 'gradient']) == ('gradient', 'erasure')
+  assert stages_lib.with_requirements_of(['kendall']) == ('gradient', 'loo', 'kendall')
+  assert stages_lib.with_requirements_of(['erasure', 'gradient']) == ('gradient', 'erasure')

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from attn_jax import statistics
+from attn_jax.analysis import statistics
 
 
 @pytest.mark.parametrize('n', [2, 3, 5, 9])

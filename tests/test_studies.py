@@ -63,7 +63,7 @@ def test_a_rerun_does_only_what_is_missing(ran):
 
 
 def test_unknown_arm_patterns_are_refused():
-  from attn_jax.errors import ConfigError  # pylint: disable=g-import-not-at-top
+  from attn_jax.core.errors import ConfigError  # pylint: disable=g-import-not-at-top
   with pytest.raises(ConfigError, match='matches no arm'):
     runner.select(TINY, 'imdb_*')
 

@@ -5,6 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from attn_jax.runs import initial_params as initial_params_lib
 from attn_jax.data.batching import make_batch
 from attn_jax.models import build_model
 from attn_jax.training import loss as loss_lib
@@ -125,7 +126,7 @@ def test_a_word_vector_file_initialises_the_embeddings(tmp_path):
       + ''.join(w + ' ' + ' '.join(f'{x:g}' for x in v) + '\n' for w, v in rows.items()))
   cfg.model.embeddings_file = str(tmp_path / 'vectors.vec')
   model = build_model(cfg.model, len(data.vocab))
-  table = pipeline.initial_params(model, cfg, data, lambda _: None)['embedding']['table']
+  table = initial_params_lib.initial_params(model, cfg, data, lambda _: None)['embedding']['table']
   for word, vector in rows.items():
     np.testing.assert_array_equal(table[data.vocab.encode([word])[1]], vector)
   assert not np.asarray(table[data.vocab.encode(['w0004'])[1]]).any()  # not in the file: zero

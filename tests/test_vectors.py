@@ -10,9 +10,10 @@ import sys
 import numpy as np
 import pytest
 
+from attn_jax.runs import initial_params as initial_params_lib
 from attn_jax import config as config_lib, pipeline
 from attn_jax.data.dataset import load_dataset
-from attn_jax.errors import ConfigError
+from attn_jax.core.errors import ConfigError
 from attn_jax.models import build_model
 from attn_jax.vectors import build, corpus, fasttext
 from conftest import requires_real_data
@@ -113,7 +114,7 @@ def test_a_config_naming_in_domain_vectors_builds_caches_and_loads_them(tfds_dir
   assert build.ensure_vectors(cfg, data.vocab, logs.append) == path  # cached: not built again
   assert sum('building' in line for line in logs) == 1
   model = build_model(cfg.model, len(data.vocab))
-  table = np.asarray(pipeline.initial_params(model, cfg, data, lambda _: None)['embedding']['table'])
+  table = np.asarray(initial_params_lib.initial_params(model, cfg, data, lambda _: None)['embedding']['table'])
   assert np.count_nonzero(np.any(table != 0, axis=1)) == info['words_with_vectors']
   with open(path, 'a') as f:
     f.write('tampered 1\n')

@@ -5,7 +5,7 @@ import pytest
 
 from attn_jax.data import batching
 from attn_jax.data.vocabulary import EOS, PAD, SOS, UNK, Vocabulary
-from attn_jax.errors import CheckpointError
+from attn_jax.core.errors import CheckpointError
 
 
 def test_vocabulary_uses_document_frequency_and_sorted_words(tmp_path):

@@ -7,7 +7,8 @@ import os
 import numpy as np
 import pytest
 
-from attn_jax import digests, report, wp_report
+from attn_jax.core import digests
+from attn_jax.reports import cli as report, wiegreffe_pinter as wp_report
 from attn_jax.plots import wp_figures
 from attn_jax.stages.store import SELF_HASH
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from attn_jax.data import builders, jain_wallace, source_record, synthetic
 from attn_jax.data.vocabulary import Vocabulary
-from attn_jax.errors import DataError
+from attn_jax.core.errors import DataError
 
 MIN_REAL_TOKENS = 2
 

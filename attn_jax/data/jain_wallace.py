@@ -17,7 +17,7 @@ import numpy as np
 
 from attn_jax.data import newsgroups_text, tokenize
 from attn_jax.data.builders.newsgroups import GROUPS
-from attn_jax.errors import DataError
+from attn_jax.core.errors import DataError
 
 
 @dataclasses.dataclass(frozen=True)

@@ -16,7 +16,7 @@ a record beside the prepared data:
 import os
 from typing import Optional
 
-from attn_jax import atomic_io
+from attn_jax.core import atomic_io
 from attn_jax.data import sources
 
 RECORD_FILE = 'attn_jax_source_record.json'

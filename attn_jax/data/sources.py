@@ -16,7 +16,7 @@ import dataclasses
 import os
 from typing import Callable, Optional
 
-from attn_jax.errors import DataError
+from attn_jax.core.errors import DataError
 
 ENV_VAR = 'ATTN_JAX_DATA'
 

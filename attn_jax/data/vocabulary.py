@@ -7,8 +7,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from attn_jax import atomic_io
-from attn_jax.errors import CheckpointError
+from attn_jax.core import atomic_io
+from attn_jax.core.errors import CheckpointError
 
 PAD, UNK, SOS, EOS = 0, 1, 2, 3
 SPECIALS = ('<PAD>', '<UNK>', '<SOS>', '<EOS>')

@@ -3,7 +3,7 @@
 import numpy as np
 
 from attn_jax.data.vocabulary import Vocabulary
-from attn_jax.errors import DataError
+from attn_jax.core.errors import DataError
 
 
 def load_word_vectors(path: str, vocab: Vocabulary, dim: int) -> tuple[np.ndarray, int]:

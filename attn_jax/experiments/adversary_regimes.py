@@ -20,11 +20,12 @@ import os
 import ml_collections
 import numpy as np
 
-from attn_jax import atomic_io
-from attn_jax.errors import TrainingError
-from attn_jax.experiments.base import DIVERGED, Experiment, comma_floats, lambda_problem
+from attn_jax.core import atomic_io
+from attn_jax.core.errors import TrainingError
+from attn_jax.core.registry import EXPERIMENTS, Section
+from attn_jax.experiments.base import DIVERGED, Experiment, comma_floats
 from attn_jax.experiments.consistent_adversary import (adversary_rows, adversary_targets,
-                                                       choose_by_training_data, distinct_nonnegative,
+                                                       check_schedule, choose_by_training_data,
                                                        member_name)
 from attn_jax.plots import meister_figures
 from attn_jax.stages.context import params_digest
@@ -52,14 +53,14 @@ def _regimes(section) -> list[str]:
 
 def _check(section, cfg):
   del cfg
-  problem = lambda_problem(section, '1e-3,0.1,1', distinct_nonnegative, 'λ >= 0, none twice')
+  problem = check_schedule(section)
   if problem:
     return problem
   regimes = _regimes(section)
   if not regimes or not set(regimes) <= set(REGIMES) or len(set(regimes)) != len(regimes):
     return f'regimes={section.regimes!r} must name some of {", ".join(REGIMES)}, none twice'
-  if section.epochs < 1 or section.patience < 1 or section.max_train_tvd < 0:
-    return 'epochs and patience must be >= 1 and max_train_tvd >= 0'
+  if section.max_train_tvd < 0:
+    return 'max_train_tvd must be >= 0'
   return None
 
 
@@ -100,6 +101,6 @@ def _run(ctx):
   return arrays, summary
 
 
-ADVERSARY_REGIMES = Experiment(
-    name='adversary_regimes', defaults=_defaults, run=_run, check=_check,
-    figures=lambda arrays, summary, directory: meister_figures.regimes_scatter(summary, directory))
+ADVERSARY_REGIMES = EXPERIMENTS.register(Experiment(
+    name='adversary_regimes', paper='meister', order=60, section=Section(_defaults, _check), run=_run,
+    figures=lambda arrays, summary, directory: meister_figures.regimes_scatter(summary, directory)))

@@ -20,7 +20,10 @@ import jax
 import ml_collections
 import numpy as np
 
-from attn_jax import config as config_lib, model_axis, workdir as workdir_lib
+from attn_jax import config as config_lib
+from attn_jax.core.registry import Section
+from attn_jax.runs import initial_params
+from attn_jax.runs import model_axis, workdir as workdir_lib
 from attn_jax.data.batching import eval_batches
 from attn_jax.data.dataset import Dataset, EncodedSplit
 from attn_jax.models import Model, build_model
@@ -34,21 +37,25 @@ from attn_jax.training import step as step_lib
 class Experiment:
   """An experiment declared by name in `config.experiments`.
 
-  defaults: (dataset, encoder, variant) -> its section of `config.experiment`.
+  paper: whose experiment it is (a key of `attn_jax.papers.PAPERS`).
+  order: where it runs among the experiments (after those it requires).
+  section: its `config.experiment.<name>` section: defaults (dataset,
+    encoder, variant) -> ConfigDict, and check (section, run config) -> an
+    error message or None, before any work.
   run: (ctx) -> (arrays for results.npz, summary dict).
   figures: (arrays, summary, directory) -> written paths (PNG and SVG).
   requires: experiments whose results it reads (`ctx.inputs[name]`).
   stages: analysis stages of the base model it reads (`ctx.stages[name]`).
-  check: (section, run config) -> an error message or None, before any work.
   version: bumped when what it computes changes.
   """
   name: str
-  defaults: Callable[[str, str, str], ml_collections.ConfigDict]
+  paper: str
+  order: int
+  section: Section
   run: Callable
   figures: Callable
   requires: tuple = ()
   stages: tuple = ()
-  check: Callable = lambda section, cfg: None
   version: int = 1
 
 
@@ -111,7 +118,6 @@ class ExperimentContext:
     one program with `objective` (default: their `train.loss`); they must
     share their architecture. `initial` (member -> params) replaces fresh
     initialisation (e.g. the base model's params)."""
-    from attn_jax import pipeline  # pylint: disable=g-import-not-at-top  (pipeline imports us)
     group = self.group_dir(set_name)
     names, cfgs = list(configs), list(configs.values())
     members = [trainer.Member(c, os.path.join(group, n)) for n, c in zip(names, cfgs)]
@@ -125,7 +131,7 @@ class ExperimentContext:
     started = time.time()
     progress = trainer.train(
         model, self.dataset, members, group,
-        initial or (lambda m: pipeline.initial_params(model, m.cfg, self.dataset, self.log, m.workdir)),
+        initial or (lambda m: initial_params.initial_params(model, m.cfg, self.dataset, self.log, m.workdir)),
         self.log, objective)
     params, selections = [], []
     for member, record in zip(members, progress['models']):

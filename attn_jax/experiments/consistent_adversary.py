@@ -20,9 +20,10 @@ import ml_collections
 import numpy as np
 from ml_collections import config_dict
 
-from attn_jax import atomic_io
+from attn_jax.core import atomic_io
 from attn_jax.analysis.divergences import jw_jsd
-from attn_jax.errors import TrainingError
+from attn_jax.core.errors import TrainingError
+from attn_jax.core.registry import EXPERIMENTS, Section
 from attn_jax.experiments.base import DIVERGED, Experiment, comma_floats, lambda_problem
 from attn_jax.plots import wp_figures
 from attn_jax.stages import store as stage_store
@@ -52,14 +53,20 @@ def distinct_nonnegative(values: list[float]) -> bool:
   return bool(values) and len(set(values)) == len(values) and min(values) >= 0
 
 
-def _check(section, cfg):
-  del cfg
+def check_schedule(section) -> str | None:
+  """What is wrong with an adversary section's λ grid, epochs or patience
+  (this experiment's and `adversary_regimes`'), or None."""
   problem = lambda_problem(section, '1e-3,0.1,1', distinct_nonnegative, 'λ >= 0, none twice')
   if problem:
     return problem
   if section.epochs < 1 or section.patience < 1:
     return 'epochs and patience must be >= 1'
   return None
+
+
+def _check(section, cfg):
+  del cfg
+  return check_schedule(section)
 
 
 def member_name(lam: float) -> str:
@@ -173,6 +180,6 @@ def adversary_workdir(out_dir: str, summary: dict, lam: float) -> str:
   return os.path.join(out_dir, summary['models_folder'], SET, member_name(lam))
 
 
-CONSISTENT_ADVERSARY = Experiment(
-    name='consistent_adversary', defaults=_defaults, run=_run, check=_check, stages=('adversarial',),
-    figures=lambda arrays, summary, directory: wp_figures.tradeoff_curve(summary, directory))
+CONSISTENT_ADVERSARY = EXPERIMENTS.register(Experiment(
+    name='consistent_adversary', paper='wp', order=30, section=Section(_defaults, _check), run=_run, stages=('adversarial',),
+    figures=lambda arrays, summary, directory: wp_figures.tradeoff_curve(summary, directory)))

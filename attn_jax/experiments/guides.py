@@ -24,13 +24,14 @@ import ml_collections
 import numpy as np
 from ml_collections import config_dict
 
-from attn_jax import atomic_io
-from attn_jax.errors import CheckpointError, ConfigError, TrainingError
+from attn_jax.core import atomic_io
+from attn_jax.core.errors import CheckpointError, ConfigError, TrainingError
+from attn_jax.core.registry import EXPERIMENTS, Section
 from attn_jax.experiments.base import DIVERGED, Experiment, metrics_row
 from attn_jax.experiments.consistent_adversary import adversary_workdir, choose_by_training_data, lambdas
 from attn_jax.models.model import ENCODERS
 from attn_jax.plots import wp_figures
-from attn_jax.restore import restore
+from attn_jax.runs.restore import restore
 from attn_jax.training.guided import guided_objective, uniform_alpha
 
 # (name, guide index: -1 = the model's own attention, else the guide arrays' row)
@@ -108,7 +109,7 @@ def _run(ctx):
   return {'probs': np.stack(probs), 'labels': np.asarray(ctx.split.labels)}, summary
 
 
-GUIDES = Experiment(
-    name='guides', defaults=_defaults, run=_run, check=_check,
+GUIDES = EXPERIMENTS.register(Experiment(
+    name='guides', paper='wp', order=40, section=Section(_defaults, _check), run=_run,
     requires=('consistent_adversary',),
-    figures=lambda arrays, summary, directory: wp_figures.guide_bars(summary, directory))
+    figures=lambda arrays, summary, directory: wp_figures.guide_bars(summary, directory)))

@@ -13,7 +13,8 @@ from typing import Callable
 
 import numpy as np
 
-from attn_jax import atomic_io, config as config_lib, digests
+from attn_jax import config as config_lib
+from attn_jax.core import atomic_io, digests
 from attn_jax.experiments import store
 from attn_jax.experiments.base import Experiment, ExperimentContext
 from attn_jax.stages import store as stage_store

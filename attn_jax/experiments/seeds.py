@@ -18,7 +18,8 @@ import ml_collections
 import numpy as np
 
 from attn_jax.analysis.divergences import jw_jsd
-from attn_jax.errors import ConfigError, TrainingError
+from attn_jax.core.errors import ConfigError, TrainingError
+from attn_jax.core.registry import EXPERIMENTS, Section
 from attn_jax.experiments.base import DIVERGED, Experiment
 from attn_jax.plots import wp_figures
 from attn_jax.stages import store as stage_store
@@ -131,6 +132,6 @@ def _run(ctx):
   return arrays, summary
 
 
-SEEDS = Experiment(
-    name='seeds', defaults=_defaults, run=_run, check=_check, stages=('adversarial',),
-    figures=lambda arrays, summary, directory: wp_figures.seed_violins(arrays, directory))
+SEEDS = EXPERIMENTS.register(Experiment(
+    name='seeds', paper='wp', order=20, section=Section(_defaults, _check), run=_run, stages=('adversarial',),
+    figures=lambda arrays, summary, directory: wp_figures.seed_violins(arrays, directory)))

@@ -19,11 +19,13 @@ import numpy as np
 import scipy.stats
 from ml_collections import config_dict
 
-from attn_jax.errors import TrainingError
+from attn_jax.core.errors import TrainingError
+from attn_jax.core.registry import EXPERIMENTS, Section
 from attn_jax.experiments.base import DIVERGED, Experiment, comma_floats, lambda_problem, metrics_row
 from attn_jax.models import build_model
 from attn_jax.plots import meister_figures
-from attn_jax.stages import run_analyses, store as stage_store
+from attn_jax.stages import store as stage_store
+from attn_jax.stages.analyses import run_analyses
 from attn_jax.stages.importance import MEASURES
 
 LAMBDAS = '-64,-16,-4,-1,-0.25,0,0.25,0.5,0.75,0.9'
@@ -104,6 +106,6 @@ def _run(ctx):
   return arrays, summary
 
 
-SPARSEGEN_SWEEP = Experiment(
-    name='sparsegen_sweep', defaults=_defaults, run=_run, check=_check, stages=('importance',),
-    figures=lambda arrays, summary, directory: meister_figures.sweep_curves(summary, directory))
+SPARSEGEN_SWEEP = EXPERIMENTS.register(Experiment(
+    name='sparsegen_sweep', paper='meister', order=50, section=Section(_defaults, _check), run=_run, stages=('importance',),
+    figures=lambda arrays, summary, directory: meister_figures.sweep_curves(summary, directory)))

@@ -20,7 +20,7 @@ settings sit beside, never replace, earlier results.
 import os
 from typing import Optional
 
-from attn_jax import atomic_io
+from attn_jax.core import atomic_io
 from attn_jax.stages import store as stage_store
 
 SUMMARY = stage_store.SUMMARY

@@ -12,7 +12,8 @@ import ml_collections
 import numpy as np
 from ml_collections import config_dict
 
-from attn_jax.errors import TrainingError
+from attn_jax.core.errors import TrainingError
+from attn_jax.core.registry import EXPERIMENTS, Section
 from attn_jax.experiments.base import DIVERGED, Experiment, metrics_row
 from attn_jax.plots import wp_figures
 
@@ -41,6 +42,6 @@ def _run(ctx):
   return arrays, summary
 
 
-UNIFORM = Experiment(
-    name='uniform', defaults=_defaults, run=_run,
-    figures=lambda arrays, summary, directory: wp_figures.uniform_bars(summary, directory))
+UNIFORM = EXPERIMENTS.register(Experiment(
+    name='uniform', paper='wp', order=10, section=Section(_defaults), run=_run,
+    figures=lambda arrays, summary, directory: wp_figures.uniform_bars(summary, directory)))

@@ -7,7 +7,7 @@ display and leave the user's backend (e.g. a notebook's inline one) alone.
 import matplotlib
 from matplotlib.figure import Figure
 
-from attn_jax import atomic_io
+from attn_jax.core import atomic_io
 
 
 def new_figure(nrows: int = 1, ncols: int = 1, **kwargs):

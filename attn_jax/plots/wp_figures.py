@@ -10,7 +10,7 @@ import os
 
 import numpy as np
 
-from attn_jax import published
+from attn_jax.papers import published
 from attn_jax.plots.analysis_figures import CLASSES
 from attn_jax.plots.figures import new_figure, save
 

@@ -4,9 +4,10 @@ model's own projection unless `analysis.adversarial.projection='softmax'`."""
 import jax
 import jax.numpy as jnp
 import numpy as np
+from ml_collections import config_dict
 
-from attn_jax import statistics
-from attn_jax.analysis import adversarial as adv_lib
+from attn_jax.analysis import adversarial as adv_lib, statistics
+from attn_jax.core.registry import STAGES, Section
 from attn_jax.models import projections
 from attn_jax.plots import analysis_figures
 from attn_jax.stages.runner import Stage
@@ -62,10 +63,35 @@ def _settings(a):
   return settings
 
 
-ADVERSARIAL = Stage(
-    name='adversarial', settings=_settings, compute=_compute,
+def _defaults(dataset, encoder, variant) -> dict:
+  return dict(
+      num_adversaries=5, steps=20 if variant == 'smoke' else 500, learning_rate=0.01, hinge_epsilon=0.01,
+      output_weight=500.0, report_epsilon=0.05,
+      # 'model': adversaries are projected by the model's own projection (the
+      # attention it can produce); 'softmax': J&W's search whatever the model.
+      projection='model',
+      # Documents per batch of the search (None: analysis.batch_size). On this
+      # 2-core CPU 16 to 32 are fastest and 128 or 512 slower (wider padding;
+      # benchmarks/analysis_batch_size.py); an accelerator may want more.
+      batch_size=config_dict.placeholder(int))
+
+
+def _check(s, cfg) -> str | None:
+  if s.batch_size is not None and s.batch_size < 1:
+    return 'analysis.adversarial.batch_size must be >= 1'
+  if s.num_adversaries < 1 or s.steps < 0:
+    return 'analysis.adversarial.num_adversaries must be >= 1 and .steps >= 0'
+  if s.learning_rate <= 0 or s.hinge_epsilon < 0 or s.report_epsilon < 0:
+    return 'analysis.adversarial.learning_rate must be > 0 and the epsilons >= 0'
+  return None
+
+
+ADVERSARIAL = STAGES.register(Stage(
+    name='adversarial', paper='jw', order=60, settings=_settings, compute=_compute,
     positional=frozenset({'adversarial_alpha'}), finalize=_finalize,
     figures=lambda arrays, inputs, summary, d: analysis_figures.max_jsd_histograms(arrays, d),
     cost=lambda batch: float(np.sum(batch.index >= 0)) * batch.tokens.shape[1],
     batch_size=lambda a: a.adversarial.batch_size,
-    version=2)  # 2: bootstrap intervals of the mean max JSD
+    version=2,  # 2: bootstrap intervals of the mean max JSD
+    section=Section(_defaults, _check, choices={'projection': ('model', 'softmax')},
+                    help={'projection': "the adversaries' projection"})))

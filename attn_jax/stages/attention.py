@@ -7,6 +7,7 @@ H̃(α) = −Σ_t α_t log α_t / log n over the n words (Meister et al. footnot
 
 import numpy as np
 
+from attn_jax.core.registry import STAGES, Section
 from attn_jax.stages.runner import Stage
 
 MAX_ATTENTION_BINS = (0.0, 0.25, 0.5, 0.75, 1.0)  # J&W's permutation / adversarial bins
@@ -40,6 +41,6 @@ def _finalize(ctx, arrays, inputs):
   return {'max_attention': max_alpha, 'normalised_entropy': entropy, 'lengths': lengths}, summary
 
 
-ATTENTION = Stage(
-    name='attention', settings=lambda a: {}, requires=('gradient',),
-    finalize=_finalize, figures=lambda *args: [])
+ATTENTION = STAGES.register(Stage(
+    name='attention', paper='jw', order=40, settings=lambda a: {}, requires=('gradient',),
+    finalize=_finalize, figures=lambda *args: []))

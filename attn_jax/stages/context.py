@@ -11,7 +11,7 @@ import jax
 import ml_collections
 import numpy as np
 
-from attn_jax import sharding
+from attn_jax.core import sharding
 from attn_jax.data.batching import Batch, bucket_lengths, eval_batches
 from attn_jax.data.dataset import EncodedSplit
 from attn_jax.models import Model

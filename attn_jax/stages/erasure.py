@@ -5,6 +5,7 @@ import numpy as np
 
 from attn_jax.analysis import erasure as er
 from attn_jax.plots import analysis_figures
+from attn_jax.core.registry import STAGES, Section
 from attn_jax.stages.runner import Stage
 
 SINGLE_KEY_STREAM, RANDOM_KEY_STREAM = 1, 2
@@ -90,9 +91,14 @@ def _figures(arrays, inputs, summary, directory):
           + analysis_figures.fraction_removed_boxes(fractions, directory))
 
 
-ERASURE = Stage(
-    name='erasure',
+ERASURE = STAGES.register(Stage(
+    name='erasure', paper='ss', order=70,
     settings=lambda a: {'random_orders': a.erasure.random_orders, 'random_item': a.erasure.random_item},
     compute=_compute, finalize=_finalize, figures=_figures,
     positional=frozenset({'decision_gradient'}),
-    cost=lambda batch: float(np.sum(batch.index >= 0)) * batch.tokens.shape[1])
+    cost=lambda batch: float(np.sum(batch.index >= 0)) * batch.tokens.shape[1],
+    section=Section(
+        defaults=lambda dataset, encoder, variant: dict(random_orders=2 if variant == 'smoke' else 5,
+                                                        random_item='paper'),
+        choices={'random_item': ('paper', 'code')},
+        check=lambda s, cfg: None if s.random_orders >= 1 else 'analysis.erasure.random_orders must be >= 1')))

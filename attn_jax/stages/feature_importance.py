@@ -3,9 +3,9 @@
 import jax
 import numpy as np
 
-from attn_jax import statistics
-from attn_jax.analysis import gradients as gi, kendall, loo as loo_lib
+from attn_jax.analysis import gradients as gi, kendall, loo as loo_lib, statistics
 from attn_jax.plots import analysis_figures
+from attn_jax.core.registry import STAGES, Section
 from attn_jax.stages.runner import Stage
 
 # Variants of gradient importance: (target, detach_attention, reduction).
@@ -94,16 +94,21 @@ def _kendall_figures(arrays, inputs, summary, directory):
   return analysis_figures.tau_histograms(arrays, list(PAIRS), directory)
 
 
-GRADIENT = Stage(
-    name='gradient', settings=lambda a: {}, compute=_compute_gradient,
+GRADIENT = STAGES.register(Stage(
+    name='gradient', paper='jw', order=10, settings=lambda a: {}, compute=_compute_gradient,
     positional=frozenset({'alpha', *GRADIENT_VARIANTS}), finalize=_finalize_gradient,
-    figures=lambda *args: [])
-LOO = Stage(
-    name='loo', settings=lambda a: {'mode': a.loo.mode}, compute=_compute_loo,
+    figures=lambda *args: []))
+LOO = STAGES.register(Stage(
+    name='loo', paper='jw', order=20, settings=lambda a: {'mode': a.loo.mode}, compute=_compute_loo,
     positional=frozenset({'loo', 'probs_without'}), finalize=_finalize_loo,
     figures=lambda *args: [], version=3,  # 2: the BiLSTM's deletion path; 3: CNN/Average windows
-    cost=lambda batch: float(np.sum(batch.index >= 0)) * batch.tokens.shape[1] ** 2)
-KENDALL = Stage(
-    name='kendall', settings=lambda a: {},  # its inputs' keys are part of its own
+    cost=lambda batch: float(np.sum(batch.index >= 0)) * batch.tokens.shape[1] ** 2,
+    section=Section(
+        # docs_per_chunk 4: fastest measured on CPU (benchmarks/analysis_batch_size.py)
+        defaults=lambda dataset, encoder, variant: dict(mode='delete', docs_per_chunk=4),
+        choices={'mode': ('delete', 'replace')},
+        check=lambda s, cfg: None if s.docs_per_chunk >= 1 else 'analysis.loo.docs_per_chunk must be >= 1')))
+KENDALL = STAGES.register(Stage(
+    name='kendall', paper='jw', order=30, settings=lambda a: {},  # its inputs' keys are part of its own
     requires=('gradient', 'loo'), version=2,  # 2: bootstrap intervals of the mean τ
-    finalize=_finalize_kendall, figures=_kendall_figures)
+    finalize=_finalize_kendall, figures=_kendall_figures))

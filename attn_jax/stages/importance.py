@@ -14,8 +14,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from attn_jax import statistics
-from attn_jax.analysis import importance as imp, kendall
+from attn_jax.analysis import importance as imp, kendall, statistics
+from attn_jax.core.registry import STAGES, Section
 from attn_jax.plots import meister_figures
 from attn_jax.stages.runner import Stage
 
@@ -87,10 +87,12 @@ def _finalize(ctx, arrays, inputs):
   return arrays, summary
 
 
-IMPORTANCE = Stage(
-    name='importance', settings=lambda a: dict(a.importance), compute=_compute,
+IMPORTANCE = STAGES.register(Stage(
+    name='importance', paper='meister', order=80, settings=lambda a: dict(a.importance), compute=_compute,
     positional=frozenset({'alpha', 'g_y_x', 'g_y_i', 'g_y_i_detached', 'd_y_i'}),
     requires=('loo',), finalize=_finalize,
     figures=lambda arrays, inputs, summary, d: meister_figures.tau_histograms_by_measure(
         arrays, MEASURES, d),
-    cost=lambda batch: float(np.sum(batch.index >= 0)) * batch.tokens.shape[1])
+    cost=lambda batch: float(np.sum(batch.index >= 0)) * batch.tokens.shape[1],
+    # Also the intermediate gradient with α detached (Meister et al.'s variant).
+    section=Section(lambda dataset, encoder, variant: dict(hidden_gradient_detached=True))))

@@ -4,6 +4,7 @@ import numpy as np
 
 from attn_jax.analysis import permutation as perm_lib
 from attn_jax.plots import analysis_figures
+from attn_jax.core.registry import STAGES, Section
 from attn_jax.stages.runner import Stage
 
 # J&W's max-attention bins (Permutation_MAvDY): [0, .25), [.25, .5), [.5, .75), [.75, 1].
@@ -50,10 +51,14 @@ def _finalize(ctx, arrays, inputs):
   return arrays, summary
 
 
-PERMUTATION = Stage(
-    name='permutation',
+PERMUTATION = STAGES.register(Stage(
+    name='permutation', paper='jw', order=50,
     settings=lambda a: {'num_permutations': a.permutation.num_permutations},
     compute=_compute, finalize=_finalize,
     figures=lambda arrays, inputs, summary, d: analysis_figures.permutation_violins(
         arrays, [bin_label(b) for b in range(len(BIN_EDGES) - 1)], d),
-    version=3)  # 2: medians by predicted class; 3: packed-sort permutations
+    version=3,  # 2: medians by predicted class; 3: packed-sort permutations
+    section=Section(
+        defaults=lambda dataset, encoder, variant: dict(num_permutations=10 if variant == 'smoke' else 100),
+        check=lambda s, cfg: (None if s.num_permutations >= 1
+                              else 'analysis.permutation.num_permutations must be >= 1'))))

@@ -8,7 +8,7 @@ settings never replace them. A stage whose folder is finished and intact
 (every file's sha256 as recorded) is skipped; a damaged one is recomputed.
 While computing, `partial.npz` is saved every `SAVE_EVERY_SECONDS`, so a
 killed run resumes at the first unfinished batch. With several hosts
-(`attn_jax.hosts`) each computes every P-th batch into its own
+(`attn_jax.core.hosts`) each computes every P-th batch into its own
 `partial.H-of-P.npz`, and host 0 merges them and writes the rest.
 """
 
@@ -26,9 +26,10 @@ import ml_collections
 import numpy as np
 from tqdm.auto import tqdm
 
-from attn_jax import atomic_io, compilation, digests, hosts
+from attn_jax.core import atomic_io, compilation, digests, hosts
 from attn_jax.data.batching import Batch
-from attn_jax.errors import IntegrityError
+from attn_jax.core.errors import IntegrityError
+from attn_jax.core.registry import Section
 from attn_jax.stages import store
 from attn_jax.stages.context import AnalysisContext
 
@@ -54,8 +55,13 @@ class Stage:
     best differs from `analysis.batch_size` (results do not depend on it).
   version: bumped whenever the stage's computation changes, so results of
     an older attn-jax are recomputed, not reused.
+  paper: whose analysis it is (a key of `attn_jax.papers.PAPERS`).
+  order: where it runs among the stages (after those it requires).
+  section: its `config.analysis.<name>` section (defaults, choices, checks).
   """
   name: str
+  paper: str
+  order: int
   settings: Callable[[ml_collections.ConfigDict], dict]
   finalize: Callable
   figures: Callable
@@ -65,6 +71,7 @@ class Stage:
   cost: Callable[[Batch], float] = lambda batch: float(np.sum(batch.index >= 0))
   version: int = 1
   batch_size: Callable[[ml_collections.ConfigDict], Optional[int]] = lambda settings: None
+  section: Section = Section()
 
 
 def stage_key(ctx: AnalysisContext, stage: Stage, input_hashes: Optional[dict] = None) -> dict:

@@ -13,6 +13,7 @@ the per-document mean is reported beside it).
 import numpy as np
 
 from attn_jax.analysis import importance as imp
+from attn_jax.core.registry import STAGES, Section
 from attn_jax.plots import meister_figures
 from attn_jax.stages.runner import Stage
 
@@ -67,10 +68,15 @@ def _finalize(ctx, arrays, inputs):
   return arrays, summary
 
 
-STATE_IMPORTANCE = Stage(
-    name='state_importance', settings=lambda a: dict(a.state_importance), compute=_compute,
+STATE_IMPORTANCE = STAGES.register(Stage(
+    name='state_importance', paper='meister', order=90, settings=lambda a: dict(a.state_importance), compute=_compute,
     positional=frozenset(f'entropy_layer{k}' for k in range(MAX_LAYERS)), finalize=_finalize,
     figures=lambda arrays, inputs, summary, d: meister_figures.state_entropy_histogram(
         {f'layer {k}': arrays[f'entropy_layer{k}'] for k in summary['layers']}, d),
     # One backward pass per position p, each through the whole batch: documents × L².
-    cost=lambda batch: float(np.sum(batch.index >= 0)) * batch.tokens.shape[1] ** 2)
+    cost=lambda batch: float(np.sum(batch.index >= 0)) * batch.tokens.shape[1] ** 2,
+    # g_{h_p}(x) rows computed `chunk` at a time, for the encoder output
+    # ('last') or every layer ('all').
+    section=Section(lambda dataset, encoder, variant: dict(chunk=16, layers='last'),
+                    lambda s, cfg: None if s.chunk >= 1 else 'analysis.state_importance.chunk must be >= 1',
+                    choices={'layers': ('last', 'all')})))

@@ -21,8 +21,8 @@ from typing import Optional
 
 import numpy as np
 
-from attn_jax import atomic_io, digests
-from attn_jax.errors import IntegrityError
+from attn_jax.core import atomic_io, digests
+from attn_jax.core.errors import IntegrityError
 
 SUMMARY = 'summary.json'
 RESULTS = 'results.npz'
@@ -47,7 +47,7 @@ def result_dir(out: str, key: dict) -> str:
   return os.path.join(stage_root(out, key['stage']), folder_name(key))
 
 
-SELF_HASH = 'summary_sha256'  # the summary's own content (attn_jax.digests.sealed)
+SELF_HASH = 'summary_sha256'  # the summary's own content (attn_jax.core.digests.sealed)
 
 
 def damage(directory: str, summary: dict) -> Optional[str]:

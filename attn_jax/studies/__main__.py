@@ -1,10 +1,10 @@
 """python -m attn_jax.studies {run,report} STUDY [options]; see attn_jax.studies."""
 
 import argparse
-import sys
 import time
 
-from attn_jax.errors import AttnJaxError
+from attn_jax.core import errors
+from attn_jax.core.errors import AttnJaxError
 from attn_jax.studies import STUDIES, runner
 
 
@@ -34,8 +34,7 @@ def main(argv=None) -> None:
       from attn_jax.studies import report  # pylint: disable=g-import-not-at-top
       report.write(study, root, args.save, args.readme)
   except AttnJaxError as e:
-    print(f'error: {e}', file=sys.stderr)
-    sys.exit(2)
+    errors.exit_with(e)
 
 
 if __name__ == '__main__':

@@ -6,16 +6,6 @@ import ml_collections
 from attn_jax import config as config_lib
 
 
-def set_keys(cfg: ml_collections.ConfigDict, values: dict) -> None:
-  """Sets {dotted key: value} in `cfg`."""
-  for key, value in values.items():
-    section = cfg
-    *parents, leaf = key.split('.')
-    for p in parents:
-      section = section[p]
-    section[leaf] = value
-
-
 @dataclasses.dataclass(frozen=True)
 class Arm:
   """One row of a study's table: `config()` trained with `seeds` as one program.
@@ -32,7 +22,8 @@ class Arm:
 
   def config(self, seeds: int, analyses: str) -> ml_collections.ConfigDict:
     cfg = config_lib.default_config(self.dataset, self.encoder, self.variant)
-    set_keys(cfg, self.overrides)
+    for key, value in self.overrides.items():
+      config_lib.set_key(cfg, key, value)
     cfg.name = self.name
     cfg.sweep = 'seed=' + ','.join(str(s) for s in range(seeds)) if seeds > 1 else ''
     cfg.analyses = analyses

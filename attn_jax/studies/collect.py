@@ -3,7 +3,7 @@
 An arm's folder holds one folder per model (`seed0`, `seed1`, ...), each an
 ordinary run (eval.json, metrics.jsonl, analyses/<stage>/<key>/summary.json). This
 reads the statistic of each model and gives the Student-t interval over the
-models (attn_jax.statistics); a model whose analysis has not run yet is
+models (attn_jax.analysis.statistics); a model whose analysis has not run yet is
 simply not counted for that statistic (`n` says how many were).
 """
 
@@ -11,7 +11,8 @@ import json
 import os
 from typing import Callable, Optional
 
-from attn_jax import atomic_io, statistics
+from attn_jax.core import atomic_io
+from attn_jax.analysis import statistics
 from attn_jax.stages import store
 
 

@@ -10,8 +10,11 @@ from those saved files (so the README shows what is committed).
 
 import os
 
-from attn_jax import atomic_io, config as config_lib, published, statistics
-from attn_jax.report import markdown, plain, write_readme
+from attn_jax.core import atomic_io
+from attn_jax.core.registry import STAGES
+from attn_jax.papers import published
+from attn_jax.analysis import statistics
+from attn_jax.reports.common import markdown, plain, write_block
 from attn_jax.stages import store
 from attn_jax.studies import runner
 from attn_jax.studies.collect import STATISTICS, collect_arm
@@ -149,7 +152,7 @@ def save(study, root: str, target: str) -> None:
       for name in MODEL_FILES:
         if os.path.exists(os.path.join(source, name)):
           atomic_io.copy_file(os.path.join(source, name), os.path.join(dest, name))
-      for stage in config_lib.ANALYSES:
+      for stage in STAGES.names():
         found = store.most_complete(source, stage)
         if found is not None and found.intact:
           relative = os.path.relpath(found.directory, source)
@@ -187,7 +190,7 @@ def write(study, root: str, save_to: str | None = None, readme: str | None = Non
     here = os.path.dirname(os.path.abspath(readme))
     source = os.path.relpath(root, here)
     table = markdown(rows) + ('\n\n' + '\n'.join(f'- {n}' for n in notes) if notes else '')
-    write_readme(readme, f'{study.name}-table', table,
+    write_block(readme, f'{study.name}-table', table,
                  f'python -m attn_jax.studies report {study.name} --root={source}'
                  + (f' --seeds={study.seeds}' if study.folder_suffix else ''),
                  [f'{source}/<arm>/<seed>/eval.json', f'{source}/<arm>/<seed>/analyses/*/summary.json',

@@ -15,9 +15,10 @@ from typing import Callable, Optional
 
 import tqdm
 
-from attn_jax import atomic_io, pipeline
-from attn_jax.errors import ConfigError
-from attn_jax.studies.arms import Arm, Study, set_keys
+from attn_jax import config as config_lib, pipeline
+from attn_jax.core import atomic_io
+from attn_jax.core.errors import ConfigError
+from attn_jax.studies.arms import Arm, Study
 
 
 def select(study: Study, only: Optional[str]) -> list[Arm]:
@@ -61,7 +62,8 @@ def run(study: Study, root: str, only: Optional[str] = None, seeds: Optional[int
   configs = []
   for arm in arms:
     cfg = arm.config(study.seeds, study.analyses)
-    set_keys(cfg, overrides or {})
+    for key, value in (overrides or {}).items():
+      config_lib.set_key(cfg, key, value)
     configs.append(cfg)
   # The arms' own bars (training, each stage) show their time left; this one
   # the study's, from the arms finished so far.

@@ -35,8 +35,8 @@ from typing import Any, Optional
 import jax
 import orbax.checkpoint as ocp
 
-from attn_jax import atomic_io, digests
-from attn_jax.errors import CheckpointError, StorageError
+from attn_jax.core import atomic_io, digests
+from attn_jax.core.errors import CheckpointError, StorageError
 from attn_jax.training import orbax_noise
 
 MANIFEST = 'sha256.json'

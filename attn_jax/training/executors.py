@@ -20,7 +20,7 @@ device i mod n, so the models' steps, dispatched back to back, run at once.
 import jax
 import numpy as np
 
-from attn_jax import sharding
+from attn_jax.core import sharding
 from attn_jax.training import step as step_lib
 from attn_jax.training.evaluation import predict_split
 from attn_jax.training.objective import Objective

@@ -17,16 +17,20 @@ epoch end; each model's best params by selection-split ROC-AUC (never epoch
 adversary), go to its own workdir; with `train.patience` a model stops after
 that many epochs without a better selection score, and the program when all
 have stopped. Per-epoch metrics live in the
-checkpoint and are mirrored to `<workdir>/metrics.jsonl` of each model.
-When the last epoch ends, the final progress record also goes to
-`<group>/training.json`: a finished program then restores from best/ alone,
-without reading latest/ (which may be damaged, deleted, or on a read-only
-mount).
+checkpoint's progress record (`attn_jax.training.progress`) and are mirrored
+to `<workdir>/metrics.jsonl` of each model. When the last epoch ends, the
+final progress record also goes to `<group>/training.json`: a finished
+program then restores from best/ alone, without reading latest/ (which may be
+damaged, deleted, or on a read-only mount).
 
 What is optimised is an `Objective` (`attn_jax.training.objective`): J&W's
 class-weighted BCE by default (`train.loss`), or a plug-in such as W&P's
 model-consistent adversary or a guided model, with per-model values (λ, a
 guide) on the model axis and per-batch inputs (a base model's targets).
+
+`train` is set-up (`_program`; `_start` from scratch or the latest
+checkpoint), then per epoch `_train_epoch` (the batches, dropping models whose
+loss is no longer finite) and `_end_epoch` (selection, patience, checkpoint).
 
 Epochs and batches are counted from 0 in every stored record (progress,
 metrics.jsonl, the selection, eval.json's `selected_epoch`), as results
@@ -43,13 +47,15 @@ import jax
 import jax.numpy as jnp
 import ml_collections
 import numpy as np
+import optax
 import tqdm
 
-from attn_jax import atomic_io, digests, sharding
+from attn_jax.core import sharding
 from attn_jax.data.batching import bucket_lengths, train_batches
 from attn_jax.data.dataset import Dataset
-from attn_jax.errors import StorageError, TrainingError
+from attn_jax.core.errors import TrainingError
 from attn_jax.models import Model
+from attn_jax.training import progress as progress_lib
 from attn_jax.training import step as step_lib
 from attn_jax.training.checkpoints import CheckpointStore
 from attn_jax.training.evaluation import evaluate_probs
@@ -59,7 +65,12 @@ from attn_jax.training.objective import Objective
 from attn_jax.training.optimizer import frozen_subtrees, make_optimizer, with_hyperparams
 
 SELECTION_METRIC = 'roc_auc'
-FINISHED = 'training.json'  # in the group folder: the final progress record
+
+# The progress record moved to `attn_jax.training.progress`; callers and
+# tests still reach these through this module.
+FINISHED = progress_lib.FINISHED
+fresh_progress = progress_lib.fresh
+is_finished = progress_lib.is_finished
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,21 +78,6 @@ class Member:
   """One model of a program: its own config (seed, hyper-parameters) and workdir."""
   cfg: ml_collections.ConfigDict
   workdir: str
-
-
-def fresh_progress(num_models: int) -> dict:
-  return {'epoch': 0, 'batch': 0, 'examples': 0, 'seconds': 0.0, 'finished': False,
-          'loss_sum': [0.0] * num_models,
-          'models': [{'history': [], 'best': None, 'failed': None, 'stopped': None}
-                     for _ in range(num_models)]}
-
-
-def _upgrade(progress: dict) -> dict:
-  """A single-model record of attn-jax <= 0.1 in today's layout."""
-  if 'models' in progress:
-    return progress
-  return {**progress, 'loss_sum': [progress.get('loss_sum', 0.0)],
-          'models': [{'history': progress['history'], 'best': progress['best'], 'failed': None}]}
 
 
 def init_key(seed: int) -> jax.Array:
@@ -101,48 +97,9 @@ def dataset_buckets(dataset: Dataset, growth: float) -> tuple[int, ...]:
   return bucket_lengths(longest, growth)
 
 
-def _write_histories(members, progress) -> None:
-  for member, record in zip(members, progress['models']):
-    atomic_io.write_jsonl(os.path.join(member.workdir, 'metrics.jsonl'), record['history'])
-
-
 def _at(epoch: int, index: int, epochs: int, batches: int) -> str:
   """Where in training a 0-based (epoch, batch) is, as people count: from 1."""
   return f'in epoch {epoch + 1} of {epochs}, batch {index + 1} of {batches}'
-
-
-def _where(progress: dict, epochs: int, batches: int) -> str:
-  """Where a resumed run picks up: progress counts finished epochs and batches."""
-  return (f'{progress["epoch"]} of {epochs} epochs done, resuming epoch {progress["epoch"] + 1} '
-          f'after batch {progress["batch"]} of {batches}')
-
-
-def _finished_record(group_dir: str):
-  """The final progress record of a finished program, or None (not finished,
-  or a workdir from before this file, whose record is only in latest/)."""
-  try:
-    record = atomic_io.read_json(os.path.join(group_dir, FINISHED))
-    if not digests.is_sealed(record, 'progress_sha256') or not record['progress']['finished']:
-      return None
-    return record['progress']
-  except (OSError, ValueError, KeyError, TypeError):
-    return None  # missing, damaged or edited: latest/ holds the same record
-
-
-def is_finished(group_dir: str) -> bool:
-  """Whether `group_dir` holds a finished training program."""
-  return _finished_record(group_dir) is not None
-
-
-def _record_finished(group_dir: str, progress: dict, required: bool = True) -> None:
-  """Keeps the finished record outside orbax's latest/, so a finished run
-  restores from best/ alone, even when latest/ is damaged or deleted."""
-  try:
-    atomic_io.write_json(os.path.join(group_dir, FINISHED),
-                         digests.sealed({'progress': progress}, 'progress_sha256'))
-  except StorageError:
-    if required:
-      raise  # an older workdir on a read-only mount still restores from latest/
 
 
 def _nan_message(loss, at, step, directory, name='') -> str:
@@ -181,7 +138,7 @@ def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
     model: the architecture all members share.
     dataset: needs 'train' and the `train.select_on` split.
     members: the models; their configs differ only in keys a program may
-      vary per model (`attn_jax.model_axis.PER_MODEL_KEYS`).
+      vary per model (`attn_jax.runs.model_axis.PER_MODEL_KEYS`).
     group_dir: where the stacked latest checkpoint lives (a single model's
       own workdir when M = 1).
     initial_params: member -> the params it starts from; only called when
@@ -190,14 +147,65 @@ def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
     objective: what is optimised (default: `train.loss`, J&W's).
 
   Returns:
-    the progress record: `models[i]` has model i's `history`, `best`
-    selection, `failed` (None, or where its loss became non-finite) and
-    `stopped` (None, or the epoch after which `train.patience` stopped it).
+    the progress record (`attn_jax.training.progress`): `models[i]` has model
+    i's `history`, `best` selection, `failed` (None, or where its loss became
+    non-finite) and `stopped` (None, or the epoch after which
+    `train.patience` stopped it).
 
   Raises:
     TrainingError: the loss of every model became NaN or infinite; nothing
       from that step on is saved.
   """
+  p = _program(model, dataset, members, group_dir, objective)
+  with CheckpointStore(group_dir) as store:
+    saved = _saved_progress(p, store)
+    if saved is not None and saved['finished']:
+      return _already_finished(p, saved, log)
+    run = _start(p, store, saved, initial_params, log)
+    with _progress_bar(p, run.progress) as bar:
+      for epoch in range(run.progress['epoch'], p.t.epochs):
+        _train_epoch(p, run, epoch, bar)
+        _end_epoch(p, run, epoch, bar)
+        if run.progress['finished']:
+          break
+  return run.progress
+
+
+# ---------------------------------------------------------------- set-up
+
+@dataclasses.dataclass(frozen=True)
+class _Program:
+  """What stays fixed while a program trains."""
+  model: Model
+  members: list[Member]
+  group_dir: str
+  t: ml_collections.ConfigDict  # the program's `train` section (members[0]'s)
+  objective: Objective
+  optimizer: optax.GradientTransformation
+  executor: Any  # `attn_jax.training.executors`: Vmapped or Looped
+  dropout_keys: jax.Array  # [M]
+  values: dict  # per-model values ([M] arrays) of the objective and projection
+  order_seed: int  # the batch order's, shared by all models
+  pos_weight: Any  # the dataset's, weighting the positive examples of every batch
+  train_split: Any  # dataset.splits['train']
+  select_split: Any  # dataset.splits[t.select_on]
+  buckets: tuple[int, ...]
+  steps_per_epoch: int
+
+
+@dataclasses.dataclass
+class _Run:
+  """What changes as a program trains."""
+  store: CheckpointStore  # the group's, open for the whole run
+  state: Any  # the executor's stacked `TrainState`
+  progress: dict
+  alive: np.ndarray  # [M] bools: losses still finite
+  active: np.ndarray  # [M] bools: still training (alive, and not stopped by patience)
+  clock: float  # when `progress['seconds']` was last brought up to date
+
+
+def _program(model, dataset, members, group_dir, objective) -> _Program:
+  """The program that trains `members`: one optimiser and jitted step for all."""
   cfg = members[0].cfg
   t, num = cfg.train, len(members)
   objective = objective or _configured_objective(t)
@@ -209,109 +217,172 @@ def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
   order_seed = batch_seed(cfg)
   train_split, select_split = dataset.splits['train'], dataset.splits[t.select_on]
   buckets = dataset_buckets(dataset, cfg.data.bucket_growth)
-  steps_per_epoch = math.ceil(len(train_split) / t.batch_size)
+  return _Program(model, members, group_dir, t, objective, optimizer, executor, dropout_keys,
+                  values, order_seed, dataset.pos_weight, train_split, select_split, buckets,
+                  steps_per_epoch=math.ceil(len(train_split) / t.batch_size))
 
-  def init_state(member, params):
-    opt_state = with_hyperparams(optimizer.init(params), member.cfg.train)
-    return step_lib.TrainState(params, opt_state, jnp.zeros((), jnp.int32))
 
-  with CheckpointStore(group_dir) as store:
-    progress = _finished_record(group_dir)
-    if progress is None:
-      progress = store.latest_progress()
-    if progress is None:
-      state = step_lib.stack([init_state(m, initial_params(m)) for m in members])
-      progress = fresh_progress(num)
-      state = executor.from_checkpoint(state)
-    else:
-      progress = _upgrade(progress)
-      if len(progress['models']) != num:
-        raise TrainingError(f'{store.directory} holds a program of {len(progress["models"])} '
-                            f'models, this config asks for {num}; use a new --workdir')
-      # The checkpoint is the record: a kill between a save and these files'
-      # rewrite must not leave them behind.
-      _write_histories(members, progress)
-      if progress['finished']:
-        _record_finished(group_dir, progress, required=False)
-        log(f'training already finished in {group_dir}: restoring the selected model'
-            + ('s' if num > 1 else ''))
-        return progress
-      # Shapes only: the values come from the checkpoint, so no vectors are read.
-      template = jax.eval_shape(lambda: step_lib.stack(
-          [init_state(m, model.init(init_key(m.cfg.seed))) for m in members]))
-      state, progress = store.restore_latest(template)
-      state = executor.from_checkpoint(state)
-      log(f'resuming from {store.directory}/latest: {_where(progress, t.epochs, steps_per_epoch)}')
-    alive = np.array([r['failed'] is None for r in progress['models']])
-    active = alive & np.array([r.get('stopped') is None for r in progress['models']])
-    clock = time.time()
+def _init_state(p: _Program, member: Member, params) -> step_lib.TrainState:
+  opt_state = with_hyperparams(p.optimizer.init(params), member.cfg.train)
+  return step_lib.TrainState(params, opt_state, jnp.zeros((), jnp.int32))
 
-    def save_latest():
-      nonlocal clock
-      progress['seconds'] += time.time() - clock
-      clock = time.time()
-      store.save_latest(executor.step_count(state), executor.to_checkpoint(state), progress)
 
-    bar = tqdm.tqdm(total=t.epochs * steps_per_epoch,
-                    initial=progress['epoch'] * steps_per_epoch + progress['batch'],
-                    disable=not t.progress, unit='step', dynamic_ncols=True)
-    with bar:
-      for epoch in range(progress['epoch'], t.epochs):
-        bar.set_description(f'epoch {epoch + 1} of {t.epochs}'
-                            + (f' ({num} models)' if num > 1 else ''))
-        batches = train_batches(train_split.sequences, train_split.labels, t.batch_size,
-                                buckets, dataset.pos_weight, order_seed, epoch)
-        for index in range(progress['batch'], len(batches)):
-          batch = batches[index]
-          inputs = objective.batch_inputs('train', batch.index, batch.tokens.shape[1])
-          state, losses = executor.step(state, batch, dropout_keys, values, inputs, active)
-          broken = active & ~np.isfinite(losses)
-          if broken.any():
-            step, at = executor.step_count(state), _at(epoch, index, t.epochs, len(batches))
-            if broken.sum() == alive.sum():  # no model is left with anything usable
-              raise TrainingError(_nan_message(losses[broken][0], at, step, store.directory,
-                                               members[0].workdir if num > 1 else ''))
-            for i in np.flatnonzero(broken):
-              progress['models'][i]['failed'] = {'epoch': epoch, 'batch': index, 'step': step,
-                                                 'loss': str(losses[i])}
-              bar.write(f'warning: model {members[i].workdir}: the training loss or its gradient '
-                        f'became {losses[i]} {at} (step {step}); it is '
-                        'not selected or evaluated from here on; the other models go on.')
-            alive &= ~broken
-            active &= ~broken
-          progress['loss_sum'] = [s + (float(x) if ok else 0.0)
-                                  for s, x, ok in zip(progress['loss_sum'], losses, active)]
-          progress['examples'] += int((batch.index >= 0).sum())
-          progress['batch'] = index + 1
-          bar.update(1)
-          if not active.any():
-            break  # the models still training failed; those stopped early are kept
-          if progress['batch'] % t.checkpoint_every_steps == 0 and progress['batch'] < len(batches):
-            save_latest()
+def _saved_progress(p: _Program, store: CheckpointStore) -> Optional[dict]:
+  """The progress record the group holds (the finished one, else the latest
+  checkpoint's), or None; each model's metrics.jsonl is rewritten from it.
 
-        probs = executor.predict(state, select_split, t.eval_batch_size, buckets, values,
-                                 lambda index, width: objective.batch_inputs(t.select_on, index, width))
-        for i, member in enumerate(members):
-          if active[i]:
-            own = os.path.abspath(member.workdir) == os.path.abspath(group_dir)
-            _select(store if own else None, member, progress, i, epoch, executor.step_count(state),
-                    evaluate_probs(select_split.labels, probs[i]), executor.params(state, i), t)
-            if _out_of_patience(progress['models'][i], epoch, t):
-              progress['models'][i]['stopped'] = epoch
-              active[i] = False
-              if num > 1:
-                bar.write(f'{os.path.basename(member.workdir)}: no better {t.select_by} in '
-                          f'{t.patience} epochs; stopped after epoch {epoch + 1}')
-        progress.update(epoch=epoch + 1, batch=0, loss_sum=[0.0] * num, examples=0,
-                        finished=epoch + 1 == t.epochs or not active.any())
-        save_latest()
-        _write_histories(members, progress)
-        if progress['finished']:
-          _record_finished(group_dir, progress)
-        bar.write(_epoch_line(progress, t.select_on, members, t.epochs))
-        if progress['finished']:
-          break
+  Raises:
+    TrainingError: the record is of a program of another number of models.
+  """
+  progress = progress_lib.finished_record(p.group_dir)
+  if progress is None:
+    progress = store.latest_progress()
+  if progress is None:
+    return None
+  progress = progress_lib.upgrade(progress)
+  num = len(p.members)
+  if len(progress['models']) != num:
+    raise TrainingError(f'{store.directory} holds a program of {len(progress["models"])} '
+                        f'models, this config asks for {num}; use a new --workdir')
+  # The checkpoint is the record: a kill between a save and these files'
+  # rewrite must not leave them behind.
+  progress_lib.write_histories(p.members, progress)
   return progress
+
+
+def _already_finished(p: _Program, progress: dict, log) -> dict:
+  """The finished record, made sure of outside latest/ where the mount allows."""
+  progress_lib.record_finished(p.group_dir, progress, required=False)
+  log(f'training already finished in {p.group_dir}: restoring the selected model'
+      + ('s' if len(p.members) > 1 else ''))
+  return progress
+
+
+def _start(p: _Program, store: CheckpointStore, saved: Optional[dict], initial_params,
+           log) -> _Run:
+  """The run from scratch (`saved` is None) or from the latest checkpoint."""
+  if saved is None:
+    state = step_lib.stack([_init_state(p, m, initial_params(m)) for m in p.members])
+    progress = progress_lib.fresh(len(p.members))
+    state = p.executor.from_checkpoint(state)
+  else:
+    # Shapes only: the values come from the checkpoint, so no vectors are read.
+    template = jax.eval_shape(lambda: step_lib.stack(
+        [_init_state(p, m, p.model.init(init_key(m.cfg.seed))) for m in p.members]))
+    state, progress = store.restore_latest(template)
+    state = p.executor.from_checkpoint(state)
+    log(f'resuming from {store.directory}/latest: '
+        f'{progress_lib.where(progress, p.t.epochs, p.steps_per_epoch)}')
+  return _Run(store, state, progress, progress_lib.alive(progress),
+              progress_lib.training(progress), clock=time.time())
+
+
+def _progress_bar(p: _Program, progress: dict) -> tqdm.tqdm:
+  """A bar over all the program's steps, starting at those already done."""
+  return tqdm.tqdm(total=p.t.epochs * p.steps_per_epoch,
+                   initial=progress['epoch'] * p.steps_per_epoch + progress['batch'],
+                   disable=not p.t.progress, unit='step', dynamic_ncols=True)
+
+
+def _save_latest(p: _Program, run: _Run) -> None:
+  """Checkpoints the stacked state and progress, counting the time since the last save."""
+  run.progress['seconds'] += time.time() - run.clock
+  run.clock = time.time()
+  run.store.save_latest(p.executor.step_count(run.state), p.executor.to_checkpoint(run.state),
+                        run.progress)
+
+
+# ---------------------------------------------------------------- one epoch
+
+def _train_epoch(p: _Program, run: _Run, epoch: int, bar: tqdm.tqdm) -> None:
+  """Trains the active models on `epoch`'s batches from where progress left
+  off, checkpointing every `train.checkpoint_every_steps`; ends early when
+  no model is left training."""
+  t = p.t
+  bar.set_description(f'epoch {epoch + 1} of {t.epochs}'
+                      + (f' ({len(p.members)} models)' if len(p.members) > 1 else ''))
+  # Looked up in this module when called: tests poison batches through it.
+  batches = train_batches(p.train_split.sequences, p.train_split.labels, t.batch_size,
+                          p.buckets, p.pos_weight, p.order_seed, epoch)
+  for index in range(run.progress['batch'], len(batches)):
+    batch = batches[index]
+    inputs = p.objective.batch_inputs('train', batch.index, batch.tokens.shape[1])
+    run.state, losses = p.executor.step(run.state, batch, p.dropout_keys, p.values, inputs,
+                                        run.active)
+    _drop_non_finite(p, run, losses, epoch, index, len(batches), bar)
+    progress_lib.add_batch(run.progress, index, losses, run.active,
+                           int((batch.index >= 0).sum()))
+    bar.update(1)
+    if not run.active.any():
+      break  # the models still training failed; those stopped early are kept
+    done = run.progress['batch']
+    if done % t.checkpoint_every_steps == 0 and done < len(batches):  # the epoch's end saves anyway
+      _save_latest(p, run)
+
+
+def _drop_non_finite(p: _Program, run: _Run, losses: np.ndarray, epoch: int, index: int,
+                     batches: int, bar: tqdm.tqdm) -> None:
+  """Stops each active model whose loss (or gradient) became NaN or infinite
+  at this step; the others go on.
+
+  Raises:
+    TrainingError: no model is left with anything usable (none is saved).
+  """
+  broken = run.active & ~np.isfinite(losses)
+  if not broken.any():
+    return
+  step, at = p.executor.step_count(run.state), _at(epoch, index, p.t.epochs, batches)
+  if broken.sum() == run.alive.sum():  # no model is left with anything usable
+    raise TrainingError(_nan_message(losses[broken][0], at, step, run.store.directory,
+                                     p.members[0].workdir if len(p.members) > 1 else ''))
+  for i in np.flatnonzero(broken):
+    progress_lib.fail(run.progress, i, epoch, index, step, losses[i])
+    bar.write(f'warning: model {p.members[i].workdir}: the training loss or its gradient '
+              f'became {losses[i]} {at} (step {step}); it is '
+              'not selected or evaluated from here on; the other models go on.')
+  run.alive &= ~broken
+  run.active &= ~broken
+
+
+# ---------------------------------------------------------------- end of an epoch
+
+def _end_epoch(p: _Program, run: _Run, epoch: int, bar: tqdm.tqdm) -> None:
+  """Evaluates and selects the models still training, stops those out of
+  patience, checkpoints and reports; the program is finished after its last
+  epoch or when no model is left training."""
+  _select_all(p, run, epoch, bar)
+  progress_lib.end_epoch(run.progress, epoch,
+                         finished=epoch + 1 == p.t.epochs or not run.active.any())
+  _save_latest(p, run)
+  progress_lib.write_histories(p.members, run.progress)
+  if run.progress['finished']:
+    progress_lib.record_finished(p.group_dir, run.progress)
+  bar.write(_epoch_line(run.progress, p.t.select_on, p.members, p.t.epochs))
+
+
+def _select_all(p: _Program, run: _Run, epoch: int, bar: tqdm.tqdm) -> None:
+  """Records `epoch` of each active model on the selection split, keeps its
+  params if they are its best yet, and stops it when out of patience."""
+  t = p.t
+
+  def inputs(index, width):
+    return p.objective.batch_inputs(t.select_on, index, width)
+
+  probs = p.executor.predict(run.state, p.select_split, t.eval_batch_size, p.buckets, p.values,
+                             inputs)
+  for i, member in enumerate(p.members):
+    if not run.active[i]:
+      continue
+    own = os.path.abspath(member.workdir) == os.path.abspath(p.group_dir)
+    _select(run.store if own else None, member, run.progress, i, epoch,
+            p.executor.step_count(run.state), evaluate_probs(p.select_split.labels, probs[i]),
+            p.executor.params(run.state, i), t)
+    if _out_of_patience(run.progress['models'][i], epoch, t):
+      progress_lib.stop(run.progress, i, epoch)
+      run.active[i] = False
+      if len(p.members) > 1:
+        bar.write(f'{os.path.basename(member.workdir)}: no better {t.select_by} in '
+                  f'{t.patience} epochs; stopped after epoch {epoch + 1}')
 
 
 def _out_of_patience(entry: dict, epoch: int, t) -> bool:
@@ -325,30 +396,36 @@ def _out_of_patience(entry: dict, epoch: int, t) -> bool:
 def _select(group_store, member, progress, i, epoch, step, metrics, params, t) -> None:
   """Records model i's epoch and saves its params if they are its best yet
   (through `group_store` when the model's workdir is the group's own)."""
-  record = {'epoch': epoch, 'step': step,
-            'train_loss': progress['loss_sum'][i] / max(progress['examples'], 1),
-            **{f'{t.select_on}_{k}': v for k, v in metrics.items()}}
+  record = progress_lib.add_epoch(progress, i, epoch, step, metrics, t.select_on)
   entry = progress['models'][i]
-  entry['history'].append(record)
-  best = entry['best']
+  best = _better_selection(entry['best'], record, metrics, t)
+  if best is None:
+    return
+  entry['best'] = best
+  if group_store is not None:
+    group_store.save_best(step, params, best)
+  else:
+    with CheckpointStore(member.workdir) as store:
+      store.save_best(step, params, best)
+
+
+def _better_selection(best: Optional[dict], record: dict, metrics: dict, t) -> Optional[dict]:
+  """The selection of `record`'s epoch if it is eligible and beats `best`, else None."""
   if t.select_by == 'train_loss':  # lowest wins (W&P's adversary, §C.4)
     score, split = record['train_loss'], 'train'
     better = best is None or score < best['score']
   else:
     score, split = metrics[SELECTION_METRIC], t.select_on
     better = best is None or score > best['score']
-  eligible = (epoch > 0 or not t.skip_first_epoch) and math.isfinite(score)
-  if eligible and better:
-    entry['best'] = {'epoch': epoch, 'step': step, 'split': split,
-                     'metric': t.select_by, 'score': score}
-    if group_store is not None:
-      group_store.save_best(step, params, entry['best'])
-    else:
-      with CheckpointStore(member.workdir) as store:
-        store.save_best(step, params, entry['best'])
+  eligible = (record['epoch'] > 0 or not t.skip_first_epoch) and math.isfinite(score)
+  if not (eligible and better):
+    return None
+  return {'epoch': record['epoch'], 'step': record['step'], 'split': split,
+          'metric': t.select_by, 'score': score}
 
 
 def _epoch_line(progress: dict, split: str, members, epochs: int) -> str:
+  """One line per model that trained this epoch: its loss, metrics and selection."""
   lines = []
   for member, entry in zip(members, progress['models']):
     stopped = entry.get('stopped')

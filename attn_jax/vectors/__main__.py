@@ -11,11 +11,11 @@ $ATTN_JAX_DATA (or --manual_dir), as for run.py.
 """
 
 import argparse
-import sys
 
 from attn_jax import config as config_lib
 from attn_jax.data.dataset import load_dataset
-from attn_jax.errors import AttnJaxError
+from attn_jax.core import errors
+from attn_jax.core.errors import AttnJaxError
 from attn_jax.vectors import build
 
 
@@ -42,8 +42,7 @@ def main(argv=None) -> None:
             f'vocabulary words ({info["coverage"]:.1%}); corpus {info["corpus_tokens"]} tokens: '
             + ', '.join(f'{k} {v["documents"]} docs' for k, v in info['corpus'].items()))
   except AttnJaxError as e:
-    print(f'error: {e}', file=sys.stderr)
-    sys.exit(2)
+    errors.exit_with(e)
 
 
 if __name__ == '__main__':

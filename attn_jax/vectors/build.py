@@ -22,10 +22,10 @@ import ml_collections
 import numpy as np
 import tqdm
 
-from attn_jax import atomic_io
+from attn_jax.core import atomic_io
 from attn_jax.data import builders, sources
 from attn_jax.data.vocabulary import Vocabulary
-from attn_jax.errors import ConfigError
+from attn_jax.core.errors import ConfigError
 from attn_jax.vectors import corpus, fasttext
 
 IN_DOMAIN = 'in_domain'

@@ -8,7 +8,7 @@ gives the same vectors, bit for bit.
 import time
 from typing import Callable
 
-from attn_jax.errors import ConfigError
+from attn_jax.core.errors import ConfigError
 
 # gensim options a recipe sets; anything else is gensim's default.
 RECIPE_KEYS = ('epochs', 'window', 'min_count', 'sg', 'negative', 'min_n', 'max_n', 'seed')

@@ -13,7 +13,7 @@ from typing import Optional
 
 import numpy as np
 
-from attn_jax import atomic_io
+from attn_jax.core import atomic_io
 from attn_jax.data import network, source_record, sources
 from attn_jax.data.builders import staging
 from attn_jax.data.builders.ag_news import AgNewsCsv
@@ -21,7 +21,7 @@ from attn_jax.data.builders.base import NonstandardDataWarning
 from attn_jax.data.builders.imdb import AclImdb
 from attn_jax.data.builders.newsgroups import Newsgroups20Bydate
 from attn_jax.data.builders.sst import SstTrees
-from attn_jax.errors import StorageError
+from attn_jax.core.errors import StorageError
 
 BUILDERS = {'sst': SstTrees, 'imdb': AclImdb, '20news': Newsgroups20Bydate, 'agnews': AgNewsCsv}
 

@@ -9,7 +9,7 @@ from typing import Iterable, Optional
 import tensorflow_datasets as tfds
 
 from attn_jax.data import sources
-from attn_jax.errors import DataError
+from attn_jax.core.errors import DataError
 
 # Errors that mean "this file is damaged", whatever the container format.
 CORRUPT_FILE_ERRORS = (tarfile.TarError, EOFError, zlib.error, OSError, UnicodeDecodeError,

@@ -14,8 +14,8 @@ import shutil
 import tempfile
 from typing import Callable
 
-from attn_jax import atomic_io
-from attn_jax.errors import AttnJaxError, StorageError
+from attn_jax.core import atomic_io
+from attn_jax.core.errors import AttnJaxError, StorageError
 
 STAGING_PREFIX = '.attn_jax-preparing-'
 

@@ -18,9 +18,9 @@ from typing import Union
 
 import numpy as np
 
-from attn_jax import atomic_io
+from attn_jax.core import atomic_io
 from attn_jax.plots import heatmaps
-from attn_jax.report import markdown
+from attn_jax.reports.common import markdown
 
 FIGURES = 'figures'  # the Markdown's figures, beside REPORT.md
 SAVED_FORMATS = ('png', 'svg')  # the files `heatmaps.png` writes per stem (plots.figures.save)
@@ -262,3 +262,14 @@ def write_html(title: str, sections: list[Section], out: str, name: str = 'index
 def config_text(config: dict) -> str:
   """A config as the JSON run.py wrote (sorted keys, indented)."""
   return json.dumps(config, indent=2, sort_keys=True, default=lambda v: np.asarray(v).tolist())
+
+
+def table_section(title: str, rows: list, notes=(), level: int = 3) -> Section:
+  return Section(title, [Table(rows, tuple(notes))], level)
+
+
+def paper_sections(title: str, made: dict, titles: dict) -> list[Section]:
+  """A paper's heading and its tables that have rows ({block: (rows, notes)})."""
+  blocks = [table_section(titles.get(block, block), rows, notes)
+            for block, (rows, notes) in made.items() if len(rows) > 1]
+  return [Section(title, [])] + blocks if blocks else []

@@ -9,7 +9,7 @@ device (to float rounding; tests/test_devices.py checks 8 host devices).
 
 `config.devices` chooses how many of this host's devices
 (`jax.local_devices()`) take part (None: all); one device means no mesh at
-all, exactly the single-device program. Several hosts (`attn_jax.hosts`)
+all, exactly the single-device program. Several hosts (`attn_jax.core.hosts`)
 each run their own mesh on their own batches.
 """
 
@@ -20,7 +20,7 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from attn_jax.errors import ConfigError
+from attn_jax.core.errors import ConfigError
 
 
 def device_count(requested: int | None) -> int:

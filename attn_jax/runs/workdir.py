@@ -15,10 +15,11 @@ import os
 
 import ml_collections
 
-from attn_jax import atomic_io, config as config_lib, digests
+from attn_jax import config as config_lib
+from attn_jax.core import atomic_io, digests
 from attn_jax.data.dataset import Dataset
 from attn_jax.data.vocabulary import Vocabulary
-from attn_jax.errors import CheckpointError, IntegrityError, StorageError
+from attn_jax.core.errors import CheckpointError, IntegrityError, StorageError
 
 DESCRIPTION = ('config', 'vocab', 'data')
 CHECKSUMS = 'checksums.json'

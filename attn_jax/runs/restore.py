@@ -5,9 +5,9 @@ from typing import Any
 
 import ml_collections
 
-from attn_jax import workdir as workdir_lib
+from attn_jax.runs import workdir as workdir_lib
 from attn_jax.data.vocabulary import Vocabulary
-from attn_jax.errors import CheckpointError
+from attn_jax.core.errors import CheckpointError
 from attn_jax.models import Model, build_model
 from attn_jax.training import trainer
 

@@ -20,9 +20,9 @@ from typing import Optional
 
 import numpy as np
 
-from attn_jax import workdir as workdir_lib
+from attn_jax.runs import workdir as workdir_lib
 from attn_jax.data.dataset import load_dataset
-from attn_jax.errors import AttnJaxError
+from attn_jax.core.errors import AttnJaxError
 from attn_jax.stages import store
 
 # The heatmap rows, named as `Explanation` names them.

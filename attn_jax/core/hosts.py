@@ -3,7 +3,7 @@
 The same command starts on every host with `run.py --distributed` (on Cloud
 TPU, Slurm or Open MPI JAX finds the others itself) or
 `--distributed=COORDINATOR:PORT,NUM_HOSTS,HOST_INDEX`. Every host analyses
-every P-th batch of documents on its own devices (`attn_jax.sharding`),
+every P-th batch of documents on its own devices (`attn_jax.core.sharding`),
 writes its shard of each stage into the stage's folder, and host 0 merges
 the shards and writes the results, figures and summary; the others wait for
 it and read the summary. The workdir must be on storage every host sees.
@@ -17,7 +17,7 @@ from typing import Optional
 import jax
 from jax.experimental import multihost_utils
 
-from attn_jax.errors import ConfigError
+from attn_jax.core.errors import ConfigError
 
 
 def initialize(spec: str | None) -> None:

@@ -18,7 +18,7 @@ import os
 import ml_collections
 
 from attn_jax import config as config_lib
-from attn_jax.errors import ConfigError
+from attn_jax.core.errors import ConfigError
 from attn_jax.training.trainer import Member, batch_seed
 
 # Keys that change a model's starting point, its optimiser's numbers or its
@@ -95,11 +95,7 @@ def model_config(cfg: ml_collections.ConfigDict, overrides: dict) -> ml_collecti
   member.sweep = ''
   member.train.batch_seed = batch_seed(cfg)
   for key, value in overrides.items():
-    section = member
-    *parents, leaf = key.split('.')
-    for p in parents:
-      section = section[p]
-    section[leaf] = value
+    config_lib.set_key(member, key, value)
   member.name = f'{cfg.name}/{model_name(overrides)}'
   return member
 

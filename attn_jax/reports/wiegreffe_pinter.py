@@ -1,6 +1,6 @@
 """The W&P experiments' numbers beside Wiegreffe & Pinter's (ALGORITHMS.md §C).
 
-    python -m attn_jax.report wp RUN ... [--save results/wp] [--readme README.md]
+    python -m attn_jax.report wp RUN ... [--save results/wp] [--readme FILE]
 
 Reads each run's experiment summaries (`attn_jax.experiments.store`, or the
 copies `--save` writes) and makes five tables, each a README block: W&P
@@ -13,10 +13,13 @@ each experiment's wall time (`wp-wall-time`). The row functions take
 
 import os
 
-from attn_jax import atomic_io, errors, published
-from attn_jax.experiments import store as experiment_store
-from attn_jax.report import load_run, markdown, plain, save as save_run_files, write_readme
-from attn_jax.stages.store import SELF_HASH
+from attn_jax.core import atomic_io
+from attn_jax.core.registry import EXPERIMENTS
+from attn_jax.papers import published
+from attn_jax.reports import render
+from attn_jax.reports.common import (SAVED, check_markers, load_experiment_summaries, load_run, publish,
+                                     save_run_files, save_summary)
+from attn_jax.reports.registry import COMMANDS, SECTIONS, Command, PaperSections
 
 UNIFORM_CLOSE = 0.02  # W&P's reading of Table 2: uniform F1 within this of learned
 FAR_BELOW = 0.10      # Table 3: an adversary guide this much below the base guide is "far below"
@@ -223,27 +226,9 @@ def wall_time_rows(runs: list) -> list[list[str]]:
 
 # ---------------------------------------------------------------- files
 
-SAVED = 'saved_copy'  # marks a summary `save` wrote: a record, without its results
-
-
-def load_summaries(run_path: str) -> dict:
-  """{experiment: summary}: the run's newest intact results
-  (`attn_jax.experiments.store`), else a copy `save` wrote. A run's own
-  pointer copy whose results are damaged is not shown."""
-  summaries = experiment_store.load_summaries(run_path)
-  base = os.path.join(run_path, 'experiments')
-  for name in sorted(os.listdir(base)) if os.path.isdir(base) else []:
-    path = os.path.join(base, name, 'summary.json')
-    if name not in summaries and os.path.isfile(path):
-      copy = atomic_io.read_json(path)
-      if isinstance(copy, dict) and copy.get(SAVED):
-        summaries[name] = copy
-  return summaries
-
-
 def load(path: str) -> tuple[str, str, dict]:
   """(run name, dataset, summaries) of a run folder or a saved copy."""
-  summaries = load_summaries(path)
+  summaries = load_experiment_summaries(path)
   if os.path.exists(os.path.join(path, 'eval.json')):
     run = load_run(path)
     return run['name'], run['dataset'], summaries
@@ -254,35 +239,13 @@ def load(path: str) -> tuple[str, str, dict]:
 
 
 def save(path: str, name: str, summaries: dict, directory: str) -> str:
-  """Copies a run's small files (`report.save`), its experiment summaries
-  (file hashes dropped, marked as saved copies) and their figures to
-  `<directory>/<name>/`; returns that folder."""
+  """Copies a run's small files, its experiment summaries (file hashes
+  dropped, marked as saved copies) and their figures to `<directory>/<name>/`;
+  returns that folder."""
   target = save_run_files({'name': name, 'path': path}, directory)
   for experiment, summary in summaries.items():
-    folder = os.path.join(target, 'experiments', experiment)
-    figures = []
-    for figure in summary.get('figures', []):  # relative to the run folder
-      found, copy = os.path.join(path, figure), os.path.join(folder, os.path.basename(figure))
-      if os.path.isfile(found):
-        if os.path.abspath(found) != os.path.abspath(copy):
-          atomic_io.copy_file(found, copy)
-        figures.append(os.path.relpath(copy, target))
-    copied = {k: v for k, v in summary.items() if k not in ('sha256', SELF_HASH)}
-    atomic_io.write_json(os.path.join(folder, 'summary.json'), {**copied, 'figures': figures, SAVED: True})
+    save_summary(path, target, os.path.join('experiments', experiment), summary, extra={SAVED: True})
   return target
-
-
-def check_markers(readme: str, blocks=BLOCKS) -> None:
-  """Raises StorageError naming the first block whose markers `readme` lacks,
-  before any block is rewritten."""
-  with open(readme) as f:
-    text = f.read()
-  for block in blocks:
-    for marker in (f'<!-- {block}:start -->', f'<!-- {block}:end -->'):
-      if marker not in text:
-        raise errors.StorageError(
-            f'{readme} has no {marker!r} marker: add the lines <!-- {block}:start --> and '
-            f'<!-- {block}:end --> where the table goes, then rerun')
 
 
 def table3_notes(runs: list) -> list[str]:
@@ -303,7 +266,7 @@ def write(paths: list[str], save_to=None, readme=None) -> dict:
   copying there, if given) and rewrites their README blocks; returns
   {block: (rows, notes)}."""
   if readme:
-    check_markers(readme)
+    check_markers(readme, BLOCKS)
   runs = [load(p) for p in paths]
   if save_to:
     paths = [save(p, name, summaries, save_to) for p, (name, _, summaries) in zip(paths, runs)]
@@ -311,18 +274,30 @@ def write(paths: list[str], save_to=None, readme=None) -> dict:
   return publish(tables(runs), 'wp', paths, ('experiments',), readme)
 
 
-def publish(made: dict, table: str, paths: list[str], summaries: tuple, readme=None) -> dict:
-  """Prints {block: (rows, notes)} and, with `readme`, rewrites each block
-  there, citing `python -m attn_jax.report <table> <paths>` and the summary
-  files under each path's `summaries` folders; returns `made`."""
-  for block, (rows, notes) in made.items():
-    print(f'{block}:\n{plain(rows)}' + ''.join(f'\n  {n}' for n in notes) + '\n')
-  if readme:
-    here = os.path.dirname(os.path.abspath(readme))
-    sources = [os.path.relpath(p, here) for p in paths]
-    command = f'python -m attn_jax.report {table} ' + ' '.join(sources)
-    files = [f'{s}/{folder}/*/summary.json' for folder in summaries for s in sources]
-    for block, (rows, notes) in made.items():
-      text = markdown(rows) + ('\n\n' + '\n'.join(f'- {n}' for n in notes) if notes else '')
-      write_readme(readme, block, text, command, files)
-  return made
+def _command(parser, args, argv) -> None:
+  del parser, argv
+  write(args.runs, args.save, args.readme)
+
+
+COMMANDS.register(Command('wp', 40, 'RUN ... [--save results/wp]', "the W&P experiments' tables beside W&P's",
+                          _command, papers=('wp',)))
+
+TITLES = {'wp-table2': 'W&P Table 2: F1 with learned and with uniform attention',
+          'wp-table3': 'W&P Table 3: the diagnostic MLP with each guide\'s attention',
+          'wp-lambda-sweep': 'W&P Figure 5 / Table 5: the model-consistent adversary along λ',
+          'wp-seeds': 'W&P Figure 3: seed variance against J&W\'s adversary',
+          'wp-wall-time': 'Wall time of the W&P experiments'}
+
+
+def _sections(runs) -> list[render.Section]:
+  chosen = [(r.name, r.info['dataset'], {e: s for e, s in r.experiments.items() if e in r.of_paper('wp')[1]})
+            for r in runs if r.of_paper('wp')[1]]
+  return render.paper_sections('Wiegreffe & Pinter', tables(chosen), TITLES) if chosen else []
+
+
+SECTIONS.register(PaperSections(
+    'wp', 'wp', 30, _sections,
+    missing=lambda runs: None if any(r.of_paper('wp')[1] for r in runs) else (
+        'W&P: no run holds their experiments (`--config.experiments='
+        + ','.join(e.name for e in EXPERIMENTS.of_paper('wp')) + '`)'),
+    ran=lambda r: ', '.join(r.of_paper('wp')[1]) or 'not run'))

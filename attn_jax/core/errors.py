@@ -4,6 +4,9 @@ Each message names the problem and the fix; `run.py` prints them without a
 traceback. Anything else escaping the library is a bug.
 """
 
+import sys
+from typing import NoReturn
+
 
 class AttnJaxError(Exception):
   """Base class: a problem with the input, not with attn-jax."""
@@ -31,3 +34,9 @@ class StorageError(AttnJaxError):
 
 class IntegrityError(AttnJaxError):
   """A file on disk is not what was recorded when it was written (sha256 differs)."""
+
+
+def exit_with(error, code: int = 2) -> NoReturn:
+  """Ends a command-line tool with `error: <message>` on stderr (no traceback)."""
+  print(f'error: {error}', file=sys.stderr)
+  sys.exit(code)

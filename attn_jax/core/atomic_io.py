@@ -20,7 +20,7 @@ import os
 import tempfile
 from typing import Any, Callable, IO
 
-from attn_jax.errors import StorageError
+from attn_jax.core.errors import StorageError
 
 _STORAGE_ERRNOS = {errno.ENOSPC: 'the disk is full', errno.EDQUOT: 'the disk quota is exceeded',
                    errno.EROFS: 'the file system is read-only', errno.EACCES: 'permission denied',

@@ -10,7 +10,7 @@ import hashlib
 import os
 from typing import Optional
 
-from attn_jax import atomic_io
+from attn_jax.core import atomic_io
 
 _CACHE: dict = {}
 

@@ -1,6 +1,6 @@
 """Meister et al.'s tables, measured beside published (ALGORITHMS.md §E.4).
 
-    python -m attn_jax.report meister RUN ... [--save results/meister] [--readme README.md]
+    python -m attn_jax.report meister RUN ... [--save results/meister] [--readme FILE]
 
 Each RUN is a base model's workdir (or `--output_dir`, or the copy `--save`
 writes): its `importance` and `state_importance` stage summaries, its
@@ -15,16 +15,19 @@ tables they are about.
 
 import os
 
-from attn_jax import atomic_io, published
-from attn_jax.report import load_run
+from attn_jax.core import atomic_io
+from attn_jax.core.registry import EXPERIMENTS, STAGES
+from attn_jax.papers import published
+from attn_jax.reports import render
+from attn_jax.reports.common import check_markers, load_experiment_summaries, load_run, publish, save_summary
+from attn_jax.reports.registry import COMMANDS, SECTIONS, Command, PaperSections
+from attn_jax.reports.wiegreffe_pinter import save as save_experiments
 from attn_jax.stages import store as stage_store
-from attn_jax.wp_report import check_markers, load_summaries, publish, save as save_experiments
+from attn_jax.stages.importance import MEASURES
 
 MEAN_CLOSE = 0.05  # a mean within this of Meister's is "as published" (Tables 1, 3, 5)
 TAU_CLOSE = 0.10   # Table 6: τ means within this (their spread over documents is 0.05-0.28)
 HIGH_ENTROPY = 0.5  # qualitative (i): H̃(g_{h_p}(x)) high for every projection
-STAGES = ('importance', 'state_importance')
-MEASURES = ('g_y_x', 'd_y_x', 'g_y_i', 'd_y_i')
 NAMES = {'g_y_x': 'g_ŷ(x)', 'd_y_x': 'D_ŷ(x)', 'g_y_i': 'g_ŷ(I)', 'd_y_i': 'D_ŷ(I)'}
 BLOCKS = ('meister-table1', 'meister-table6', 'meister-table2', 'meister-sweep', 'meister-table3',
           'meister-table5', 'meister-wall-time')
@@ -46,14 +49,14 @@ def load(path: str) -> dict:
   run = load_run(path)
   config = atomic_io.read_json(os.path.join(path, 'config.json'))
   stages = {}
-  for stage in STAGES:
+  for stage in (s.name for s in STAGES.of_paper('meister')):
     found = stage_store.most_complete(path, stage)
     if found is not None:
       stages[stage] = found.summary
   return {'name': run['name'], 'path': path, 'dataset': run['dataset'],
           'encoder': config['model']['encoder'], 'projection': config['model']['projection'],
           'accuracy': run['results'].get('accuracy'), 'stages': stages,
-          'experiments': load_summaries(path)}
+          'experiments': load_experiment_summaries(path)}
 
 
 def model_key(run: dict) -> str:
@@ -222,12 +225,12 @@ def table5_notes(runs: list) -> list[str]:
 def wall_time_rows(runs: list) -> list[list[str]]:
   rows = [['run', 'dataset', 'model', 'what', 'documents', 'seconds']]
   for r in runs:
-    for stage in STAGES:
+    for stage in (e.name for e in STAGES.of_paper('meister')):
       s = r['stages'].get(stage)
       if s is not None:
         rows.append([r['name'], r['dataset'], model_key(r), f'stage {stage}', str(s.get('documents', '?')),
                      f'{s.get("seconds", 0):.1f}'])
-    for name in ('sparsegen_sweep', 'adversary_regimes'):
+    for name in (e.name for e in EXPERIMENTS.of_paper('meister')):
       s = r['experiments'].get(name)
       if s is not None:
         rows.append([r['name'], r['dataset'], model_key(r), f'experiment {name}', str(s.get('n', '?')),
@@ -250,16 +253,7 @@ def save(run: dict, directory: str) -> str:
   target = save_experiments(run['path'], os.path.basename(os.path.normpath(run['path'])),
                             run['experiments'], directory)
   for stage, summary in run['stages'].items():
-    folder = os.path.join(target, 'analyses', stage)
-    figures = []
-    for figure in summary.get('figures', []):
-      found = os.path.join(run['path'], figure)
-      if os.path.isfile(found):
-        copy = os.path.join(folder, os.path.basename(figure))
-        atomic_io.copy_file(found, copy)
-        figures.append(os.path.relpath(copy, target))
-    copied = {k: v for k, v in summary.items() if k not in ('sha256', stage_store.SELF_HASH)}
-    atomic_io.write_json(os.path.join(folder, stage_store.SUMMARY), {**copied, 'figures': figures})
+    save_summary(run['path'], target, os.path.join('analyses', stage), summary, stage_store.SUMMARY)
   return target
 
 
@@ -273,3 +267,38 @@ def write(paths: list[str], save_to=None, readme=None) -> dict:
     paths = [save(run, save_to) for run in runs]
     runs = [load(p) for p in paths]
   return publish(tables(runs), 'meister', paths, ('analyses', 'experiments'), readme)
+
+
+def _command(parser, args, argv) -> None:
+  del parser, argv
+  write(args.runs, args.save, args.readme)
+
+
+COMMANDS.register(Command('meister', 50, 'RUN ... [--save results/meister]',
+                          "Meister et al.'s Tables 1, 2, 3, 5 and 6 beside theirs", _command, papers=('meister',)))
+
+TITLES = {'meister-table1': 'Meister Table 1: entropy of g_{h_p}(x)',
+          'meister-table6': 'Meister Table 6: τ of α with each importance measure',
+          'meister-table2': 'Meister Table 2: sparsegen λ against input-importance entropy',
+          'meister-sweep': 'The sparsegen λ grid, model by model',
+          'meister-table3': 'Meister Table 3: test accuracy',
+          'meister-table5': 'Meister Table 5: frozen and unfrozen adversaries',
+          'meister-wall-time': 'Wall time of Meister\'s stages and experiments'}
+
+
+def _holds(r) -> bool:
+  return any(r.of_paper('meister'))
+
+
+def _sections(runs) -> list[render.Section]:
+  chosen = [load(r.path) for r in runs if _holds(r)]
+  return render.paper_sections('Meister et al.', tables(chosen), TITLES) if chosen else []
+
+
+SECTIONS.register(PaperSections(
+    'meister', 'meister', 40, _sections,
+    missing=lambda runs: None if any(_holds(r) for r in runs) else (
+        'Meister et al.: no run holds their stages or experiments (`--config.analyses='
+        + ','.join(s.name for s in STAGES.of_paper('meister')) + '`, `--config.experiments='
+        + ','.join(e.name for e in EXPERIMENTS.of_paper('meister')) + '`)'),
+    ran=lambda r: ', '.join(sum(r.of_paper('meister'), [])) or 'not run'))

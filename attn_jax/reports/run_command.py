@@ -22,13 +22,15 @@ from typing import Optional
 
 import ml_collections
 
-from attn_jax import (atomic_io, config as config_lib, experiments as experiments_lib, reproduction,
-                      stages as stages_lib, wp_report)
-from attn_jax.errors import AttnJaxError, ConfigError
+from attn_jax import config as config_lib, experiments as experiments_lib
+from attn_jax.core import atomic_io
+from attn_jax.core.errors import AttnJaxError, ConfigError
 from attn_jax.models.model import ENCODERS
+from attn_jax.reports.common import load_experiment_summaries, load_stage_results
+from attn_jax.stages.analyses import with_requirements_of
 
 PACKAGE = 'attn-jax'
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the checkout's root
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout's root
 CONFIGS = os.path.join(ROOT, 'configs')
 DERIVED = ('name',)  # set by the config file itself (and by the model axis for a program's models)
 GIT_SECONDS = 30  # a git that hangs (a network mount) leaves the commit out, not the report
@@ -119,7 +121,7 @@ def _would_run(saved: dict) -> dict[str, set]:
   cfg = ml_collections.ConfigDict(saved)
   try:
     names = set(experiments_lib.names(cfg))
-    stages = set(stages_lib.with_requirements(config_lib.analyses(cfg))) | set(
+    stages = set(with_requirements_of(config_lib.analyses(cfg))) | set(
         experiments_lib.stage_requirements(cfg))
   except (ConfigError, KeyError, AttributeError):
     return {'analyses': set(_names(saved.get('analyses'))), 'experiments': set(_names(saved.get('experiments')))}
@@ -131,8 +133,8 @@ def _shown_results(run: str, saved: dict, defaults: dict, flags: dict) -> list[s
   recorded config (that of the first call) would give other ones: the stages
   and experiments, each experiment's settings (its key records its config
   section) and the document count. Returns a note for each change."""
-  found = reproduction.load_found(run)
-  summaries = wp_report.load_summaries(run)
+  found = load_stage_results(run)
+  summaries = load_experiment_summaries(run)
   would = _would_run(saved)
   notes = []
   for key, shown in (('analyses', list(found)), ('experiments', list(summaries))):

@@ -1,0 +1,33 @@
+"""The run configuration (ml_collections), in three parts:
+
+- `schema`: J&W's recipe as `default_config(dataset, encoder, variant)`, its
+  checks (`validate`), and which stages and experiments a config asks for;
+- `keys`: dotted keys, and which of them key a result;
+- `cli`: `run.py --help`, unknown-key messages, config files.
+
+Stages and experiments own their sections; the lists of them (`ANALYSES`,
+`CHOICES`, `KEY_HELP`) are derived from their registries when read.
+"""
+
+from attn_jax.config.cli import describe, from_file, key_help, load_file, unknown_override
+from attn_jax.config.keys import (ADDED_KEYS, ANALYSIS_SECTIONS, RUNTIME_KEYS, flat_items, get_key,
+                                  none_from_command_line, result_items, set_key, training_items,
+                                  unknown_key_message)
+from attn_jax.config.schema import (DATASETS, EMBED_INIT_STD, PRETRAINED_BY_DEFAULT, VARIANTS, analyses,
+                                    choices, default_config, experiments, validate)
+
+
+def __getattr__(name: str):
+  """ANALYSES, CHOICES and KEY_HELP, derived from the registries when read."""
+  from attn_jax.core.registry import STAGES  # pylint: disable=g-import-not-at-top
+  derived = {'ANALYSES': STAGES.names, 'CHOICES': choices, 'KEY_HELP': key_help}
+  if name in derived:
+    return derived[name]()
+  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+
+
+__all__ = ['ADDED_KEYS', 'ANALYSIS_SECTIONS', 'DATASETS', 'EMBED_INIT_STD', 'PRETRAINED_BY_DEFAULT',
+           'RUNTIME_KEYS', 'VARIANTS', 'analyses', 'choices', 'default_config', 'describe', 'experiments',
+           'flat_items', 'from_file', 'get_key', 'key_help', 'load_file', 'none_from_command_line',
+           'result_items', 'set_key', 'training_items', 'unknown_key_message', 'unknown_override',
+           'validate']

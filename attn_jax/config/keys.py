@@ -1,0 +1,111 @@
+"""Dotted config keys: walking, setting, and which keys key a result.
+
+A run's results are keyed by the values that change what it computes
+(`result_items`); its trained model by those that change the model
+(`training_items`). Where things are written or how they are shown are not
+among them, so a finished workdir is reused under other values of those.
+"""
+
+import difflib
+
+import ml_collections
+
+# Keys that say where things are or how they are shown, not what is computed:
+# a finished workdir may be reused with other values of these. (The eval
+# batch size changes padded shapes, hence float rounding at most.)
+RUNTIME_KEYS = frozenset({
+    'name', 'data.manual_dir', 'data.tfds_data_dir', 'vectors.directory', 'train.progress',
+    'train.checkpoint_every_steps', 'train.eval_batch_size', 'train.model_axis',
+    'analysis.batch_size', 'analysis.bucket_growth', 'analysis.loo.docs_per_chunk',
+    'analysis.adversarial.batch_size',
+    'analysis.refuse_damaged', 'compilation_cache', 'devices'})
+# Keys added after results were first keyed, with the value that computes what
+# runs without the key computed: at that value a key is left out of
+# `result_items`, so results and workdirs made before it existed stay valid.
+ADDED_KEYS = {'train.update_only': None, 'train.attention_lr_scale': 1.0}
+# Sections that say what is analysed, or trained on top of the model, not what
+# the model is: a trained workdir can be analysed again with other values
+# (each stage and experiment keys its own results).
+ANALYSIS_SECTIONS = ('analyses', 'analysis', 'experiments', 'experiment')
+
+
+def flat_items(cfg: ml_collections.ConfigDict, prefix: str = ''):
+  """(dotted key, value) pairs of a nested config."""
+  for key, value in cfg.items():
+    if isinstance(value, ml_collections.ConfigDict):
+      yield from flat_items(value, f'{prefix}{key}.')
+    else:
+      yield f'{prefix}{key}', value
+
+
+def get_key(cfg: ml_collections.ConfigDict, key: str, default=None):
+  """The value of the dotted `key`, or `default` where a group or key is missing."""
+  value = cfg
+  for part in key.split('.'):
+    if not isinstance(value, ml_collections.ConfigDict) or part not in value:
+      return default
+    value = value[part]
+  return value
+
+
+def set_key(cfg: ml_collections.ConfigDict, key: str, value) -> None:
+  """Sets the dotted `key` (e.g. 'train.epochs') of a nested config."""
+  *groups, name = key.split('.')
+  node = cfg
+  for group in groups:
+    node = node[group]
+  node[name] = value
+
+
+def none_from_command_line(cfg: ml_collections.ConfigDict) -> None:
+  """`--config.KEY=None` means None: ml_collections parses it, for a string
+  field, as the word 'None' (which no path, file or setting is)."""
+  for key, value in list(flat_items(cfg)):
+    if value == 'None':
+      set_key(cfg, key, None)
+
+
+def result_items(cfg: ml_collections.ConfigDict) -> dict:
+  """The keys that change what a run computes, with their values."""
+  return {k: (list(v) if isinstance(v, tuple) else v)
+          for k, v in flat_items(cfg)
+          if k not in RUNTIME_KEYS and not (k in ADDED_KEYS and v == ADDED_KEYS[k])}
+
+
+def training_items(cfg: ml_collections.ConfigDict) -> dict:
+  """`result_items` that change the trained model (not what is analysed)."""
+  return {k: v for k, v in result_items(cfg).items()
+          if k.split('.')[0] not in ANALYSIS_SECTIONS}
+
+
+def _closest(key: str, known) -> list[str]:
+  """Known keys `key` may have meant: a near spelling, else those with its
+  last name (a forgotten or wrong group), else a looser spelling."""
+  near = difflib.get_close_matches(key, list(known), n=1, cutoff=0.8)
+  name = key.rpartition('.')[2]
+  same_name = [k for k in known if k.rpartition('.')[2] == name]
+  if near or not same_name:
+    return near or difflib.get_close_matches(key, list(known), n=1)
+  return sorted(same_name, key=lambda k: -difflib.SequenceMatcher(None, key, k).ratio())[:2]
+
+
+def _group_contents(group: str, known) -> str:
+  """The keys and subgroups directly in `group` ('' for the top level)."""
+  prefix = group + '.' if group else ''
+  inside = [k[len(prefix):] for k in known if k.startswith(prefix)]
+  names = sorted(prefix + k for k in inside if '.' not in k)
+  groups = sorted({prefix + k.split('.')[0] for k in inside if '.' in k})
+  where = f'in {group}' if group else 'at the top level'
+  parts = [f'config groups {where}: {", ".join(groups)}'] if groups else []
+  return '; '.join(parts + [f'valid keys {where}: {", ".join(names)}'])
+
+
+def unknown_key_message(key: str, known) -> str:
+  """Names `key`, the closest known key, and what the deepest group of `key`
+  that exists holds (the config groups for a mistyped group)."""
+  group = key.rpartition('.')[0]
+  while group and not any(k.startswith(group + '.') for k in known):
+    group = group.rpartition('.')[0]
+  close = _closest(key, known)
+  hint = f' (did you mean {" or ".join(repr(c) for c in close)}?)' if close else ''
+  return f'unknown config key {key!r}{hint}; {_group_contents(group, known)}'

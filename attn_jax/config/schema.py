@@ -1,0 +1,338 @@
+"""The run configuration: J&W's recipe as defaults, its variants, and its checks.
+
+The files in `configs/` call `default_config(dataset, encoder, variant)`;
+`variant` is what follows the colon in `--config=configs/sst_bilstm.py:smoke`
+('' is the full J&W recipe, 'smoke' a tiny model on a few documents for
+tests). Everything can be overridden on the command line
+(`--config.train.epochs=2`).
+
+This module owns the sections every run has (data, model, vectors, train and
+the analyses' shared keys). Each analysis stage owns `analysis.<stage>` and
+each experiment `experiment.<name>`: their defaults, choices and checks come
+from their registries (`attn_jax.core.registry`), never from a list here.
+"""
+
+import ml_collections
+from ml_collections import config_dict
+
+from attn_jax.config import keys
+from attn_jax.core.errors import ConfigError
+from attn_jax.core.registry import EXPERIMENTS, STAGES, with_requirements
+from attn_jax.models import projections
+from attn_jax.models.model import ENCODERS
+from attn_jax.training.executors import EXECUTORS
+from attn_jax.training.loss import LOSSES
+from attn_jax.training.optimizer import SUBTREES, update_only
+
+DATASETS = ('sst', 'imdb', '20news', 'agnews', 'synthetic')
+# What may follow the colon in `--config=FILE:VARIANT` (every file in configs/
+# passes it to `default_config`), and what each is for: shown by `run.py --help`.
+VARIANTS = {
+    '': 'the full recipe (J&W §A.5; the synthetic task: 2,000 training documents)',
+    'smoke': 'a tiny model on 64 documents per split, 2 epochs, short analyses: checks a set-up',
+}
+# The allowed values of the keys this module owns; stages and experiments
+# declare their own (`Section.choices`), and `choices()` adds them.
+OWN_CHOICES = {
+    'data.dataset': DATASETS,
+    'model.encoder': ENCODERS,
+    'model.attention': ('tanh', 'dot'),
+    'model.projection': projections.NAMES,
+    'train.select_on': ('dev', 'test'),
+    'train.select_by': ('roc_auc', 'train_loss'),
+    'train.loss': tuple(LOSSES),
+    'train.model_axis': EXECUTORS,
+    'analysis.split': ('test', 'dev'),
+}
+# Standard deviation of from-scratch embeddings (`model.embeddings_file=None`):
+# PyTorch's N(0, 1) unless the dataset's dev ROC-AUC, J&W's selection metric,
+# favoured N(0, 0.1²) (the runs are in docs/jain_wallace.md, "Embeddings").
+EMBED_INIT_STD = {'sst': 0.1, '20news': 0.1, 'imdb': 1.0}
+# Datasets whose models start, by default, from the in-domain vectors
+# attn_jax.vectors builds, as J&W's started from pretrained fastText vectors:
+# chosen from J&W's recipe and the dev metrics of the fidelity study
+# (docs/jain_wallace.md, "The fidelity study"), never from test-set numbers.
+# 20 Newsgroups is not among them: over 5 seeds its dev ROC-AUC from scratch
+# (0.957 ± 0.008) is above that from its in-domain vectors (0.933 ± 0.007),
+# intervals apart.
+PRETRAINED_BY_DEFAULT = ('sst', 'imdb')
+
+
+def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collections.ConfigDict:
+  """The J&W recipe (§A.5) for `encoder` on `dataset`."""
+  if variant not in VARIANTS:
+    raise ConfigError(f'unknown config variant {variant!r}; choose from '
+                      f'{", ".join(map(repr, VARIANTS))} (python run.py --help describes them)')
+  c = ml_collections.ConfigDict()
+  c.name = f'{dataset}_{encoder}' + (f'_{variant}' if variant else '')
+  c.seed = 0
+  # A model axis: 'seed=0,1,2,3,4' (several keys, space-separated, give their
+  # product) trains one model per value as one vmapped program; '' trains one.
+  c.sweep = ''
+  # JAX's persistent compilation cache (attn_jax/core/compilation.py): None:
+  # $ATTN_JAX_COMPILATION_CACHE or ~/.cache/attn_jax/jax; '' turns it off.
+  c.compilation_cache = config_dict.placeholder(str)
+  # How many of jax.local_devices() the analyses spread their documents over and the
+  # model axis its models over (attn_jax/core/sharding.py); None: all of them.
+  c.devices = config_dict.placeholder(int)
+  c.data = _data(dataset)
+  c.model = _model(dataset, encoder, variant)
+  c.vectors = _vectors()
+  c.train = _train()
+  c.analyses = ','.join(STAGES.names())  # run after training; '' for none
+  c.analysis = _analysis(dataset, encoder, variant)
+  # Experiments that train more models on top of this one (attn_jax/experiments).
+  c.experiments = ''
+  c.experiment = ml_collections.ConfigDict(_sections(EXPERIMENTS, dataset, encoder, variant))
+  if encoder == 'transformer':
+    # Meister et al. train their Transformer at lr 1e-5 from fastText vectors
+    # (epochs unspecified); from scratch that barely moves in 8 epochs.
+    c.train.learning_rate = 1e-4
+    c.train.epochs = 20
+  if dataset == 'synthetic':
+    c.model.embed_dim = 32
+    c.model.hidden_dim = 32
+    c.model.transformer_ffn_dim = 32
+    c.train.epochs = 4
+    c.train.learning_rate = 3e-3
+  if variant == 'smoke':
+    _smoke(c)
+  return c
+
+
+def _data(dataset: str) -> ml_collections.ConfigDict:
+  d = ml_collections.ConfigDict()
+  d.dataset = dataset
+  d.manual_dir = config_dict.placeholder(str)     # None: $ATTN_JAX_DATA, else download
+  d.tfds_data_dir = config_dict.placeholder(str)  # None: $TFDS_DATA_DIR or ~/tensorflow_datasets
+  d.min_df = config_dict.placeholder(int)         # None: J&W's value for the dataset
+  d.max_docs_per_split = config_dict.placeholder(int)  # None: all (a seeded sample otherwise)
+  d.bucket_growth = 1.25
+  d.synthetic = ml_collections.ConfigDict(dict(
+      seed=0, train_size=2000, dev_size=400, test_size=400, vocab_size=500,
+      planted_words=3, min_length=8, max_length=40))
+  return d
+
+
+def _model(dataset: str, encoder: str, variant: str) -> ml_collections.ConfigDict:
+  m = ml_collections.ConfigDict()
+  m.encoder = encoder
+  m.attention = 'dot' if encoder == 'transformer' else 'tanh'
+  m.projection = 'softmax'
+  m.sparsegen_lambda = 0.5
+  m.embed_dim = 300
+  # None: from scratch, N(0, embed_init_std²); a word2vec/fastText text file;
+  # or 'in_domain': the vectors `config.vectors` describes (built if missing).
+  m.embeddings_file = config_dict.placeholder(str)
+  if dataset in PRETRAINED_BY_DEFAULT and variant != 'smoke':
+    m.embeddings_file = 'in_domain'
+  m.freeze_embeddings = False   # True: the embeddings are not fine-tuned
+  m.shuffle_embeddings = False  # True: pretrained rows permuted among the words found (a control)
+  m.embeddings_norm = config_dict.placeholder(float)  # rescale pretrained rows to this mean norm
+  m.embed_init_std = EMBED_INIT_STD.get(dataset, 1.0)
+  m.hidden_dim = 128  # per direction for the BiLSTM (H = 256), total otherwise
+  m.lstm_unroll = 1  # larger unrolls measured slower on XLA:CPU
+  m.cnn_kernel_sizes = (1, 3, 5, 7)
+  m.transformer_layers = 2
+  m.transformer_heads = 1
+  m.transformer_ffn_dim = 128
+  m.dropout = 0.1 if encoder == 'transformer' else 0.0
+  return m
+
+
+def _vectors() -> ml_collections.ConfigDict:
+  # In-domain fastText-style vectors (attn_jax.vectors): trained by gensim on
+  # the unlabelled text of `corpora`, never the target dataset's dev or test text.
+  v = ml_collections.ConfigDict(dict(
+      corpora='imdb,sst,20news,agnews', epochs=5, window=5, min_count=5, sg=0, negative=5,
+      min_n=3, max_n=6, seed=0))
+  v.directory = config_dict.placeholder(str)  # None: $ATTN_JAX_VECTORS or ~/.cache/attn_jax/vectors
+  return v
+
+
+def _train() -> ml_collections.ConfigDict:
+  t = ml_collections.ConfigDict()
+  t.epochs = 8
+  t.batch_size = 32
+  t.eval_batch_size = 64
+  t.learning_rate = 1e-3
+  t.weight_decay = 1e-5
+  # The attention scorer's step size over the others' (Meister et al.'s Table 4:
+  # "equal to or 10×"; J&W: equal).
+  t.attention_lr_scale = 1.0
+  t.loss = 'weighted_bce'     # a plug-in of the trainer (attn_jax.training.loss)
+  # How a program's models are computed: 'vmap', 'loop' (model after model in
+  # one compiled step) or 'auto' (loop on CPU, vmap elsewhere; executors.py).
+  t.model_axis = 'auto'
+  t.select_on = 'dev'         # 'test' reproduces W&P's fork (§C)
+  t.select_by = 'roc_auc'     # on select_on; 'train_loss': the lowest (W&P's adversary, §C.4)
+  # Stop a model after this many epochs without a better selection score; None: never.
+  t.patience = config_dict.placeholder(int)
+  t.skip_first_epoch = True   # J&W HEAD never selects epoch 0
+  # Params subtrees that are trained, comma-separated (embedding, encoder,
+  # attention, decoder); None: all. The rest keep their initial values.
+  t.update_only = config_dict.placeholder(str)
+  # Seed of the batch order; None: `seed`. Models trained as one program share it.
+  t.batch_seed = config_dict.placeholder(int)
+  t.checkpoint_every_steps = 200
+  t.progress = True
+  return t
+
+
+def _analysis(dataset: str, encoder: str, variant: str) -> ml_collections.ConfigDict:
+  """The keys every stage shares, then each stage's own section."""
+  a = ml_collections.ConfigDict()
+  a.split = 'test'
+  a.max_docs = config_dict.placeholder(int)  # None: the whole split, else its first N
+  a.seed = 0
+  a.batch_size = 32
+  a.bucket_growth = 1.1  # finer than training: LOO costs grow with L²
+  # A results file whose sha256 differs from its summary's record: recompute
+  # it (False), or stop with its name (True) to inspect it first.
+  a.refuse_damaged = False
+  for name, section in _sections(STAGES, dataset, encoder, variant).items():
+    a[name] = section
+  return a
+
+
+def _sections(registry, dataset: str, encoder: str, variant: str) -> dict:
+  """{name: its section's defaults} of every entry of `registry` that has one."""
+  sections = {}
+  for name, entry in registry.items():
+    defaults = entry.section.defaults(dataset, encoder, variant)
+    if defaults:
+      sections[name] = ml_collections.ConfigDict(defaults)
+  return sections
+
+
+def _smoke(c: ml_collections.ConfigDict) -> None:
+  """A tiny model on a few documents: checks a set-up in seconds. (Stages and
+  experiments shorten their own sections for this variant.)"""
+  c.model.embed_dim = 16
+  c.model.hidden_dim = 8
+  c.model.transformer_ffn_dim = 16
+  c.data.max_docs_per_split = 64
+  c.data.synthetic.update(train_size=96, dev_size=48, test_size=48, vocab_size=60)
+  c.train.epochs = 2
+  c.train.batch_size = 8
+  c.train.eval_batch_size = 16
+  c.train.checkpoint_every_steps = 4
+  c.data.bucket_growth = 2.0  # fewer bucket lengths: fewer compilations
+  c.analysis.bucket_growth = 2.0
+  c.analysis.batch_size = 16
+
+
+def choices() -> dict[str, tuple]:
+  """Every key with a closed set of values: this module's and those the
+  stages (`analysis.<stage>.<key>`) and experiments declare."""
+  found = dict(OWN_CHOICES)
+  for group, registry in (('analysis', STAGES), ('experiment', EXPERIMENTS)):
+    for name, entry in registry.items():
+      found.update({f'{group}.{name}.{k}': tuple(v) for k, v in entry.section.choices.items()})
+  return found
+
+
+def _names(text: str, registry, key: str) -> tuple[str, ...]:
+  """The comma-separated names of `text`, each checked against `registry`."""
+  names = [n.strip() for n in text.split(',') if n.strip()]
+  for name in names:
+    if name not in registry:
+      raise ConfigError(f'{registry.unknown(name)} in --config.{key}; choose from '
+                        f'{", ".join(registry.names())} (comma-separated, or empty for none)')
+  return tuple(names)
+
+
+def analyses(cfg: ml_collections.ConfigDict) -> tuple[str, ...]:
+  """The stages `cfg.analyses` asks for ('' -> none), in running order.
+
+  Raises:
+    ConfigError: an unknown stage name.
+  """
+  names = _names(cfg.analyses, STAGES, 'analyses')
+  return tuple(n for n in STAGES.names() if n in names)
+
+
+def experiments(cfg: ml_collections.ConfigDict) -> tuple[str, ...]:
+  """The experiments `cfg.experiments` asks for, with those they read, in running order.
+
+  Raises:
+    ConfigError: an unknown name.
+  """
+  return with_requirements(EXPERIMENTS, _names(cfg.experiments, EXPERIMENTS, 'experiments'))
+
+
+def validate(cfg: ml_collections.ConfigDict) -> None:
+  """Raises ConfigError naming any unknown key or invalid value, and the valid ones.
+
+  What depends on the machine (devices, hosts) is checked where the run
+  starts (`attn_jax.pipeline.check`), not here.
+  """
+  for key, allowed in choices().items():
+    value = keys.get_key(cfg, key)
+    if value not in allowed:
+      raise ConfigError(f'{key}={value!r} is not valid; choose from {", ".join(allowed)}')
+  reference = dict(keys.flat_items(default_config(cfg.data.dataset, cfg.model.encoder)))
+  given = dict(keys.flat_items(cfg))
+  unknown = sorted(set(given) - set(reference))
+  if unknown:
+    raise ConfigError(keys.unknown_key_message(unknown[0], reference))
+  missing = sorted(set(reference) - set(given))
+  if missing:
+    raise ConfigError(f'config lacks key(s) {", ".join(missing)}; start from '
+                      'attn_jax.config.default_config()')
+  analyses(cfg)
+  for ok, message in _checks(cfg):
+    if not ok:
+      raise ConfigError(message)
+  # Every stage's section is checked (each has one in every config); an
+  # experiment's only when it is asked for.
+  for group, registry, names in (('analysis', STAGES, STAGES.names()),
+                                 ('experiment', EXPERIMENTS, experiments(cfg))):
+    for name in names:
+      section = cfg[group].get(name)
+      problem = registry[name].section.check(section, cfg)
+      if problem:
+        raise ConfigError(f'{group}.{name}: {problem}' if group == 'experiment' else problem)
+
+
+def _checks(cfg: ml_collections.ConfigDict) -> list[tuple[bool, str]]:
+  """(holds, message) of each range this module's sections must be in."""
+  m, t, a = cfg.model, cfg.train, cfg.analysis
+  return [
+      (t.epochs >= (2 if t.skip_first_epoch else 1),
+       'train.epochs must be >= 2 when train.skip_first_epoch (epoch 0 is never selected)'),
+      (t.batch_size >= 1 and t.eval_batch_size >= 1, 'batch sizes must be >= 1'),
+      (t.learning_rate > 0, 'train.learning_rate must be > 0'),
+      (t.weight_decay >= 0, 'train.weight_decay must be >= 0'),
+      (t.attention_lr_scale > 0, 'train.attention_lr_scale must be > 0'),
+      (t.checkpoint_every_steps >= 1, 'train.checkpoint_every_steps must be >= 1'),
+      (t.update_only is None or (bool(update_only(t)) and set(update_only(t)) <= set(SUBTREES)),
+       f'train.update_only={t.update_only!r} must name params subtrees among {", ".join(SUBTREES)} '
+       '(comma-separated), or be None for all'),
+      (t.patience is None or t.patience >= 1, 'train.patience must be >= 1 (or None: no early stopping)'),
+      (m.sparsegen_lambda < 1, 'model.sparsegen_lambda must be < 1 (sparsegen-lin is defined for λ < 1)'),
+      (m.embed_dim >= 1 and m.hidden_dim >= 2, 'model.embed_dim and model.hidden_dim must be positive'),
+      (m.embed_init_std > 0, 'model.embed_init_std must be > 0'),
+      (m.embeddings_file != 'in_domain' or cfg.data.dataset != 'synthetic',
+       "model.embeddings_file='in_domain' needs a real dataset (the synthetic one has no text)"),
+      (not (m.freeze_embeddings or m.shuffle_embeddings or m.embeddings_norm) or bool(m.embeddings_file),
+       'model.freeze_embeddings, model.shuffle_embeddings and model.embeddings_norm need pretrained '
+       'vectors (model.embeddings_file)'),
+      (m.embeddings_norm is None or m.embeddings_norm > 0, 'model.embeddings_norm must be > 0 (or None)'),
+      (cfg.vectors.epochs >= 1 and cfg.vectors.min_count >= 1 and cfg.vectors.window >= 1,
+       'vectors.epochs, vectors.min_count and vectors.window must be >= 1'),
+      (m.attention != 'tanh' or (m.hidden_dim * (2 if m.encoder == 'bilstm' else 1)) % 2 == 0,
+       'tanh attention needs an even encoder output size (its layer maps H -> H/2)'),
+      (m.encoder != 'cnn' or m.hidden_dim % len(m.cnn_kernel_sizes) == 0,
+       'model.hidden_dim must be divisible by the number of CNN kernel sizes'),
+      (m.encoder != 'transformer' or m.hidden_dim % m.transformer_heads == 0,
+       'model.hidden_dim must be divisible by model.transformer_heads'),
+      (0 <= m.dropout < 1, 'model.dropout must be in [0, 1)'),
+      (m.lstm_unroll >= 1, 'model.lstm_unroll must be >= 1'),
+      (cfg.data.bucket_growth > 1, 'data.bucket_growth must be > 1'),
+      (cfg.data.max_docs_per_split is None or cfg.data.max_docs_per_split >= 1,
+       'data.max_docs_per_split must be >= 1 (or None for all)'),
+      (a.max_docs is None or a.max_docs >= 1, 'analysis.max_docs must be >= 1 (or None for all)'),
+      (a.batch_size >= 1, 'analysis.batch_size must be >= 1'),
+      (a.bucket_growth > 1, 'analysis.bucket_growth must be > 1'),
+  ]

@@ -1,0 +1,143 @@
+"""Registries: what attn-jax can run, declared where each thing is built.
+
+An analysis stage, an experiment or a report command declares its name, its
+paper and (stages, experiments) its config section, and registers itself when
+its module is imported:
+
+    LOO = registry.STAGES.register(Stage(name='loo', paper='jw', order=20, ...))
+
+Lower layers read a registry without importing what fills it: the first
+read imports every module of the registry's package by name (as big_vision
+finds its evaluators by name), so `attn_jax.config` lists the stages and
+builds their sections while the import graph runs one way (config < stages).
+A registry lists its entries by `order` (the running order of stages and
+experiments; the order of rows and sections in reports).
+"""
+
+import dataclasses
+import difflib
+import importlib
+import pkgutil
+import sys
+import threading
+from typing import Any, Callable, Iterator, Mapping
+
+from attn_jax import papers
+
+
+@dataclasses.dataclass(frozen=True)
+class Section:
+  """The config section a stage or experiment owns (`config.analysis.<name>`,
+  `config.experiment.<name>`).
+
+  defaults: (dataset, encoder, variant) -> the section's keys and values
+    ({} or None: the entry has no section).
+  check: (section, run config) -> an error message or None, before any work.
+  choices: key -> its allowed values (checked, and listed by `run.py --help`).
+  help: key -> what it does, for `run.py --help` ("Often used").
+  """
+  defaults: Callable[[str, str, str], Any] = lambda dataset, encoder, variant: None
+  check: Callable[[Any, Any], str | None] = lambda section, cfg: None
+  choices: Mapping[str, tuple] = dataclasses.field(default_factory=dict)
+  help: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+
+class Registry:
+  """Entries with `name`, `paper` and `order`, filled by the modules of `package`."""
+
+  def __init__(self, kind: str, package: str):
+    self.kind = kind
+    self.package = package
+    self._entries: dict[str, Any] = {}
+    self._origins: dict[str, str] = {}
+    self._loaded = False
+    self._lock = threading.RLock()
+
+  def register(self, entry):
+    """Adds `entry`; returns it, so a module can write `X = REGISTRY.register(...)`."""
+    paper = getattr(entry, 'paper', None)
+    if paper is not None and paper not in papers.PAPERS:
+      raise ValueError(f'{self.kind} {entry.name!r} names paper {paper!r}; the papers are '
+                       f'{", ".join(papers.PAPERS)} (attn_jax/papers/__init__.py)')
+    origin = sys._getframe(1).f_globals.get('__name__')  # pylint: disable=protected-access
+    with self._lock:
+      # A module run again (importlib.reload, a notebook) registers its
+      # entries anew; another module may not take a registered name.
+      if self._origins.get(entry.name, origin) != origin:
+        raise ValueError(f'two {self.kind}s are named {entry.name!r}: in {self._origins[entry.name]} '
+                         f'and in {origin}')
+      self._entries[entry.name] = entry
+      self._origins[entry.name] = origin
+    return entry
+
+  def load(self) -> 'Registry':
+    """Imports every module of the package once, so that every entry is registered."""
+    with self._lock:
+      if not self._loaded:
+        self._loaded = True
+        package = importlib.import_module(self.package)
+        for info in pkgutil.iter_modules(package.__path__):
+          importlib.import_module(f'{self.package}.{info.name}')
+    return self
+
+  def _ordered(self) -> list:
+    self.load()
+    return sorted(self._entries.values(), key=lambda e: (e.order, e.name))
+
+  def names(self) -> tuple[str, ...]:
+    return tuple(e.name for e in self._ordered())
+
+  def values(self) -> list:
+    return self._ordered()
+
+  def items(self) -> list[tuple[str, Any]]:
+    return [(e.name, e) for e in self._ordered()]
+
+  def of_paper(self, paper: str) -> list:
+    return [e for e in self._ordered() if e.paper == paper]
+
+  def __iter__(self) -> Iterator[str]:
+    return iter(self.names())
+
+  def __len__(self) -> int:
+    return len(self.names())
+
+  def __contains__(self, name) -> bool:
+    self.load()
+    return name in self._entries
+
+  def __getitem__(self, name: str):
+    self.load()
+    if name not in self._entries:
+      raise KeyError(self.unknown(name))
+    return self._entries[name]
+
+  def __setitem__(self, name: str, entry) -> None:
+    """Replaces the entry of a registered `name` (tests wrap a stage's compute)."""
+    if name not in self or entry.name != name:
+      raise KeyError(f'{self.kind} {name!r}: only a registered entry can be replaced, by one of its name')
+    self._entries[name] = entry
+
+  def unknown(self, name: str) -> str:
+    """'unknown <kind> NAME (did you mean ...?)', for error messages."""
+    close = difflib.get_close_matches(name, self.names(), n=1)
+    hint = f' (did you mean {close[0]!r}?)' if close else ''
+    return f'unknown {self.kind} {name!r}{hint}'
+
+
+# The two registries below config: it derives its stage and experiment keys,
+# choices and help from them (attn_jax/config). The reports' own registries
+# are in attn_jax/reports/registry.py.
+STAGES = Registry('analysis', 'attn_jax.stages')
+EXPERIMENTS = Registry('experiment', 'attn_jax.experiments')
+
+
+def with_requirements(reg: Registry, names, field: str = 'requires') -> tuple[str, ...]:
+  """`names` plus, transitively, the entries they require, in registry order."""
+  wanted, todo = set(), list(names)
+  while todo:
+    name = todo.pop()
+    if name not in wanted:
+      wanted.add(name)
+      todo.extend(getattr(reg[name], field))
+  return tuple(n for n in reg.names() if n in wanted)

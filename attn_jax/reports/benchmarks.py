@@ -1,0 +1,121 @@
+"""Tables of the benchmark and vector records: analysis throughput, the model
+axis, Meister's g_{h_p}(x), and the in-domain word vectors.
+
+    python -m attn_jax.report benchmarks BENCHMARK.json ... [--readme FILE]
+    python -m attn_jax.report model-axis MODEL_AXIS.json ... [--readme FILE]
+    python -m attn_jax.report state-importance STATE_IMPORTANCE.json ... [--readme FILE]
+    python -m attn_jax.report vectors VECTORS.json ... [--save results/vectors] [--readme FILE]
+
+`benchmarks` tabulates the JSON files written by
+`benchmarks/analysis_throughput.py --out`, `model-axis` those of
+`benchmarks/model_axis_throughput.py --out`, `state-importance` those of
+`benchmarks/state_importance_throughput.py --out`; `vectors` the records
+`attn_jax.vectors` writes beside each vectors file (`--save` copies them).
+"""
+
+import os
+
+from attn_jax.core import atomic_io
+from attn_jax.reports.common import markdown, plain, project_root, write_block
+from attn_jax.reports.registry import COMMANDS, Command
+
+
+def benchmark_rows(reports: list[dict]) -> list[list[str]]:
+  rows = [['dataset', 'analysis', 'docs', 'seconds (compile)', 'docs/s', 'peak RSS MB',
+           'loop docs/s', 'speed-up over the loop', 'max abs difference']]
+  for bench in reports:
+    for r in bench['rows']:
+      extra = ''
+      if 'reencode_docs_per_second' in r:  # the BiLSTM deletion path vs re-encoding the rows
+        gain = r['vectorised_docs_per_second_on_baseline_docs'] / r['reencode_docs_per_second']
+        extra = f' ({gain:.1f}x over re-encoding the rows)'
+      rows.append([bench.get('dataset', os.path.basename(bench['workdir'])), r['analysis'],
+                   str(r['docs']), f'{r["seconds"]:.1f} ({r["compile_seconds"]:.1f})',
+                   f'{r["docs_per_second"]:.1f}', f'{r["peak_rss_mb"]:.0f}',
+                   f'{r["baseline_docs_per_second"]:.2f} on {r["baseline_docs"]}',
+                   f'{r["speedup"]:.1f}x{extra}', f'{r["max_abs_difference"]:.1e}'])
+  return rows
+
+
+def _tabulate(args, rows_of, block: str) -> None:
+  """Prints the table `rows_of` makes from the JSON files `args.runs`, and
+  rewrites the `--readme` file's `block` with it."""
+  here = project_root(args.readme) if args.readme else os.getcwd()
+  rows = rows_of([atomic_io.read_json(p) for p in args.runs])
+  print(plain(rows))
+  if args.readme:
+    sources = [os.path.relpath(p, here) for p in args.runs]
+    write_block(args.readme, block, markdown(rows),
+                 f'python -m attn_jax.report {args.table} ' + ' '.join(sources), sources)
+
+
+def model_axis_rows(reports: list[dict]) -> list[list[str]]:
+  rows = [['dataset', 'encoder', 'models', 'one program, vmapped: tokens/s', 'one program, looped: tokens/s',
+           'separate runs: tokens/s', 'vmapped / separate', 'looped / separate',
+           'compile s (vmap / loop / separate)', 'peak RSS MB (vmap / loop / separate)']]
+  for bench in reports:
+    for r in bench['rows']:
+      arms = ('vmap', 'loop', 'sequential')
+      rows.append([bench['dataset'], r['encoder'], str(r['models']),
+                   *[f'{r[a]["tokens_per_second"]:.0f}' for a in arms],
+                   f'{r["speedup"]["vmap"]:.2f}x', f'{r["speedup"]["loop"]:.2f}x',
+                   ' / '.join(f'{r[a]["compile_seconds"]:.0f}' for a in arms),
+                   ' / '.join(f'+{r[a]["peak_rss_mb"] - r[a]["rss_before_mb"]:.0f}' for a in arms)])
+  return rows
+
+
+def state_importance_rows(reports: list[dict]) -> list[list[str]]:
+  """`benchmarks/state_importance_throughput.py` records: g_{h_p}(x) docs/s,
+  FLOPs per document and the fraction of the matmul rate measured in the same run."""
+  rows = [['dataset', 'encoder', 'docs', 'mean words (max length)', 'seconds (+ compile)', 'docs/s',
+           'GFLOP per doc', 'achieved GFLOP/s', 'matmul GFLOP/s (same run)', 'fraction of matmul rate',
+           'peak RSS MB', 'peak temp buffer MB']]
+  for r in reports:
+    rows.append([r['dataset'], r['encoder'], str(r['documents']),
+                 f'{r["mean_words"]:.1f} ({r["max_length"]})', f'{r["seconds"]:.1f} (+{r["compile_seconds"]:.1f})',
+                 f'{r["docs_per_second"]:.2f}', f'{r["flops_per_document"] / 1e9:.2f}',
+                 f'{r["achieved_gflops"]:.0f}', f'{r["matmul_peak_gflops"]:.0f}',
+                 f'{r["fraction_of_peak"]:.0%}', f'{r["peak_rss_mb"]:.0f}', f'{r["peak_temp_buffer_mb"]:.0f}'])
+  return rows
+
+
+def vector_rows(records: list[dict]) -> list[list[str]]:
+  rows = [['target', 'corpus documents by source (held out)', 'corpus tokens',
+           'vocabulary words with a vector', 'epochs', 'build seconds']]
+  for r in records:
+    sources = ', '.join(f'{k} {v["documents"]} ({v["held_out"]})' for k, v in r['corpus'].items())
+    rows.append([r['recipe']['target'], sources, str(r['corpus_tokens']),
+                 f'{r["words_with_vectors"]} of {r["vocabulary_words"]} ({r["coverage"]:.1%})',
+                 str(r['recipe']['epochs']), f'{r["seconds"]:.0f}'])
+  return rows
+
+
+def _vectors(parser, args, argv) -> None:
+  del parser, argv
+  here = project_root(args.readme) if args.readme else os.getcwd()
+  records = [atomic_io.read_json(p) for p in args.runs]
+  paths = list(args.runs)
+  if args.save:
+    paths = [os.path.join(args.save, f'{r["recipe"]["target"]}.json') for r in records]
+    for path, record in zip(paths, records):
+      atomic_io.write_json(path, record)
+  print(plain(vector_rows(records)))
+  if args.readme:
+    sources = [os.path.relpath(p, here) for p in paths]
+    write_block(args.readme, 'vector-coverage', markdown(vector_rows(records)),
+                 'python -m attn_jax.report vectors ' + ' '.join(sources), sources)
+
+
+def _tabulating(rows_of, block: str):
+  return lambda parser, args, argv: _tabulate(args, rows_of, block)
+
+
+COMMANDS.register(Command('benchmarks', 60, 'BENCHMARK.json ...', 'analysis throughput against the loops',
+                          _tabulating(benchmark_rows, 'analysis-benchmarks')))
+COMMANDS.register(Command('model-axis', 70, 'MODEL_AXIS.json ...', 'one program against separate runs',
+                          _tabulating(model_axis_rows, 'model-axis-benchmarks')))
+COMMANDS.register(Command('state-importance', 80, 'STATE_IMPORTANCE.json ...',
+                          "Meister's g_{h_p}(x): documents/s and FLOPs",
+                          _tabulating(state_importance_rows, 'state-importance-benchmarks')))
+COMMANDS.register(Command('vectors', 90, 'VECTORS.json ... [--save results/vectors]',
+                          'the in-domain vectors: corpus and coverage', _vectors))

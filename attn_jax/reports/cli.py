@@ -1,0 +1,40 @@
+"""`python -m attn_jax.report <command> ...`: measured vs published numbers,
+and the generated Markdown blocks of README.md and docs/ made from them.
+
+The commands are those the report modules register (`registry.COMMANDS`):
+J&W's `training`, `data` and `analyses` (with S&S's rows), `wp`, `meister`,
+the benchmark tables, and `reproduce` (one HTML and Markdown report of
+everything). `--readme FILE` rewrites that table's block in FILE (a
+Markdown file with `<!-- BLOCK:start -->` / `<!-- BLOCK:end -->` markers).
+"""
+
+import argparse
+
+from attn_jax.core import errors
+from attn_jax.reports.registry import COMMANDS
+
+
+def parser() -> argparse.ArgumentParser:
+  commands = COMMANDS.values()
+  epilog = '\n'.join(f'  {c.name:17}{c.about}\n  {"":17}  {c.name} {c.usage}' for c in commands)
+  p = argparse.ArgumentParser(prog='python -m attn_jax.report', description='Measured vs published numbers.',
+                              epilog='commands:\n' + epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
+  p.add_argument('table', choices=[c.name for c in commands])
+  p.add_argument('runs', nargs='*', help='training, reproduce: workdirs or results/<run> folders; '
+                 'data: a saved data_splits.json to show instead of measuring')
+  p.add_argument('--save', help='folder to copy / write the result files into')
+  p.add_argument('--readme', help='rewrite this Markdown file\'s block for the table (README.md or docs/*.md)')
+  p.add_argument('--block', help='analyses: the blocks\' name (default: analysis)')
+  p.add_argument('--out', default='report', help='reproduce: the folder for index.html and REPORT.md')
+  p.add_argument('--text', action='append', default=[],
+                 help='reproduce: a text of your own to explain with each run (repeatable)')
+  return p
+
+
+def main(argv=None):
+  p = parser()
+  args = p.parse_args(argv)
+  try:
+    COMMANDS[args.table].run(p, args, argv)
+  except errors.AttnJaxError as e:
+    errors.exit_with(e, 1)

@@ -1,0 +1,330 @@
+"""Jain & Wallace's numbers beside ours: test metrics, the data, and the
+analyses (τ of α with gradient and LOO, the permutation test, the adversary;
+ALGORITHMS.md §B.6).
+
+    python -m attn_jax.report training WORKDIR_OR_RESULTS_DIR ... [--save results] [--readme FILE]
+    python -m attn_jax.report data [SAVED.json] [--save results] [--readme FILE]
+    python -m attn_jax.report analyses WORKDIR_OR_RESULTS_DIR ... [--save results] [--readme FILE]
+
+`training` reads `eval.json` and `config.json` of each run and prints
+measured test metrics beside Jain & Wallace's; `--save` copies each run's
+small result files (eval.json, metrics.jsonl, config.json, data.json) to
+`results/<run>/`, which is committed. `data` prepares every dataset
+(ATTN_JAX_DATA) and prints split sizes and vocabularies beside J&W's;
+`--save` writes them to `results/data_splits.json`. `analyses` prints each
+run's analysis summaries beside the published numbers (the rows of every
+paper's stages, `registry.STAGE_ROWS`); `--save` copies the summaries to
+`results/<run>/analyses/<stage>/`; it also writes each stage's time
+(`analysis-timings`). `--readme FILE` rewrites that table's block in FILE.
+"""
+
+import os
+
+import numpy as np
+
+from attn_jax import config as config_lib
+from attn_jax.analysis import statistics
+from attn_jax.core import atomic_io
+from attn_jax.papers import published
+from attn_jax.reports import render
+from attn_jax.reports.common import (RunFolder, load_run, load_stage_results, markdown, plain, project_root,
+                                     save_run_files, data_source_cell, write_block)
+from attn_jax.reports.registry import COMMANDS, SECTIONS, STAGE_ROWS, Command, PaperSections, StageRows
+from attn_jax.stages import store
+from attn_jax.training.metrics import classification_metrics
+
+TAU_PAIRS = {'attention_gradient': 'τ(α, gradient)', 'attention_loo': 'τ(α, LOO)',
+             'gradient_loo': 'τ(gradient, LOO)'}
+HEADER = ['run', 'statistic', 'measured', 'J&W published', 'verdict', 'from (documents, key)']
+METRICS = ('accuracy', 'f1_pos', 'roc_auc')
+DATASETS = ('sst', 'imdb', '20news', 'agnews')
+JW_MODEL = 'bilstm + tanh / softmax'  # the model J&W's test metrics are of (`load_run`'s wording)
+PREDICTIONS = 'predictions_test.npz'
+
+
+# ------------------------------------------------------- the analyses table
+
+def load_found(run: str) -> dict[str, store.Found]:
+  """stage -> its most complete results in `run` (see `store.find`)."""
+  return load_stage_results(run)
+
+
+def load_summaries(run: str) -> dict:
+  """stage -> the summary of its most complete results (most documents)."""
+  return {stage: found.summary for stage, found in load_found(run).items()}
+
+
+def source_label(summary: dict) -> str:
+  """Which results a number comes from: document count, split and key."""
+  key = summary.get('key', {})
+  return f'{summary.get("documents", "?")} {key.get("split", "?")} docs, key {key.get("hash", "?")[:8]}'
+
+
+def alternatives(run: str, found: dict[str, store.Found]) -> list[str]:
+  """Lines naming the other results a run holds beside those shown."""
+  lines = []
+  for stage, shown in found.items():
+    for other in store.find(run, stage):
+      if other.directory != shown.directory:
+        lines.append(f'{run}: {stage} also has {source_label(other.summary)} in {other.directory}'
+                     + ('' if other.intact else f' (damaged: {other.problem})'))
+  return lines
+
+
+def verdict(entry: dict, measured: float, paper: float, tolerance: float) -> str:
+  """'within' when the published value lies in the 95 % bootstrap interval over
+  test documents (attn_jax.analysis.statistics) recorded in the summary; summaries of
+  attn-jax <= 0.1 have none, and fall back to a fixed tolerance."""
+  ci = entry.get('bootstrap_ci95')
+  if ci is not None:
+    inside = ci[0] <= paper <= ci[1]
+    return ('within' if inside else 'MISSED') + f' (95% CI {ci[0]:.3f}–{ci[1]:.3f})'
+  return ('within' if abs(measured - paper) <= tolerance else 'MISSED') + f' (±{tolerance}, no CI recorded)'
+
+
+def _f(x, digits=3) -> str:
+  return '–' if x is None else f'{x:.{digits}f}'
+
+
+def tau_rows(name: str, dataset: str, kendall: dict) -> list[list[str]]:
+  paper = published.JAIN_WALLACE_TAU.get(dataset, {})
+  spread = published.JAIN_WALLACE_TAU_SPREAD
+  rows = []
+  for group in ('overall', 'neg', 'pos'):
+    for pair, label in TAU_PAIRS.items():
+      m = kendall['pairs'][pair][group]
+      p = paper.get(group, {}).get(pair)
+      rows.append([name, f'{label} {group}', f'{_f(m["mean"])} ± {_f(m["std"])} (sig {_f(m["pval_sig"], 2)})',
+                   f'{p[0]:.3f} ± {p[1]:.3f} (sig {p[2]:.2f})' if p else '–',
+                   verdict(m, m.get('nanmean', m['mean']), p[0], spread) if p else ''])
+  return rows
+
+
+def adversarial_rows(name: str, dataset: str, adversarial: dict) -> list[list[str]]:
+  paper = published.JAIN_WALLACE_ADVERSARIAL.get(dataset, {})
+  rows = []
+  for group in ('neg', 'pos'):
+    m, p = adversarial[group], paper.get(group)
+    rows.append([name, f'adversarial max JSD {group}',
+                 f'{_f(m["mean_max_jsd"])} (>0.5: {_f(m["fraction_above_0.5"], 2)})',
+                 f'≈{p[0]:.2f} (>0.5: {p[1]:.2f})' if p else '–',
+                 verdict(m, m['mean_max_jsd'], p[0], 0.05) if p else ''])
+  return rows
+
+
+def permutation_rows(name: str, dataset: str, permutation: dict) -> list[list[str]]:
+  bins = {b: d for b, d in permutation['by_bin'].items() if d.get('n', 0) >= 10}
+  medians = [d['median'] for d in bins.values()]
+  paper = published.JAIN_WALLACE_PERMUTATION_RANGE.get(dataset)
+  measured = f'{min(medians):.3f}–{max(medians):.3f}' if medians else '–'
+  detail = ', '.join(f'{b}: {d["median"]:.3f} (n={d["n"]})' for b, d in bins.items())
+  verdict = ''
+  if paper and medians:
+    verdict = 'overlaps' if min(medians) <= paper[1] and max(medians) >= paper[0] else 'MISSED'
+  return [[name, 'permutation median |Δŷ| by max-α bin (n≥10)', f'{measured} [{detail}]',
+           f'≈{paper[0]:.2f}–{paper[1]:.2f}' if paper else '–', verdict]]
+
+
+STAGE_ROWS.register(StageRows('kendall', 'jw', 10, tau_rows))
+STAGE_ROWS.register(StageRows('adversarial', 'jw', 20, adversarial_rows))
+STAGE_ROWS.register(StageRows('permutation', 'jw', 30, permutation_rows))
+
+
+def analysis_rows(name: str, dataset: str, summaries: dict, papers=None) -> list[list[str]]:
+  """The rows of every registered stage table (of `papers`, default all) that
+  `summaries` has; the last cell says which results each comes from."""
+  rows = []
+  for entry in STAGE_ROWS.values():
+    if entry.name in summaries and (papers is None or entry.paper in papers):
+      rows += [row + [source_label(summaries[entry.name])] for row in entry.rows(name, dataset, summaries[entry.name])]
+  return rows
+
+
+def timing_rows(runs: list[dict]) -> list[list[str]]:
+  """Each stage's recorded time on each run (summary.json `seconds`)."""
+  rows = [['run', 'stage', 'documents', 'seconds', 'documents/s', 'key']]
+  for run in runs:
+    for stage, summary in load_summaries(run['path']).items():
+      rows.append([run['name'], stage, str(summary['documents']), f'{summary["seconds"]:.1f}',
+                   f'{summary["documents_per_second"]:.1f}', summary.get('key', {}).get('hash', '?')[:8]])
+  return rows
+
+
+def _analyses(parser, args, argv) -> None:
+  del parser, argv
+  here = project_root(args.readme) if args.readme else os.getcwd()
+  runs = [load_run(p) for p in args.runs]
+  if args.save:
+    for run in runs:
+      save_run_files(run, args.save)
+      for found in load_found(run['path']).values():
+        # The shown results keep their key-named folder, so the saved copy
+        # says which settings and document count it is.
+        relative = os.path.relpath(found.directory, run['path'])
+        atomic_io.write_json(os.path.join(args.save, run['name'], relative, 'summary.json'), store.summary_copy(found))
+    runs = [load_run(os.path.join(args.save, run['name'])) for run in runs]
+  rows = [HEADER]
+  notes = []
+  for run in runs:
+    found = load_found(run['path'])
+    rows += analysis_rows(run['name'], run['dataset'], {stage: f.summary for stage, f in found.items()})
+    notes += alternatives(run['path'], found)
+  print(plain(rows))
+  if notes:
+    print('Each stage shows its most complete results; the runs also hold:\n' + '\n'.join(notes))
+  if args.readme:
+    sources = [os.path.relpath(run['path'], here) for run in runs]
+    command = 'python -m attn_jax.report analyses ' + ' '.join(sources) + (
+        f' --block {args.block}' if args.block else '')
+    files = [f'{s}/analyses/*/summary.json' for s in sources]
+    block = args.block or 'analysis'
+    write_block(args.readme, f'{block}-results', markdown(rows), command, files)
+    write_block(args.readme, f'{block}-timings', markdown(timing_rows(runs)), command, files)
+
+
+# ------------------------------------------------------ test metrics, data
+
+def training_rows(runs: list[dict]) -> list[list[str]]:
+  rows = [['run', 'model', 'embeddings', 'seed', 'test n', *[f'{m} (J&W)' for m in METRICS],
+           'selected epoch (1 = first)', 'its dev roc_auc', 'train time', 'data source']]
+  for run in runs:
+    r = run['results']
+    # J&W's numbers are for their BiLSTM + tanh + softmax model only.
+    paper = (published.JAIN_WALLACE_TEST.get(run['dataset'], {})
+             if run['model'] == 'bilstm + tanh / softmax' else {})
+    cells = [f'{r[m]:.3f} ({paper[m]:.3f})' if m in paper else f'{r[m]:.3f} (–)' for m in METRICS]
+    selection = next((v for k, v in r.items() if k.startswith('selection_')), float('nan'))
+    minutes = r.get('training_seconds', float('nan')) / 60
+    rows.append([run['name'], run['model'], run['embed_init'], str(run['seed']), str(r['n']), *cells,
+                 str(r['selected_epoch'] + 1), f'{selection:.3f}', f'{minutes:.1f} min',
+                 data_source_cell(r.get('data_source'))])
+  return rows
+
+
+def measure_splits() -> dict:
+  """dataset -> split -> [n, negatives, positives], plus the vocabulary size."""
+  from attn_jax.data import builders, jain_wallace  # pylint: disable=g-import-not-at-top
+  from attn_jax.data.dataset import load_dataset  # pylint: disable=g-import-not-at-top
+  measured = {}
+  for dataset in DATASETS:
+    cfg = config_lib.default_config(dataset, 'bilstm').data
+    if dataset == 'agnews':  # only test.csv is distributed beside the project
+      test = jain_wallace.ag_news(builders.load_raw(dataset), ('test',)).splits['test']
+      splits, vocab = {'test': test.labels}, None
+    else:
+      data = load_dataset(cfg)
+      splits, vocab = {s: v.labels for s, v in data.splits.items()}, len(data.vocab)
+    measured[dataset] = {s: [len(y), int((y == 0).sum()), int((y == 1).sum())] for s, y in splits.items()}
+    measured[dataset]['vocab'] = vocab
+  return measured
+
+
+def data_rows(measured: dict) -> list[list[str]]:
+  def cell(value):
+    return '–' if value is None else '/'.join(str(v) for v in value) if isinstance(value, (list, tuple)) else str(value)
+
+  rows = [['dataset', 'train (n/neg/pos)', 'dev', 'test', 'test (J&W)', 'vocab', 'vocab (J&W)']]
+  for dataset, m in measured.items():
+    paper = published.JAIN_WALLACE_SPLITS.get(dataset, {})
+    rows.append([dataset, cell(m.get('train')), cell(m.get('dev')), cell(m.get('test')),
+                 cell(paper.get('test')), cell(m.get('vocab')), cell(paper.get('vocab'))])
+  return rows
+
+
+def _training(parser, args, argv) -> None:
+  del parser, argv
+  here = project_root(args.readme) if args.readme else os.getcwd()
+  runs = [load_run(p) for p in args.runs]
+  print(plain(training_rows(runs)))
+  if args.save:
+    runs = [load_run(save_run_files(run, args.save)) for run in runs]
+  if args.readme:
+    sources = [os.path.relpath(run['path'], here) for run in runs]
+    write_block(args.readme, 'training-results', markdown(training_rows(runs)),
+                'python -m attn_jax.report training ' + ' '.join(sources),
+                [f'{s}/eval.json' for s in sources])
+
+
+def _data(parser, args, argv) -> None:
+  del parser, argv
+  here = project_root(args.readme) if args.readme else os.getcwd()
+  if args.runs:
+    measured, path = atomic_io.read_json(args.runs[0]), args.runs[0]
+  else:
+    measured, path = measure_splits(), None
+  print(plain(data_rows(measured)))
+  if args.save:
+    path = os.path.join(args.save, 'data_splits.json')
+    atomic_io.write_json(path, measured)
+  if args.readme and path:
+    source = os.path.relpath(path, here)
+    write_block(args.readme, 'data-splits', markdown(data_rows(measured)),
+                f'python -m attn_jax.report data {source}', [source])
+
+
+COMMANDS.register(Command('training', 10, 'WORKDIR_OR_RESULTS_DIR ... [--save results]',
+                          "test metrics beside J&W's", _training, after_run=True))
+COMMANDS.register(Command('data', 20, '[SAVED.json] [--save results]',
+                          "split sizes and vocabularies beside J&W's", _data))
+COMMANDS.register(Command('analyses', 30, 'WORKDIR_OR_RESULTS_DIR ... [--save results] [--block NAME]',
+                          'every stage\'s numbers beside the published ones (J&W, S&S)', _analyses,
+                          papers=('jw', 'ss')))
+
+
+# -------------------------------------------- the reproduction report's part
+
+def _metric_of(labels: np.ndarray, probs: np.ndarray, metric: str):
+  """The metric of the documents at the given indices: the bootstrap resamples
+  indices, as a metric needs labels and probabilities together."""
+  return lambda index: classification_metrics(labels[index.astype(int)], probs[index.astype(int)])[metric]
+
+
+def _metric_rows(runs: list[RunFolder]) -> list[list[str]]:
+  """J&W's test metrics with a 95 % percentile bootstrap interval over the
+  run's test predictions (predictions_test.npz), verdict as for the analyses."""
+  rows = [HEADER]
+  for r in runs:
+    # J&W's numbers are for their BiLSTM + tanh + softmax model only (as `training_rows`).
+    paper = published.JAIN_WALLACE_TEST.get(r.info['dataset'], {}) if r.info['model'] == JW_MODEL else {}
+    path = os.path.join(r.path, PREDICTIONS)
+    if not paper or not os.path.isfile(path):
+      continue
+    with np.load(path) as f:
+      probs, labels = f['probs'], f['labels']
+    measured_all = classification_metrics(labels, probs)
+    for metric, value in paper.items():
+      measured = measured_all[metric]
+      ci = statistics.bootstrap_interval(np.arange(len(labels)), _metric_of(labels, probs, metric))
+      rows.append([r.name, f'test {metric}', f'{measured:.3f}', f'{value:.3f}',
+                   verdict({'bootstrap_ci95': [ci['low'], ci['high']]}, measured, value, 0.0),
+                   f'{len(labels)} test docs, {PREDICTIONS}'])
+  return rows
+
+
+def _sections(runs: list[RunFolder]) -> list[render.Section]:
+  blocks = [render.Text('Test metrics of the selected model beside J&W\'s published numbers (BiLSTM + tanh + '
+                        'softmax only).'), render.Table(training_rows([r.info for r in runs]))]
+  metric_rows = _metric_rows(runs)
+  if len(metric_rows) > 1:
+    blocks += [render.Text('With a verdict: "within" when J&W\'s number lies in the 95 % percentile bootstrap '
+                           'interval over the test documents of the run\'s own predictions.'),
+               render.Table(metric_rows)]
+  sections = [render.Section('Jain & Wallace: test metrics of each model', blocks)]
+  analysed = [r for r in runs if r.of_paper('jw')[0]]
+  if analysed:
+    rows, notes = [HEADER], []
+    for r in analysed:
+      rows += analysis_rows(r.name, r.info['dataset'], {s: f.summary for s, f in r.stages.items()}, ('jw',))
+      notes += alternatives(r.path, {s: f for s, f in r.stages.items() if s in r.of_paper('jw')[0]})
+    sections.append(render.Section('Jain & Wallace: analyses', [
+        render.Text('"within": J&W\'s number lies in the 95 % bootstrap interval over test documents that the '
+                    'summary records (older summaries: within J&W\'s own run-to-run spread).'),
+        render.Table(rows, tuple(notes))]))
+  return sections
+
+
+SECTIONS.register(PaperSections(
+    'jw', 'jw', 10, _sections,
+    missing=lambda runs: None if any(r.of_paper('jw')[0] for r in runs) else (
+        'J&W\'s analyses: no run holds them (run.py runs them by default; `--config.analyses=` turns them off)'),
+    ran=lambda r: ', '.join(r.of_paper('jw')[0]) or 'not run'))

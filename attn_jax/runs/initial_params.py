@@ -1,0 +1,66 @@
+"""The params a model starts from: fresh, with pretrained word vectors when
+the config names some (J&W start from fastText vectors)."""
+
+import os
+
+import jax
+import ml_collections
+import numpy as np
+
+from attn_jax.core import atomic_io
+from attn_jax.data.dataset import Dataset
+from attn_jax.data.word_vectors import load_word_vectors
+from attn_jax.models import Model
+from attn_jax.training import trainer
+from attn_jax.vectors import IN_DOMAIN, ensure_vectors
+
+
+def embeddings_path(cfg: ml_collections.ConfigDict, dataset: Dataset, log) -> str | None:
+  """The word-vector file the config names (`in_domain`: built if missing)."""
+  if cfg.model.embeddings_file == IN_DOMAIN:
+    return ensure_vectors(cfg, dataset.vocab, log)
+  return cfg.model.embeddings_file
+
+
+_VECTORS: dict = {}
+
+
+def _word_vectors(path: str, vocab, dim: int):
+  """`load_word_vectors`, parsed once per file for the models of a program
+  (a copy each time: callers change it)."""
+  key = (os.path.abspath(path), os.path.getmtime(path), vocab.tokens, dim)
+  if key not in _VECTORS:
+    _VECTORS.clear()
+    _VECTORS[key] = load_word_vectors(path, vocab, dim)
+  matrix, found = _VECTORS[key]
+  return matrix.copy(), found
+
+
+def initial_params(model: Model, cfg: ml_collections.ConfigDict, dataset: Dataset, log,
+                   workdir: str | None = None):
+  """Fresh params, with pretrained word vectors when the config names some.
+
+  Words the file lacks start at zero (J&W's torchtext loading). With
+  `model.shuffle_embeddings` the rows of the words found are permuted among
+  those words (same norms and coverage, no word's own vector), and with
+  `model.embeddings_norm` they are scaled to that mean L2 norm (same
+  directions): controls for what in the vectors matters.
+  """
+  params = model.init(trainer.init_key(cfg.seed))
+  path = embeddings_path(cfg, dataset, log)
+  if not path:
+    return params
+  matrix, found = _word_vectors(path, dataset.vocab, cfg.model.embed_dim)
+  log(f'pretrained vectors: {found} of {len(dataset.vocab)} vocabulary words found in {path}')
+  rows = np.flatnonzero(np.any(matrix != 0, axis=1))
+  if cfg.model.shuffle_embeddings:
+    matrix[rows] = matrix[np.random.default_rng(cfg.seed).permutation(rows)]
+  if cfg.model.embeddings_norm and len(rows):
+    matrix[rows] *= cfg.model.embeddings_norm / np.linalg.norm(matrix[rows], axis=1).mean()
+  if workdir is not None:
+    atomic_io.write_json(os.path.join(workdir, 'embeddings.json'), {
+        'file': os.path.abspath(path), 'vocabulary': len(dataset.vocab), 'found': found,
+        'coverage': found / max(len(dataset.vocab) - 4, 1),
+        'mean_norm_found': float(np.linalg.norm(matrix[rows], axis=1).mean()) if len(rows) else None,
+        'shuffled': bool(cfg.model.shuffle_embeddings), 'rescaled_to': cfg.model.embeddings_norm})
+  return {**params, 'embedding': {'table': jax.numpy.asarray(matrix)}}

@@ -1,0 +1,85 @@
+"""The registries are the one list of stages, experiments and report
+commands: the config, its help, the report command line and run.py's
+closing lines all name what they hold, and nothing else."""
+
+import importlib.util
+import os
+
+import pytest
+
+from attn_jax import config as config_lib, papers
+from attn_jax.core.registry import EXPERIMENTS, STAGES, Registry
+from attn_jax.reports import cli as report_cli
+from attn_jax.reports.registry import COMMANDS, SECTIONS, STAGE_ROWS
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_spec = importlib.util.spec_from_file_location('run_for_registries', os.path.join(ROOT, 'run.py'))
+
+
+def test_every_entry_names_a_paper_and_runs_after_what_it_requires():
+  for registry in (STAGES, EXPERIMENTS):
+    order = registry.names()
+    for entry in registry.values():
+      assert entry.paper in papers.PAPERS
+      assert all(order.index(r) < order.index(entry.name) for r in entry.requires), entry.name
+  assert {s.paper for s in SECTIONS.values()} == set(papers.PAPERS)
+  assert set(STAGE_ROWS.names()) <= set(STAGES.names())
+
+
+def test_the_config_derives_its_lists_from_the_registries():
+  cfg = config_lib.default_config('sst', 'bilstm')
+  assert config_lib.ANALYSES == STAGES.names() and cfg.analyses == ','.join(STAGES.names())
+  assert set(cfg.experiment) == {n for n, e in EXPERIMENTS.items() if e.section.defaults('sst', 'bilstm', '')}
+  sections = {n for n, s in STAGES.items() if s.section.defaults('sst', 'bilstm', '')}
+  assert {k for k in cfg.analysis if k in STAGES} == sections
+  for name, entry in STAGES.items():
+    for key in entry.section.choices:
+      assert f'analysis.{name}.{key}' in config_lib.CHOICES
+      assert config_lib.get_key(cfg, f'analysis.{name}.{key}') in entry.section.choices[key]
+
+
+def test_the_help_names_every_stage_and_experiment_under_its_paper():
+  key_help = config_lib.KEY_HELP
+  text = config_lib.describe(config_lib.default_config('sst', 'bilstm'), width=1000)
+  for registry, key in ((STAGES, 'analyses'), (EXPERIMENTS, 'experiments')):
+    for paper in {e.paper for e in registry.values()}:
+      names = ','.join(e.name for e in registry.of_paper(paper))
+      assert f'{names} ({papers.PAPERS[paper].label})' in key_help[key]
+      assert f'{names} ({papers.PAPERS[paper].label})' in text
+
+
+def test_the_report_command_line_offers_the_registered_commands(capsys):
+  parser = report_cli.parser()
+  choices = next(a.choices for a in parser._actions if a.dest == 'table')  # pylint: disable=protected-access
+  assert list(choices) == list(COMMANDS.names())
+  with pytest.raises(SystemExit):
+    report_cli.main(['nonsense'])
+  assert 'invalid choice' in capsys.readouterr().err
+
+
+def test_run_py_closes_with_the_report_of_every_paper_it_ran(tmp_path):
+  run_py = importlib.util.module_from_spec(_spec)
+  _spec.loader.exec_module(run_py)
+  cfg = config_lib.default_config('synthetic', 'bilstm', 'smoke')
+  cfg.experiments = ','.join(EXPERIMENTS.names())
+  lines = run_py.next_commands(cfg, str(tmp_path / 'w'), None).splitlines()
+  suggested = [line.split()[-2] for line in lines if 'attn_jax.report ' in line]
+  every_paper = {e.paper for r in (STAGES, EXPERIMENTS) for e in r.values()}
+  assert suggested == [c.name for c in COMMANDS.values() if c.after_run or set(c.papers) & every_paper]
+  assert {p for c in COMMANDS.values() if c.name in suggested for p in c.papers} == every_paper
+  cfg.analyses, cfg.experiments = '', ''
+  lines = run_py.next_commands(cfg, str(tmp_path / 'w'), None).splitlines()
+  assert [line.split()[-2] for line in lines if 'attn_jax.report ' in line] == ['training']
+
+
+def test_a_registry_refuses_a_name_taken_by_another_module_and_an_unknown_paper():
+  registry = Registry('thing', 'attn_jax.core')
+
+  class Entry:
+    def __init__(self, name, paper='jw', order=0):
+      self.name, self.paper, self.order = name, paper, order
+
+  registry.register(Entry('a'))
+  with pytest.raises(ValueError, match='names paper'):
+    registry.register(Entry('b', paper='nobody'))
+  assert registry.unknown('aa') == "unknown thing 'aa' (did you mean 'a'?)"
