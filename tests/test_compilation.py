@@ -16,7 +16,7 @@ CHILD = '''
 import sys
 import jax, jax.numpy as jnp
 from jax import monitoring
-from attn_jax import compilation
+from attn_jax.core import compilation
 hits = []
 monitoring.register_event_listener(
     lambda event, **_: hits.append(1) if event == '/jax/compilation_cache/cache_hits' else None)
