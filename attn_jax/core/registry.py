@@ -112,6 +112,11 @@ class Registry:
       raise KeyError(self.unknown(name))
     return self._entries[name]
 
+  def get(self, name: str, default=None):
+    """The entry of `name`, or `default` (as a dict's `get`)."""
+    self.load()
+    return self._entries.get(name, default)
+
   def __setitem__(self, name: str, entry) -> None:
     """Replaces the entry of a registered `name` (tests wrap a stage's compute)."""
     if name not in self or entry.name != name:
