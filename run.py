@@ -3,7 +3,7 @@
     python run.py --config=configs/NAME.py[:VARIANT] [--config.KEY=VALUE ...]
                   [--workdir=DIR] [--output_dir=DIR]
 
-Data come from $ATTN_JAX_DATA or --config.data.manual_dir (see README.md).
+Data come from $ATTN_JAX_DATA or --config.data.manual_dir (see docs/usage.md, "Data").
 Rerunning a command restores (or resumes) its workdir rather than retraining.
 """
 

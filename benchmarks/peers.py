@@ -7,7 +7,7 @@
     python benchmarks/peers.py --workdir=runs/sst_cnn --out=results/benchmarks/peers_sst_cnn.json
     python benchmarks/peers.py --workdir=runs/sst_average \\
         --out=results/benchmarks/peers_sst_average.json
-    python benchmarks/peers.py --table results/benchmarks/peers_*.json --readme README.md
+    python benchmarks/peers.py --table results/benchmarks/peers_*.json --readme docs/benchmarks.md
 
 The run's attn-jax model (BiLSTM, CNN or Average encoder; tanh attention,
 softmax) is loaded into J&W's PyTorch model (`jw_torch.py`); every output of

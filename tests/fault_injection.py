@@ -1,7 +1,7 @@
 """The fault-injection suite: faults a run can meet, and what the user gets.
 
     python tests/fault_injection.py run --out results/fault_injection/faults.json [--quick]
-    python tests/fault_injection.py report results/fault_injection/faults.json [--readme README.md]
+    python tests/fault_injection.py report results/fault_injection/faults.json [--readme docs/reliability.md]
 
 `run` trains and analyses a small synthetic model once (the reference) and
 records a fingerprint of its results: the exact arrays of every .npz, every

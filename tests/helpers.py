@@ -56,3 +56,17 @@ def snapshot(folder, with_mtime=False):
         data = f.read()
       found[os.path.relpath(path, folder)] = (data, os.path.getmtime(path)) if with_mtime else data
   return found
+
+
+def run_py_module():
+  """run.py as a module, loaded once per session: it defines absl flags, which
+  may be defined only once."""
+  import importlib.util  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  if 'run_cli' not in sys.modules:
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    spec = importlib.util.spec_from_file_location('run_cli', os.path.join(root, 'run.py'))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules['run_cli'] = module
+  return sys.modules['run_cli']

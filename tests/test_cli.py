@@ -2,7 +2,6 @@
 
 import errno
 import glob
-import importlib.util
 import os
 import subprocess
 import sys
@@ -11,10 +10,10 @@ import pytest
 
 from attn_jax import config as config_lib, pipeline
 
+import helpers
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_spec = importlib.util.spec_from_file_location('run_cli', os.path.join(ROOT, 'run.py'))
-run_cli = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(run_cli)  # once per session: it defines absl flags
+run_cli = helpers.run_py_module()  # once per session: it defines absl flags
 
 
 def test_help_lists_configs_variants_and_keys():

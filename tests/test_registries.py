@@ -2,9 +2,6 @@
 commands: the config, its help, the report command line and run.py's
 closing lines all name what they hold, and nothing else."""
 
-import importlib.util
-import os
-
 import pytest
 
 from attn_jax import config as config_lib, papers
@@ -12,8 +9,8 @@ from attn_jax.core.registry import EXPERIMENTS, STAGES, Registry
 from attn_jax.reports import cli as report_cli
 from attn_jax.reports.registry import COMMANDS, SECTIONS, STAGE_ROWS
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_spec = importlib.util.spec_from_file_location('run_for_registries', os.path.join(ROOT, 'run.py'))
+import helpers
+
 
 
 def test_every_entry_names_a_paper_and_runs_after_what_it_requires():
@@ -58,8 +55,7 @@ def test_the_report_command_line_offers_the_registered_commands(capsys):
 
 
 def test_run_py_closes_with_the_report_of_every_paper_it_ran(tmp_path):
-  run_py = importlib.util.module_from_spec(_spec)
-  _spec.loader.exec_module(run_py)
+  run_py = helpers.run_py_module()
   cfg = config_lib.default_config('synthetic', 'bilstm', 'smoke')
   cfg.experiments = ','.join(EXPERIMENTS.names())
   lines = run_py.next_commands(cfg, str(tmp_path / 'w'), None).splitlines()

@@ -23,7 +23,7 @@ S&S's zero-and-renormalise).
 A caveat for g_{h_p}(x) on a post-LayerNorm Transformer: with scale 1 and
 bias 0 (its initialisation) LayerNorm's output has norm √H whatever its
 input, so ‖h_p‖ is constant and its gradient is rounding noise; only the
-trained scale and bias make it depend on the input (README, "Meister et al.").
+trained scale and bias make it depend on the input (docs/meister.md).
 
 All take a `Model`, params and a batch (tokens [B, L] int32, lengths [B]
 with SOS and EOS) and are jittable with `model` and the keyword options

@@ -16,7 +16,7 @@ axis, Meister's g_{h_p}(x), and the in-domain word vectors.
 import os
 
 from attn_jax.core import atomic_io
-from attn_jax.reports.common import markdown, plain, project_root, write_block
+from attn_jax.reports.common import markdown, plain, root_of, write_blocks
 from attn_jax.reports.registry import COMMANDS, Command
 
 
@@ -40,12 +40,12 @@ def benchmark_rows(reports: list[dict]) -> list[list[str]]:
 def _tabulate(args, rows_of, block: str) -> None:
   """Prints the table `rows_of` makes from the JSON files `args.runs`, and
   rewrites the `--readme` file's `block` with it."""
-  here = project_root(args.readme) if args.readme else os.getcwd()
+  here = root_of(args.readme)
   rows = rows_of([atomic_io.read_json(p) for p in args.runs])
   print(plain(rows))
   if args.readme:
     sources = [os.path.relpath(p, here) for p in args.runs]
-    write_block(args.readme, block, markdown(rows),
+    write_blocks(args.readme, block, markdown(rows),
                  f'python -m attn_jax.report {args.table} ' + ' '.join(sources), sources)
 
 
@@ -92,7 +92,7 @@ def vector_rows(records: list[dict]) -> list[list[str]]:
 
 def _vectors(parser, args, argv) -> None:
   del parser, argv
-  here = project_root(args.readme) if args.readme else os.getcwd()
+  here = root_of(args.readme)
   records = [atomic_io.read_json(p) for p in args.runs]
   paths = list(args.runs)
   if args.save:
@@ -102,7 +102,7 @@ def _vectors(parser, args, argv) -> None:
   print(plain(vector_rows(records)))
   if args.readme:
     sources = [os.path.relpath(p, here) for p in paths]
-    write_block(args.readme, 'vector-coverage', markdown(vector_rows(records)),
+    write_blocks(args.readme, 'vector-coverage', markdown(vector_rows(records)),
                  'python -m attn_jax.report vectors ' + ' '.join(sources), sources)
 
 

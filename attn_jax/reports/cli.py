@@ -5,7 +5,8 @@ The commands are those the report modules register (`registry.COMMANDS`):
 J&W's `training`, `data` and `analyses` (with S&S's rows), `wp`, `meister`,
 the benchmark tables, and `reproduce` (one HTML and Markdown report of
 everything). `--readme FILE` rewrites that table's block in FILE (a
-Markdown file with `<!-- BLOCK:start -->` / `<!-- BLOCK:end -->` markers).
+Markdown file with `<!-- BLOCK:start -->` / `<!-- BLOCK:end -->` markers);
+given several times, in each file that holds it.
 """
 
 import argparse
@@ -23,7 +24,8 @@ def parser() -> argparse.ArgumentParser:
   p.add_argument('runs', nargs='*', help='training, reproduce: workdirs or results/<run> folders; '
                  'data: a saved data_splits.json to show instead of measuring')
   p.add_argument('--save', help='folder to copy / write the result files into')
-  p.add_argument('--readme', help='rewrite this Markdown file\'s block for the table (README.md or docs/*.md)')
+  p.add_argument('--readme', action='append', help='rewrite the table\'s block in this Markdown file (README.md '
+                 'or docs/*.md; repeatable: each file that holds the block)')
   p.add_argument('--block', help='analyses: the blocks\' name (default: analysis)')
   p.add_argument('--out', default='report', help='reproduce: the folder for index.html and REPORT.md')
   p.add_argument('--text', action='append', default=[],

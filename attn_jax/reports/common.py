@@ -66,17 +66,53 @@ def write_block(document: str, name: str, table: str, command: str, files: list[
   atomic_io.atomic_write(document, lambda f: f.write(text[:start] + block + text[end:]))
 
 
-def check_markers(document: str, blocks) -> None:
-  """Raises StorageError naming the first block whose markers `document`
-  lacks, before any block is rewritten."""
+def as_documents(readme) -> list[str]:
+  """`--readme` as a list of Markdown files (it may be given several times)."""
+  if not readme:
+    return []
+  return [readme] if isinstance(readme, str) else list(readme)
+
+
+def root_of(readme) -> str:
+  """Where a block's commands and sources are written from: the checkout of
+  the first `--readme` file, else the working directory."""
+  documents = as_documents(readme)
+  return project_root(documents[0]) if documents else os.getcwd()
+
+
+def _missing(document: str, name: str) -> str | None:
+  """The first of the block's two markers that `document` lacks, or None."""
   with open(document) as f:
     text = f.read()
+  return next((m for m in (f'<!-- {name}:start -->', f'<!-- {name}:end -->') if m not in text), None)
+
+
+def _holds(document: str, name: str) -> bool:
+  return _missing(document, name) is None
+
+
+def check_markers(readme, blocks) -> None:
+  """Raises StorageError naming the first block that none of the `readme`
+  files holds (both its markers), before any block is rewritten."""
+  documents = as_documents(readme)
   for block in blocks:
-    for marker in (f'<!-- {block}:start -->', f'<!-- {block}:end -->'):
-      if marker not in text:
-        raise errors.StorageError(
-            f'{document} has no {marker!r} marker: add the lines <!-- {block}:start --> and '
-            f'<!-- {block}:end --> where the table goes, then rerun')
+    missing = [_missing(d, block) for d in documents]
+    if documents and all(missing):
+      raise errors.StorageError(
+          f'{" or ".join(documents)} has no {missing[0]!r} marker: add the lines '
+          f'<!-- {block}:start --> and <!-- {block}:end --> where the table goes, then rerun')
+
+
+def write_blocks(readme, name: str, table: str, command: str, files: list[str], optional: bool = False) -> None:
+  """`write_block` into each of the `readme` files that holds the block `name`
+  (a table may stand both on its paper's page and in README.md). Unless
+  `optional`, a block no file holds is an error."""
+  documents = as_documents(readme)
+  if not optional:
+    check_markers(documents, [name])
+  for document in documents:
+    if _holds(document, name):
+      write_block(document, name, table, command, files)
 
 
 def with_notes(rows: list[list[str]], notes) -> str:
@@ -91,12 +127,12 @@ def publish(made: dict, table: str, paths: list[str], summaries: tuple, readme=N
   for block, (rows, notes) in made.items():
     print(f'{block}:\n{plain(rows)}' + ''.join(f'\n  {n}' for n in notes) + '\n')
   if readme:
-    here = project_root(readme)
+    here = root_of(readme)
     sources = [os.path.relpath(p, here) for p in paths]
     command = f'python -m attn_jax.report {table} ' + ' '.join(sources)
     files = [f'{s}/{folder}/*/summary.json' for folder in summaries for s in sources]
     for block, (rows, notes) in made.items():
-      write_block(readme, block, with_notes(rows, notes), command, files)
+      write_blocks(readme, block, with_notes(rows, notes), command, files)
   return made
 
 

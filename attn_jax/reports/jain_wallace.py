@@ -27,8 +27,8 @@ from attn_jax.analysis import statistics
 from attn_jax.core import atomic_io
 from attn_jax.papers import published
 from attn_jax.reports import render
-from attn_jax.reports.common import (RunFolder, load_run, load_stage_results, markdown, plain, project_root,
-                                     save_run_files, data_source_cell, write_block)
+from attn_jax.reports.common import (RunFolder, load_run, load_stage_results, markdown, plain, root_of,
+                                     save_run_files, data_source_cell, write_blocks)
 from attn_jax.reports.registry import COMMANDS, SECTIONS, STAGE_ROWS, Command, PaperSections, StageRows
 from attn_jax.stages import store
 from attn_jax.training.metrics import classification_metrics
@@ -152,7 +152,7 @@ def timing_rows(runs: list[dict]) -> list[list[str]]:
 
 def _analyses(parser, args, argv) -> None:
   del parser, argv
-  here = project_root(args.readme) if args.readme else os.getcwd()
+  here = root_of(args.readme)
   runs = [load_run(p) for p in args.runs]
   if args.save:
     for run in runs:
@@ -178,8 +178,13 @@ def _analyses(parser, args, argv) -> None:
         f' --block {args.block}' if args.block else '')
     files = [f'{s}/analyses/*/summary.json' for s in sources]
     block = args.block or 'analysis'
-    write_block(args.readme, f'{block}-results', markdown(rows), command, files)
-    write_block(args.readme, f'{block}-timings', markdown(timing_rows(runs)), command, files)
+    write_blocks(args.readme, f'{block}-results', markdown(rows), command, files)
+    write_blocks(args.readme, f'{block}-timings', markdown(timing_rows(runs)), command, files)
+    # One paper's rows alone, where a file holds that block (README.md's S&S table).
+    for paper in dict.fromkeys(e.paper for e in STAGE_ROWS.values()):
+      own = [HEADER] + [row for run in runs for row in analysis_rows(
+          run['name'], run['dataset'], load_summaries(run['path']), (paper,))]
+      write_blocks(args.readme, f'{block}-{paper}', markdown(own), command, files, optional=True)
 
 
 # ------------------------------------------------------ test metrics, data
@@ -233,21 +238,21 @@ def data_rows(measured: dict) -> list[list[str]]:
 
 def _training(parser, args, argv) -> None:
   del parser, argv
-  here = project_root(args.readme) if args.readme else os.getcwd()
+  here = root_of(args.readme)
   runs = [load_run(p) for p in args.runs]
   print(plain(training_rows(runs)))
   if args.save:
     runs = [load_run(save_run_files(run, args.save)) for run in runs]
   if args.readme:
     sources = [os.path.relpath(run['path'], here) for run in runs]
-    write_block(args.readme, 'training-results', markdown(training_rows(runs)),
+    write_blocks(args.readme, 'training-results', markdown(training_rows(runs)),
                 'python -m attn_jax.report training ' + ' '.join(sources),
                 [f'{s}/eval.json' for s in sources])
 
 
 def _data(parser, args, argv) -> None:
   del parser, argv
-  here = project_root(args.readme) if args.readme else os.getcwd()
+  here = root_of(args.readme)
   if args.runs:
     measured, path = atomic_io.read_json(args.runs[0]), args.runs[0]
   else:
@@ -258,7 +263,7 @@ def _data(parser, args, argv) -> None:
     atomic_io.write_json(path, measured)
   if args.readme and path:
     source = os.path.relpath(path, here)
-    write_block(args.readme, 'data-splits', markdown(data_rows(measured)),
+    write_blocks(args.readme, 'data-splits', markdown(data_rows(measured)),
                 f'python -m attn_jax.report data {source}', [source])
 
 

@@ -190,7 +190,7 @@ def reproduce(run: str) -> Command:
       base_file, variant, base = _base(trained)
     else:
       notes.append('trained as one model of a program; alone, with the recorded train.batch_seed, it trains '
-                   'to the same model up to float32 rounding (README, "Batches are shared")')
+                   'to the same model up to float32 rounding (docs/usage.md, "Batches are shared")')
   flags = overrides(trained, base)
   notes += _shown_results(run, saved, dict(config_lib.flat_items(base)), flags)
   spec = base_file + (f':{variant}' if variant else '')

@@ -6,7 +6,7 @@ Per document: g_ŷ(x), g_ŷ(I) (attention attached; the detached variant with
 `loo` stage's leave-one-out (deletion unless `analysis.loo.mode='replace'`;
 the summary's `loo_mode`), each normalised over the words; τ-b of α
 with each (`kendall.kendall_tau`: with sparse α many words tie at 0, see the
-README's "Sparse attention and ties"); and normalised entropies of α and of
+docs/usage.md, "Sparse attention and ties"); and normalised entropies of α and of
 each measure (Figure 3, Table 2).
 """
 

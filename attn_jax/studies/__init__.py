@@ -3,7 +3,7 @@ one program and analysed, with a table of mean ± 95 % CI over seeds.
 
     python -m attn_jax.studies run fidelity [--root=workdirs/fidelity] [--only=PATTERN]
     python -m attn_jax.studies run jw_grid --only='sst_*,20news_*'
-    python -m attn_jax.studies report jw_grid [--root=...] [--save=results/jw_grid] [--readme=README.md]
+    python -m attn_jax.studies report jw_grid [--root=...] [--save=results/jw_grid] [--readme=README.md --readme=docs/jain_wallace.md]
 """
 
 from attn_jax.studies import fidelity, jw_grid

@@ -19,7 +19,8 @@ def main(argv=None) -> None:
                       'in <arm>-<S>seeds beside the study\'s own folders)')
   parser.add_argument('--no-progress', action='store_true', help='no progress bars (logs)')
   parser.add_argument('--save', default=None, help='report: copy the small result files here')
-  parser.add_argument('--readme', default=None, help='report: rewrite this README\'s table')
+  parser.add_argument('--readme', action='append', help='report: rewrite the table\'s block in this Markdown '
+                      'file (repeatable: each file that holds it)')
   args = parser.parse_args(argv)
   study = STUDIES[args.study].with_seeds(args.seeds)
   root = args.root or f'workdirs/{study.name}'

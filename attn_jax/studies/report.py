@@ -1,11 +1,12 @@
 """A study's table: per arm, mean ± 95 % CI over seeds, beside J&W's numbers.
 
 `python -m attn_jax.studies report STUDY --root=WORKDIRS [--save=results/STUDY]
-[--readme=README.md]` prints the table; `--save` copies each model's small
+[--readme=README.md --readme=docs/jain_wallace.md]` prints the table; `--save` copies each model's small
 result files (eval.json, config.json, metrics.jsonl, embeddings.json,
 analyses/*/summary.json) and the study's wall-time record into
-`results/STUDY/<arm>/<model>/`, and `--readme` rewrites the README's block
-from those saved files (so the README shows what is committed).
+`results/STUDY/<arm>/<model>/`, and `--readme` rewrites the table's block in each
+Markdown file given (README.md, docs/jain_wallace.md)
+from those saved files (so the documents show what is committed).
 """
 
 import os
@@ -14,7 +15,7 @@ from attn_jax.core import atomic_io
 from attn_jax.core.registry import STAGES
 from attn_jax.papers import published
 from attn_jax.analysis import statistics
-from attn_jax.reports.common import markdown, plain, write_block
+from attn_jax.reports.common import markdown, plain, root_of, write_blocks
 from attn_jax.stages import store
 from attn_jax.studies import runner
 from attn_jax.studies.collect import STATISTICS, collect_arm
@@ -176,7 +177,7 @@ def totals(study, root: str) -> list[str]:
           for d, (total, arms, cut) in by_dataset.items()]
 
 
-def write(study, root: str, save_to: str | None = None, readme: str | None = None) -> list[list[str]]:
+def write(study, root: str, save_to: str | None = None, readme=None) -> list[list[str]]:
   """Prints the study's table (from `save_to` after copying there, if given) and
   rewrites `readme`'s block; returns the rows."""
   if save_to:
@@ -187,10 +188,10 @@ def write(study, root: str, save_to: str | None = None, readme: str | None = Non
   notes = ([] if study.kind == 'fidelity' else patterns(study, root)) + totals(study, root)
   print('\n'.join(notes))
   if readme:
-    here = os.path.dirname(os.path.abspath(readme))
+    here = root_of(readme)
     source = os.path.relpath(root, here)
     table = markdown(rows) + ('\n\n' + '\n'.join(f'- {n}' for n in notes) if notes else '')
-    write_block(readme, f'{study.name}-table', table,
+    write_blocks(readme, f'{study.name}-table', table,
                  f'python -m attn_jax.studies report {study.name} --root={source}'
                  + (f' --seeds={study.seeds}' if study.folder_suffix else ''),
                  [f'{source}/<arm>/<seed>/eval.json', f'{source}/<arm>/<seed>/analyses/*/summary.json',
