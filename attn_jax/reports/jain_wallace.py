@@ -121,7 +121,8 @@ def permutation_rows(name: str, dataset: str, permutation: dict) -> list[list[st
   verdict = ''
   if paper and medians:
     verdict = 'overlaps' if min(medians) <= paper[1] and max(medians) >= paper[0] else 'MISSED'
-  return [[name, 'permutation median |Δŷ| by max-α bin (n≥10)', f'{measured} [{detail}]',
+  # ∣ (U+2223), not |: a | would split the Markdown cell.
+  return [[name, 'permutation median ∣Δŷ∣ by max-α bin (n≥10)', f'{measured} [{detail}]',
            f'≈{paper[0]:.2f}–{paper[1]:.2f}' if paper else '–', verdict]]
 
 

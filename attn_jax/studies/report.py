@@ -52,7 +52,7 @@ def analysed_cell(docs: list) -> str:
 def grid_rows(study, root: str) -> list[list[str]]:
   rows = [['configuration', 'seeds', 'accuracy [J&W]', 'F1 pos [J&W]', 'ROC-AUC [J&W]',
            'τ(α, grad) [J&W]', 'τ(α, LOO) [J&W]', 'τ(grad, LOO) [J&W]',
-           'adv. max JSD neg / pos [J&W ≈]', 'perm. median |Δŷ| neg / pos', 'test docs analysed',
+           'adv. max JSD neg / pos [J&W ≈]', 'perm. median ∣Δŷ∣ neg / pos', 'test docs analysed',
            'wall time']]
   # Every configuration gets its row, run or not, so the table says what is missing.
   for arm in study.arms:
