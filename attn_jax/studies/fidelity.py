@@ -14,6 +14,9 @@ seeds. The arms vary one property at a time:
                             (√300 · 0.1 ≈ 1.73; theirs is ≈ 11.7): the norm, same directions
   news_only                 vectors from 20 Newsgroups + AG News only: no reviews, no SST
                             (domain; coverage falls with it and is reported)
+  in_domain_skipgram        the in-domain corpus with J&W's recipe for wiki.simple.vec: fastText
+                            skipgram (300-d, n-grams 3-6, window 5, 5 epochs, min count 5, 5
+                            negatives); words without a vector stay at zero (issue 25)
 
 and, as a check of the default beyond SST, 20 Newsgroups BiLSTM + tanh from
 scratch (N(0, 0.1²), its from-scratch default) and from its in-domain vectors.
@@ -37,4 +40,5 @@ ARMS = (
                                                'model.embeddings_norm': 1.73}),
     Arm('news_only', 'sst', 'bilstm', {'model.embeddings_file': 'in_domain',
                                        'vectors.corpora': '20news,agnews'}),
+    Arm('in_domain_skipgram', 'sst', 'bilstm', {'model.embeddings_file': 'in_domain', 'vectors.sg': 1}),
 )
