@@ -16,7 +16,8 @@ seeds. The arms vary one property at a time:
                             (domain; coverage falls with it and is reported)
   in_domain_skipgram        the in-domain corpus with J&W's recipe for wiki.simple.vec: fastText
                             skipgram (300-d, n-grams 3-6, window 5, 5 epochs, min count 5, 5
-                            negatives); words without a vector stay at zero (issue 25)
+                            negatives); words without a vector stay at zero (issue 25); also
+                            on IMDB (imdb_in_domain_skipgram)
 
 and, as a check of the default beyond SST, 20 Newsgroups BiLSTM + tanh from
 scratch (N(0, 0.1²), its from-scratch default) and from its in-domain vectors.
@@ -41,4 +42,5 @@ ARMS = (
     Arm('news_only', 'sst', 'bilstm', {'model.embeddings_file': 'in_domain',
                                        'vectors.corpora': '20news,agnews'}),
     Arm('in_domain_skipgram', 'sst', 'bilstm', {'model.embeddings_file': 'in_domain', 'vectors.sg': 1}),
+    Arm('imdb_in_domain_skipgram', 'imdb', 'bilstm', {'model.embeddings_file': 'in_domain', 'vectors.sg': 1}),
 )
