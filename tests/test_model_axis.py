@@ -7,7 +7,6 @@ import jax
 import numpy as np
 import pytest
 
-from attn_jax import pipeline
 from attn_jax.runs import initial_params as initial_params_lib
 from attn_jax.runs import model_axis
 from attn_jax.core.errors import ConfigError, TrainingError

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from attn_jax.runs import initial_params as initial_params_lib
-from attn_jax import config as config_lib, experiments, pipeline
+from attn_jax import config as config_lib, experiments
 from attn_jax.stages import analyses as stages_lib
 from attn_jax.analysis import adversarial as adv_lib
 from attn_jax.data.dataset import load_dataset

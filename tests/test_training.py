@@ -115,7 +115,6 @@ def test_tiny_run_lowers_the_loss_and_writes_its_results(tmp_path):
 
 
 def test_a_word_vector_file_initialises_the_embeddings(tmp_path):
-  from attn_jax import pipeline  # pylint: disable=g-import-not-at-top
   from attn_jax.data.dataset import load_dataset  # pylint: disable=g-import-not-at-top
   cfg = helpers.synthetic_config()
   data = load_dataset(cfg.data)

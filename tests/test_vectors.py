@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from attn_jax.runs import initial_params as initial_params_lib
-from attn_jax import config as config_lib, pipeline
+from attn_jax import config as config_lib
 from attn_jax.data.dataset import load_dataset
 from attn_jax.core.errors import ConfigError
 from attn_jax.models import build_model

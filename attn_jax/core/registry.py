@@ -55,7 +55,7 @@ class Registry:
 
   def register(self, entry):
     """Adds `entry`; returns it, so a module can write `X = REGISTRY.register(...)`."""
-    paper = getattr(entry, 'paper', None)
+    paper = getattr(entry, 'paper', None)  # report commands name none (their `papers` may be several)
     if paper is not None and paper not in papers.PAPERS:
       raise ValueError(f'{self.kind} {entry.name!r} names paper {paper!r}; the papers are '
                        f'{", ".join(papers.PAPERS)} (attn_jax/papers/__init__.py)')
@@ -137,12 +137,12 @@ STAGES = Registry('analysis', 'attn_jax.stages')
 EXPERIMENTS = Registry('experiment', 'attn_jax.experiments')
 
 
-def with_requirements(reg: Registry, names, field: str = 'requires') -> tuple[str, ...]:
+def with_requirements(reg: Registry, names) -> tuple[str, ...]:
   """`names` plus, transitively, the entries they require, in registry order."""
   wanted, todo = set(), list(names)
   while todo:
     name = todo.pop()
     if name not in wanted:
       wanted.add(name)
-      todo.extend(getattr(reg[name], field))
+      todo.extend(reg[name].requires)
   return tuple(n for n in reg.names() if n in wanted)

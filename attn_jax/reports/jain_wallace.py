@@ -44,9 +44,8 @@ PREDICTIONS = 'predictions_test.npz'
 
 # ------------------------------------------------------- the analyses table
 
-def load_found(run: str) -> dict[str, store.Found]:
-  """stage -> its most complete results in `run` (see `store.find`)."""
-  return load_stage_results(run)
+# stage -> its most complete results in a run folder (the name notebooks use).
+load_found = load_stage_results
 
 
 def load_summaries(run: str) -> dict:
@@ -164,11 +163,11 @@ def _analyses(parser, args, argv) -> None:
         relative = os.path.relpath(found.directory, run['path'])
         atomic_io.write_json(os.path.join(args.save, run['name'], relative, 'summary.json'), store.summary_copy(found))
     runs = [load_run(os.path.join(args.save, run['name'])) for run in runs]
-  rows = [HEADER]
-  notes = []
+  rows, notes, summaries = [HEADER], [], []
   for run in runs:
     found = load_found(run['path'])
-    rows += analysis_rows(run['name'], run['dataset'], {stage: f.summary for stage, f in found.items()})
+    summaries.append({stage: f.summary for stage, f in found.items()})
+    rows += analysis_rows(run['name'], run['dataset'], summaries[-1])
     notes += alternatives(run['path'], found)
   print(plain(rows))
   if notes:
@@ -183,8 +182,8 @@ def _analyses(parser, args, argv) -> None:
     write_blocks(args.readme, f'{block}-timings', markdown(timing_rows(runs)), command, files)
     # One paper's rows alone, where a file holds that block (README.md's S&S table).
     for paper in dict.fromkeys(e.paper for e in STAGE_ROWS.values()):
-      own = [HEADER] + [row for run in runs for row in analysis_rows(
-          run['name'], run['dataset'], load_summaries(run['path']), (paper,))]
+      own = [HEADER] + [row for run, s in zip(runs, summaries)
+                        for row in analysis_rows(run['name'], run['dataset'], s, (paper,))]
       write_blocks(args.readme, f'{block}-{paper}', markdown(own), command, files, optional=True)
 
 

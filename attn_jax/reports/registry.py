@@ -35,7 +35,6 @@ class Command:
   run: Callable
   papers: tuple = ()
   after_run: bool = False
-  paper: str | None = None  # registry entries name one paper or none; `papers` may name several
 
 
 @dataclasses.dataclass(frozen=True)
