@@ -150,9 +150,11 @@ def _finish(model, predict, member, out, record, dataset, progress, num_models, 
   if restored is None:
     raise CheckpointError(f'{workdir} has no selected model; delete it and train again')
   params, selection = restored
-  buckets = trainer.dataset_buckets(dataset, cfg.data.bucket_growth)
+  buckets = trainer.dataset_buckets(dataset, cfg.data.bucket_growth, model,
+                                    cfg.data.get('max_batch_tokens'))
   test = dataset.splits['test']
-  metrics, probs = evaluate_split(predict, params, test, cfg.train.eval_batch_size, buckets)
+  metrics, probs = evaluate_split(predict, params, test, cfg.train.eval_batch_size, buckets,
+                                  classes=model.num_classes)
   results = {**metrics, 'dataset': dataset.name, 'split': 'test', 'selected_epoch': selection['epoch'],
              'selected_step': selection['step'],
              f'selection_{selection["split"]}_{selection["metric"]}': selection['score'],
@@ -168,8 +170,9 @@ def _finish(model, predict, member, out, record, dataset, progress, num_models, 
         f, probs=probs, labels=test.labels, ids=np.array(test.ids)), mode='wb')
     plot_training_curves(record['history'], cfg.train.select_on, selection['epoch'],
                          os.path.join(out, 'training_curves'))
-  log(f'{workdir}: test ({len(test)}): accuracy {metrics["accuracy"]:.4f}  f1(pos) '
-      f'{metrics["f1_pos"]:.4f}  roc-auc {metrics["roc_auc"]:.4f}  (selected epoch '
+  scores = (f'f1(pos) {metrics["f1_pos"]:.4f}  roc-auc {metrics["roc_auc"]:.4f}'
+            if 'roc_auc' in metrics else f'macro-f1 {metrics["macro_f1"]:.4f}')
+  log(f'{workdir}: test ({len(test)}): accuracy {metrics["accuracy"]:.4f}  {scores}  (selected epoch '
       f'{selection["epoch"] + 1} of {cfg.train.epochs}; {time.time() - started:.0f} s this run) '
       f'-> {workdir_lib.paths(out)["eval"]}')
   summaries = run_analyses(model, params, dataset.splits, cfg, out, dataset.fingerprint, log,

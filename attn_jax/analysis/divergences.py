@@ -27,6 +27,12 @@ def binary_js(logits_p: jnp.ndarray, logits_q: jnp.ndarray) -> jnp.ndarray:
   logits (S&S §D.0, computed in log space as S&S do)."""
   log_p = jnp.stack([jax.nn.log_sigmoid(-logits_p), jax.nn.log_sigmoid(logits_p)], axis=-1)
   log_q = jnp.stack([jax.nn.log_sigmoid(-logits_q), jax.nn.log_sigmoid(logits_q)], axis=-1)
+  return log_space_js(log_p, log_q)
+
+
+def log_space_js(log_p: jnp.ndarray, log_q: jnp.ndarray) -> jnp.ndarray:
+  """JS divergence of two distributions given as log-probabilities [..., C]
+  -> [...] (S&S §D.0's `get_js_div_of_dists`, natural log)."""
   log_m = jnp.logaddexp(log_p, log_q) - jnp.log(2.0).astype(log_p.dtype)
   kl_pm = jnp.sum(jnp.exp(log_p) * (log_p - log_m), axis=-1)
   kl_qm = jnp.sum(jnp.exp(log_q) * (log_q - log_m), axis=-1)

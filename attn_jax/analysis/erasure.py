@@ -2,16 +2,20 @@
 
 Erasing a set of items sets their attention to zero and renormalises the
 rest (L1); with every item erased the attention output is the zero vector.
-The hidden states stay fixed: only the decoder re-runs. For a binary
-sigmoid model the output distribution is [1 − ŷ, ŷ], the decision is
-ŷ > 0.5 and the "decision function" is d = max(ŷ, 1 − ŷ).
+The hidden states stay fixed: only the decoder re-runs. The output
+distribution is the model's (`Model.distribution`): [1 − ŷ, ŷ] for a binary
+sigmoid model, the softmax over C classes otherwise; the decision is its
+argmax and the "decision function" its largest probability. The items are
+whatever the model's final attention layer weighs: words, or a HAN's
+sentences.
 
 * Single weight (§4): erase the top-attended item i*, or a random other
   item r; compare JS(p, q) and decision flips.
 * Multi weight (§5): erase items one by one, cumulatively, in the order of
   a ranking, until the decision first flips; the fraction of items (and the
   attention mass) removed by then. Every prefix of every ranking is decoded
-  in one vmapped call.
+  in one vmapped call, from suffix sums of α_t h_t (the decoder reads h and
+  α only through Σ α_t h_t — S&S's "classifier from attention", §D.0).
 """
 
 from typing import Literal, NamedTuple
@@ -20,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from attn_jax.analysis.divergences import binary_js
+from attn_jax.analysis.divergences import log_space_js
 from attn_jax.analysis.position_noise import position_uniform
 from attn_jax.models import Model
 
@@ -46,17 +50,23 @@ class SingleErasure(NamedTuple):
   num_items: jnp.ndarray    # [B] n, the number of words (the tests need n > 1)
 
 
+def item_index(mask: jnp.ndarray) -> jnp.ndarray:
+  """[B, L] bool -> [B, L] int: each item's index among its row's items (0-based)."""
+  return jnp.cumsum(mask, axis=-1) - 1
+
+
 def single_weight_erasure(model: Model, params, hidden: jnp.ndarray, alpha: jnp.ndarray,
                           mask: jnp.ndarray, keys: jax.Array,
                           random_item: RandomItem = 'paper') -> SingleErasure:
   """S&S §4: erase the top item vs a random other item.
 
   Args:
-    hidden: [B, L, H]; alpha: [B, L]; mask: [B, L] bool, the words
-      (contiguous positions 1 .. n); keys: [B] PRNG keys.
-    random_item: 'paper' draws r uniformly from the words other than i*;
-      'code' reproduces S&S's code, which draws item index 1 .. n − 1
-      (position 2 .. n here), so r may equal i* and is never the first word.
+    hidden: [B, L, H]; alpha: [B, L]; mask: [B, L] bool, the items
+      (contiguous: the words at 1 .. n, or a HAN's sentences at 0 .. n − 1);
+      keys: [B] PRNG keys.
+    random_item: 'paper' draws r uniformly from the items other than i*;
+      'code' reproduces S&S's code, which draws item index 1 .. n − 1, so r
+      may equal i* and is never the first item.
   """
   width = alpha.shape[1]
   positions = jnp.arange(width)
@@ -66,39 +76,42 @@ def single_weight_erasure(model: Model, params, hidden: jnp.ndarray, alpha: jnp.
   if random_item == 'paper':
     candidates = mask & (positions[None, :] != top[:, None])
   elif random_item == 'code':
-    candidates = mask & (positions[None, :] >= 2)
+    candidates = mask & (item_index(mask) >= 1)
   else:
     raise ValueError(f"random_item must be 'paper' or 'code', not {random_item!r}")
   other = jnp.argmax(jnp.where(candidates, noise, -1.0), axis=-1)
-  logits = model.decode(params, hidden, alpha)
+  log_p = model.log_distribution(model.decode(params, hidden, alpha))
 
-  def erased_logits(item):
-    return model.decode(params, hidden, erase(alpha, positions[None, :] == item[:, None]))
+  def erased(item):
+    return model.log_distribution(
+        model.decode(params, hidden, erase(alpha, positions[None, :] == item[:, None])))
 
-  z_top, z_other = erased_logits(top), erased_logits(other)
+  log_top, log_other = erased(top), erased(other)
+  decision = jnp.argmax(log_p, axis=-1)
   take = lambda idx: jnp.take_along_axis(alpha, idx[:, None], axis=1)[:, 0]
-  return SingleErasure(top, other, binary_js(logits, z_top), binary_js(logits, z_other),
-                       (z_top > 0) != (logits > 0), (z_other > 0) != (logits > 0),
+  return SingleErasure(top, other, log_space_js(log_p, log_top), log_space_js(log_p, log_other),
+                       jnp.argmax(log_top, axis=-1) != decision,
+                       jnp.argmax(log_other, axis=-1) != decision,
                        take(top) - take(other), n)
 
 
 def decision_gradient(model: Model, params, hidden: jnp.ndarray, alpha: jnp.ndarray) -> jnp.ndarray:
-  """∂d/∂α [B, L] with d = max(ŷ, 1 − ŷ) and α an independent input (no
-  projection, no renormalisation in the graph; S&S §5.1)."""
+  """∂d/∂α [B, L] with d the largest output probability (S&S's
+  exp(max x) / Σ exp(x); max(ŷ, 1 − ŷ) for a binary model) and α an
+  independent input (no projection, no renormalisation in the graph; S&S §5.1)."""
   def total(a):
-    probs = jax.nn.sigmoid(model.decode(params, hidden, a))
-    return jnp.sum(jnp.maximum(probs, 1.0 - probs))
+    return jnp.sum(jnp.exp(jnp.max(model.log_distribution(model.decode(params, hidden, a)), axis=-1)))
   return jax.grad(total)(alpha)
 
 
 def ranking(importance: jnp.ndarray, mask: jnp.ndarray) -> jnp.ndarray:
   """[B, L] scores -> [B, L] positions in descending order of importance,
-  the words first (ties keep position order), everything else after."""
+  the items first (ties keep position order), everything else after."""
   return jnp.argsort(jnp.where(mask, -importance, jnp.inf), axis=-1, stable=True)
 
 
 def random_rankings(keys: jax.Array, mask: jnp.ndarray, num: int) -> jnp.ndarray:
-  """[B] keys -> [B, num, L] uniformly random orders of each document's words."""
+  """[B] keys -> [B, num, L] uniformly random orders of each document's items."""
   noise = jax.vmap(lambda k: position_uniform(k, (num,), mask.shape[1]))(keys)
   return jax.vmap(ranking, in_axes=(1, None), out_axes=1)(noise, mask)
 
@@ -109,28 +122,50 @@ class FlipPoint(NamedTuple):
   mass: jnp.ndarray      # [B] original attention of the erased items; -1 when never
 
 
+def prefix_contexts(hidden: jnp.ndarray, alpha: jnp.ndarray, order: jnp.ndarray) -> jnp.ndarray:
+  """[K = L, B, H]: the attention output Σ α'_t h_t once the first k items of
+  `order` are erased and the rest renormalised, k = 1 .. L (zero once all
+  the mass is gone).
+
+  The kept part is a suffix of the order, so its sums are reverse
+  cumulative sums: no prefix is subtracted from a total, and nothing
+  cancels when little mass is left.
+  """
+  ordered_alpha = jnp.take_along_axis(alpha, order, axis=1)               # [B, L]
+  ordered_hidden = jnp.take_along_axis(hidden, order[..., None], axis=1)  # [B, L, H]
+  weighted = ordered_alpha[..., None] * ordered_hidden
+  suffix = jnp.flip(jnp.cumsum(jnp.flip(weighted, 1), axis=1), 1)      # [B, L, H]: Σ_{j >= k}
+  mass = jnp.flip(jnp.cumsum(jnp.flip(ordered_alpha, 1), axis=1), 1)    # [B, L]
+  # After erasing k items the kept suffix starts at index k; k = L keeps nothing.
+  kept = jnp.concatenate([suffix[:, 1:], jnp.zeros_like(suffix[:, :1])], axis=1)
+  kept_mass = jnp.concatenate([mass[:, 1:], jnp.zeros_like(mass[:, :1])], axis=1)
+  context = jnp.where(kept_mass[..., None] > 0,
+                      kept / jnp.where(kept_mass > 0, kept_mass, 1.0)[..., None], 0.0)
+  return jnp.swapaxes(context, 0, 1)
+
+
 def erase_until_flip(model: Model, params, hidden: jnp.ndarray, alpha: jnp.ndarray,
                      mask: jnp.ndarray, order: jnp.ndarray) -> FlipPoint:
   """S&S §5: erase items cumulatively in `order` until the decision flips.
 
   Args:
-    order: [B, L] positions, most important first, the n words before
+    order: [B, L] positions, most important first, the n items before
       anything else (as `ranking` returns).
 
   The prefix of k erased items, for every k = 1 .. n, is decoded at once
-  (an [L, B, L] stack of attention vectors); erasing all n gives the zero
-  vector, whose flip counts. Documents that never flip get -1 (S&S §5.3
-  exclude them).
+  (`prefix_contexts`, each decoded as one item of weight 1); erasing all n
+  gives the zero vector, whose flip counts. Documents that never flip get
+  -1 (S&S §5.3 exclude them).
   """
   width = alpha.shape[1]
   n = jnp.sum(mask, axis=-1)
-  rank = jnp.argsort(order, axis=-1)  # rank[t]: when position t is erased (0-based)
+  contexts = prefix_contexts(hidden, jnp.where(mask, alpha, 0.0), order)  # [K, B, H]
+  ones = jnp.ones(alpha.shape[:1] + (1,), alpha.dtype)
+  logits = jax.vmap(lambda c: model.decode(params, c[:, None, :], ones))(contexts)
+  decisions = jnp.argmax(model.log_distribution(logits), axis=-1)  # [K, B]
+  decision = jnp.argmax(model.log_distribution(model.decode(params, hidden, alpha)), axis=-1)
   steps = jnp.arange(1, width + 1)
-  erased = rank[None, :, :] < steps[:, None, None]  # [K, B, L]: first k erased
-  prefixes = erase(alpha[None], erased & mask[None])
-  logits = jax.vmap(lambda a: model.decode(params, hidden, a))(prefixes)  # [K, B]
-  decision = model.decode(params, hidden, alpha) > 0
-  flips = ((logits > 0) != decision[None, :]) & (steps[:, None] <= n[None, :])
+  flips = (decisions != decision[None, :]) & (steps[:, None] <= n[None, :])
   flipped = jnp.any(flips, axis=0)
   items = jnp.where(flipped, jnp.argmax(flips, axis=0) + 1, -1)
   ordered_alpha = jnp.take_along_axis(alpha, order, axis=1)

@@ -22,7 +22,12 @@ RUNTIME_KEYS = frozenset({
 # Keys added after results were first keyed, with the value that computes what
 # runs without the key computed: at that value a key is left out of
 # `result_items`, so results and workdirs made before it existed stay valid.
-ADDED_KEYS = {'train.update_only': None, 'train.attention_lr_scale': 1.0}
+ADDED_KEYS = {'train.update_only': None, 'train.attention_lr_scale': 1.0,
+              # S&S's models and recipe (attn_jax.config.serrano_smith)
+              'data.max_batch_tokens': None, 'model.hierarchical': False, 'model.classes': 2,
+              'model.input_dropout': 0.0, 'model.sentence_dropout': 0.0,
+              'model.output_dropout': 0.0, 'vectors.method': 'fasttext',
+              'train.optimizer': 'amsgrad', 'train.clip_norm': None, 'train.plateau_factor': None}
 # Sections that say what is analysed, or trained on top of the model, not what
 # the model is: a trained workdir can be analysed again with other values
 # (each stage and experiment keys its own results).

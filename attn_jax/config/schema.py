@@ -18,13 +18,16 @@ from ml_collections import config_dict
 from attn_jax.config import keys
 from attn_jax.core.errors import ConfigError
 from attn_jax.core.registry import EXPERIMENTS, STAGES, with_requirements
+from attn_jax.data import protocols
 from attn_jax.models import projections
 from attn_jax.models.model import ENCODERS
 from attn_jax.training.executors import EXECUTORS
 from attn_jax.training.loss import LOSSES
-from attn_jax.training.optimizer import SUBTREES, update_only
+from attn_jax.training.optimizer import OPTIMIZERS, SUBTREES, update_only
+from attn_jax.training.trainer import SELECTION_METRICS
 
-DATASETS = ('sst', 'imdb', '20news', 'agnews', 'synthetic')
+# J&W's binary datasets, then S&S's multi-class ones (attn_jax.data.serrano_smith).
+DATASETS = ('sst', 'imdb', '20news', 'agnews', 'synthetic', 'imdb_ratings', '20news_topics')
 # What may follow the colon in `--config=FILE:VARIANT` (every file in configs/
 # passes it to `default_config`), and what each is for: shown by `run.py --help`.
 VARIANTS = {
@@ -36,10 +39,12 @@ VARIANTS = {
 OWN_CHOICES = {
     'data.dataset': DATASETS,
     'model.encoder': ENCODERS,
-    'model.attention': ('tanh', 'dot'),
+    'model.attention': ('tanh', 'dot', 'han'),
     'model.projection': projections.NAMES,
+    'vectors.method': ('fasttext', 'word2vec'),
+    'train.optimizer': OPTIMIZERS,
     'train.select_on': ('dev', 'test'),
-    'train.select_by': ('roc_auc', 'train_loss'),
+    'train.select_by': SELECTION_METRICS + ('train_loss',),
     'train.loss': tuple(LOSSES),
     'train.model_axis': EXECUTORS,
     'analysis.split': ('test', 'dev'),
@@ -108,6 +113,9 @@ def _data(dataset: str) -> ml_collections.ConfigDict:
   d.min_df = config_dict.placeholder(int)         # None: J&W's value for the dataset
   d.max_docs_per_split = config_dict.placeholder(int)  # None: all (a seeded sample otherwise)
   d.bucket_growth = 1.25
+  # Most padded word slots in a HAN batch (documents × sentences × words);
+  # None: 20,000, S&S's cap per batch.
+  d.max_batch_tokens = config_dict.placeholder(int)
   d.synthetic = ml_collections.ConfigDict(dict(
       seed=0, train_size=2000, dev_size=400, test_size=400, vocab_size=500,
       planted_words=3, min_length=8, max_length=40))
@@ -137,6 +145,13 @@ def _model(dataset: str, encoder: str, variant: str) -> ml_collections.ConfigDic
   m.transformer_heads = 1
   m.transformer_ffn_dim = 128
   m.dropout = 0.1 if encoder == 'transformer' else 0.0
+  # S&S's HAN (documents × sentences × words; the final attention is over
+  # sentences), its classes and dropouts (attn_jax.config.serrano_smith).
+  m.hierarchical = False
+  m.classes = protocols.num_classes(dataset)
+  m.input_dropout = 0.0     # on the embeddings, before the (word) encoder
+  m.sentence_dropout = 0.0  # HAN: on the sentence vectors, before the sentence encoder
+  m.output_dropout = 0.0    # on the classifier's logits
   return m
 
 
@@ -146,6 +161,7 @@ def _vectors() -> ml_collections.ConfigDict:
   v = ml_collections.ConfigDict(dict(
       corpora='imdb,sst,20news,agnews', epochs=5, window=5, min_count=5, sg=0, negative=5,
       min_n=3, max_n=6, seed=0))
+  v.method = 'fasttext'  # 'word2vec': no character n-grams (S&S's vectors)
   v.directory = config_dict.placeholder(str)  # None: $ATTN_JAX_VECTORS or ~/.cache/attn_jax/vectors
   return v
 
@@ -161,11 +177,16 @@ def _train() -> ml_collections.ConfigDict:
   # "equal to or 10×"; J&W: equal).
   t.attention_lr_scale = 1.0
   t.loss = 'weighted_bce'     # a plug-in of the trainer (attn_jax.training.loss)
+  t.optimizer = 'amsgrad'     # J&W's; 'adam': S&S's
+  t.clip_norm = config_dict.placeholder(float)       # clip the gradient's global norm (S&S: 10)
+  # Multiply a model's learning rate by this after an epoch with no better
+  # selection score (S&S's ReduceLROnPlateau: 0.5); None: never.
+  t.plateau_factor = config_dict.placeholder(float)
   # How a program's models are computed: 'vmap', 'loop' (model after model in
   # one compiled step) or 'auto' (loop on CPU, vmap elsewhere; executors.py).
   t.model_axis = 'auto'
   t.select_on = 'dev'         # 'test' reproduces W&P's fork (§C)
-  t.select_by = 'roc_auc'     # on select_on; 'train_loss': the lowest (W&P's adversary, §C.4)
+  t.select_by = 'roc_auc'     # on select_on ('accuracy': S&S); 'train_loss': the lowest (W&P's adversary, §C.4)
   # Stop a model after this many epochs without a better selection score; None: never.
   t.patience = config_dict.placeholder(int)
   t.skip_first_epoch = True   # J&W HEAD never selects epoch 0
@@ -280,7 +301,12 @@ def validate(cfg: ml_collections.ConfigDict) -> None:
   if missing:
     raise ConfigError(f'config lacks key(s) {", ".join(missing)}; start from '
                       'attn_jax.config.default_config()')
-  analyses(cfg)
+  for name in analyses(cfg):
+    if not STAGES[name].any_model and (cfg.model.classes > 2 or cfg.model.hierarchical):
+      kind = 'a HAN (its items are sentences)' if cfg.model.hierarchical else 'a multi-class model'
+      usable = [n for n in STAGES.names() if STAGES[n].any_model]
+      raise ConfigError(f'analysis stage {name!r} is for binary models over words, not {kind}; '
+                        f'run --config.analyses={",".join(usable)}')
   for ok, message in _checks(cfg):
     if not ok:
       raise ConfigError(message)
@@ -329,6 +355,27 @@ def _checks(cfg: ml_collections.ConfigDict) -> list[tuple[bool, str]]:
        'model.hidden_dim must be divisible by model.transformer_heads'),
       (0 <= m.dropout < 1, 'model.dropout must be in [0, 1)'),
       (m.lstm_unroll >= 1, 'model.lstm_unroll must be >= 1'),
+      (m.classes == protocols.num_classes(cfg.data.dataset),
+       f'model.classes={m.classes}, but {cfg.data.dataset} has {protocols.num_classes(cfg.data.dataset)} '
+       'classes (it follows data.dataset; leave it unset)'),
+      ((t.loss == 'weighted_bce') == (m.classes == 2),
+       f'train.loss={t.loss!r} does not fit {m.classes} classes: weighted_bce is for binary data, '
+       'cross_entropy for more classes'),
+      (t.select_by != 'roc_auc' or m.classes == 2,
+       "train.select_by='roc_auc' needs binary data; select multi-class models by 'accuracy'"),
+      (not m.hierarchical or (cfg.data.dataset in protocols.PROTOCOLS
+                              and protocols.PROTOCOLS[cfg.data.dataset].hierarchical),
+       f'model.hierarchical (a HAN) needs documents with sentences: {cfg.data.dataset} has none; '
+       'use imdb_ratings or 20news_topics'),
+      (not m.hierarchical or m.encoder in ('bigru', 'cnn', 'none'),
+       f'a HAN is built from the bigru, cnn or none encoders (S&S), not {m.encoder!r}'),
+      (all(0 <= x < 1 for x in (m.input_dropout, m.sentence_dropout, m.output_dropout)),
+       'model.input_dropout, sentence_dropout and output_dropout must be in [0, 1)'),
+      (t.clip_norm is None or t.clip_norm > 0, 'train.clip_norm must be > 0 (or None: no clipping)'),
+      (t.plateau_factor is None or 0 < t.plateau_factor < 1,
+       'train.plateau_factor must be in (0, 1) (or None: a constant learning rate)'),
+      (cfg.data.max_batch_tokens is None or cfg.data.max_batch_tokens >= 1,
+       'data.max_batch_tokens must be >= 1 (or None)'),
       (cfg.data.bucket_growth > 1, 'data.bucket_growth must be > 1'),
       (cfg.data.max_docs_per_split is None or cfg.data.max_docs_per_split >= 1,
        'data.max_docs_per_split must be >= 1 (or None for all)'),

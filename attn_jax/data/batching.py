@@ -3,6 +3,11 @@
 Every batch has exactly `batch_size` rows and a length from a short list of
 bucket lengths, so a jitted step compiles once per bucket. Rows that only
 fill a short last batch have weight 0 and index -1.
+
+Documents with sentences (S&S's HAN) are batched as documents × sentences ×
+words (`hierarchical`): both dimensions are bucketed, and a batch holds at
+most `max_tokens` padded word slots, so its rows are a power of two up to
+`batch_size` (S&S's AllenNLP iterator also capped tokens per batch).
 """
 
 import math
@@ -14,9 +19,12 @@ from attn_jax.data.vocabulary import EOS, SOS, UNK
 
 
 class Batch(NamedTuple):
+  """Flat: tokens [B, L], lengths [B]. Hierarchical: tokens [B, S, W] (the
+  words of each sentence, no SOS/EOS), lengths [B, S] (words per sentence,
+  0 for padding sentences, which come last)."""
   tokens: np.ndarray   # [B, L] int32, right-padded with PAD (0)
   lengths: np.ndarray  # [B] int32, full lengths including SOS and EOS
-  labels: np.ndarray   # [B] float32, 0 or 1
+  labels: np.ndarray   # [B] float32: 0 or 1; the class index for multi-class data
   weights: np.ndarray  # [B] float32: loss weight; 0 for filler rows
   index: np.ndarray    # [B] int32: position in the split; -1 for filler rows
 

@@ -8,7 +8,7 @@ from typing import Optional, Sequence
 import ml_collections
 import numpy as np
 
-from attn_jax.data import builders, jain_wallace, source_record, synthetic
+from attn_jax.data import builders, jain_wallace, protocols, source_record, synthetic
 from attn_jax.data.vocabulary import Vocabulary
 from attn_jax.core.errors import DataError
 
@@ -20,9 +20,17 @@ class EncodedSplit:
   sequences: list[np.ndarray]  # each int32 [n + 2]: SOS, n word ids, EOS
   labels: np.ndarray           # [N] int32
   ids: list[str]
+  # Hierarchical datasets: each document's words per sentence (int32 [S],
+  # summing to n); the words of sentence s follow those of s - 1. None: flat.
+  sentence_lengths: Optional[list[np.ndarray]] = None
 
   def __len__(self) -> int:
     return len(self.sequences)
+
+  def head(self, count: int) -> 'EncodedSplit':
+    """The first `count` documents."""
+    sentences = None if self.sentence_lengths is None else self.sentence_lengths[:count]
+    return EncodedSplit(self.sequences[:count], self.labels[:count], self.ids[:count], sentences)
 
   @property
   def lengths(self) -> np.ndarray:
@@ -39,18 +47,37 @@ class Dataset:
   # 'sha256', 'matches_reference'}}, 'notes': [str]}; see `source_record`. Not part of
   # the fingerprint, which depends only on the encoded data.
   source: dict = dataclasses.field(default_factory=dict)
+  classes: tuple[str, ...] = ('neg', 'pos')  # class names by label
+
+  @property
+  def num_classes(self) -> int:
+    return len(self.classes)
+
+  @property
+  def hierarchical(self) -> bool:
+    """Whether documents come with sentences (S&S's HAN can read them)."""
+    return all(s.sentence_lengths is not None for s in self.splits.values())
 
   @property
   def pos_weight(self) -> float:
-    """n_neg / n_pos of the train split: J&W's weight on positive examples."""
+    """n_neg / n_pos of the train split: J&W's weight on positive examples
+    (binary data); 1 for multi-class data, which S&S do not weight."""
+    if self.num_classes > 2:
+      return 1.0
     labels = self.splits['train'].labels
     return float((labels == 0).sum() / max((labels == 1).sum(), 1))
 
   def summary(self) -> dict:
-    return {'dataset': self.name, 'fingerprint': self.fingerprint, 'vocab_size': len(self.vocab),
-            'splits': {s: {'size': len(v), 'positive': int(v.labels.sum())}
-                       for s, v in self.splits.items()},
-            'source': self.source}
+    def counts(split):
+      if self.num_classes == 2:
+        return {'size': len(split), 'positive': int(split.labels.sum())}
+      return {'size': len(split), 'per_class': np.bincount(split.labels, minlength=self.num_classes).tolist()}
+
+    out = {'dataset': self.name, 'fingerprint': self.fingerprint, 'vocab_size': len(self.vocab),
+           'splits': {s: counts(v) for s, v in self.splits.items()}, 'source': self.source}
+    if self.num_classes > 2:
+      out['classes'] = list(self.classes)
+    return out
 
 
 def encode_documents(docs: Sequence[Sequence[str]], vocab: Vocabulary,
@@ -79,6 +106,10 @@ def fingerprint(vocab: Vocabulary, splits: dict[str, EncodedSplit]) -> str:
     h.update(split.lengths.tobytes())
     for seq in split.sequences:
       h.update(seq.tobytes())
+    if split.sentence_lengths is not None:  # flat data keeps its earlier fingerprints
+      h.update(b'sentences')
+      for lengths in split.sentence_lengths:
+        h.update(np.asarray(lengths, np.int32).tobytes() + b'|')
   return h.hexdigest()[:16]
 
 
@@ -102,19 +133,23 @@ def load_dataset(cfg: ml_collections.ConfigDict, wanted: Sequence[str] = ('train
   if cfg.dataset == 'synthetic':
     prepared, source = synthetic.generate(cfg.synthetic, wanted), source_record.SYNTHETIC
   else:
-    raw, source = builders.load(cfg.dataset, cfg.manual_dir, cfg.tfds_data_dir)
-    prepared = jain_wallace.PROTOCOLS[cfg.dataset](raw, wanted)
+    protocol = protocols.PROTOCOLS[cfg.dataset]
+    raw, source = builders.load(protocol.raw, cfg.manual_dir, cfg.tfds_data_dir)
+    prepared = protocol.prepare(raw, wanted)
   if vocab is None:
     if prepared.vocab_docs is None:
       raise DataError('a vocabulary is built from the train split: ask for it too, or pass vocab=')
     min_df = prepared.min_df if cfg.min_df is None else cfg.min_df
-    vocab = Vocabulary.build(prepared.vocab_docs, min_df)
+    vocab = Vocabulary.build(prepared.vocab_docs, min_df, prepared.count_tokens)
   splits = {}
   for offset, name in enumerate(wanted):
     tokenized = _subsample(prepared.splits[name], cfg.max_docs_per_split, offset)
     if len(tokenized) == 0:
       raise DataError(f'{cfg.dataset}: split {name!r} is empty after the length filter')
+    sentences = (None if tokenized.sentence_lengths is None
+                 else [np.asarray(x, np.int32) for x in tokenized.sentence_lengths])
     splits[name] = EncodedSplit(
         encode_documents(tokenized.docs, vocab, tokenized.ids, f'{cfg.dataset}/{name}'),
-        tokenized.labels, tokenized.ids)
-  return Dataset(cfg.dataset, vocab, splits, fingerprint(vocab, splits), copy.deepcopy(source))
+        tokenized.labels, tokenized.ids, sentences)
+  return Dataset(cfg.dataset, vocab, splits, fingerprint(vocab, splits), copy.deepcopy(source),
+                 tuple(prepared.classes))

@@ -23,16 +23,21 @@ from attn_jax.core.errors import DataError
 @dataclasses.dataclass(frozen=True)
 class TokenizedSplit:
   docs: list[list[str]]
-  labels: np.ndarray  # [N] int32, 0 or 1
+  labels: np.ndarray  # [N] int32: 0 or 1 (J&W), 0 .. C - 1 (multi-class protocols)
   ids: list[str]      # provenance of each document in the original files
+  # Hierarchical protocols (S&S's HAN): the words of each sentence of each
+  # document, in order, summing to len(docs[i]); None: no sentences.
+  sentence_lengths: Optional[list[list[int]]] = None
 
   def __len__(self):
     return len(self.docs)
 
   def subset(self, index: Sequence[int]) -> 'TokenizedSplit':
+    sentences = (None if self.sentence_lengths is None
+                 else [self.sentence_lengths[i] for i in index])
     return TokenizedSplit([self.docs[i] for i in index],
                           self.labels[np.asarray(index, dtype=np.int64)],
-                          [self.ids[i] for i in index])
+                          [self.ids[i] for i in index], sentences)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,6 +45,11 @@ class Prepared:
   splits: dict[str, TokenizedSplit]
   vocab_docs: Optional[list[list[str]]]  # None when no train split was asked for
   min_df: int                             # J&W's vocabulary document frequency
+  # The class names, by label; binary protocols are (negative, positive).
+  classes: tuple[str, ...] = ('neg', 'pos')
+  # Count occurrences, not documents, for the vocabulary's threshold (S&S's
+  # word2vec vocabulary: words seen `min_df` times).
+  count_tokens: bool = False
 
 
 def length_filter(split: TokenizedSplit, min_n: Optional[int], max_n: Optional[int]) -> TokenizedSplit:

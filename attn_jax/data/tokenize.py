@@ -40,6 +40,11 @@ def spacy_like(text: str) -> list[str]:
   return ['qqq' if any(c.isdigit() for c in t) else t.lower() for t in tokens]
 
 
+def lowercase_words(text: str) -> list[str]:
+  """S&S (App. A.1): `spacy_like`'s tokens, lower-cased, numbers kept."""
+  return [t.lower() for t in _SPACY_LIKE.findall(text)]
+
+
 def newsgroups(text: str) -> list[str]:
   """J&W 20News cleaning: `spacy_like`, then each non-word run -> its last char."""
   text = _NON_WORD_RUN.sub(r' \1 ', ' '.join(spacy_like(text)))

@@ -23,12 +23,14 @@ class Vocabulary:
     object.__setattr__(self, '_ids', {t: i for i, t in enumerate(self.tokens)})
 
   @classmethod
-  def build(cls, docs: Iterable[Sequence[str]], min_df: int) -> 'Vocabulary':
+  def build(cls, docs: Iterable[Sequence[str]], min_df: int,
+            count_tokens: bool = False) -> 'Vocabulary':
     """Words in at least `min_df` documents (document frequency, as sklearn's
-    CountVectorizer), sorted, after the four specials."""
+    CountVectorizer), sorted, after the four specials. With `count_tokens`,
+    words seen at least `min_df` times (gensim's `min_count`, S&S's)."""
     df = collections.Counter()
     for doc in docs:
-      df.update(set(doc))
+      df.update(doc if count_tokens else set(doc))
     return cls(SPECIALS + tuple(sorted(w for w, c in df.items() if c >= min_df)))
 
   def __len__(self) -> int:

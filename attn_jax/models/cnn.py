@@ -20,6 +20,7 @@ class CNNEncoder(nn.Module):
   """
   hidden: int = 128
   kernel_sizes: Sequence[int] = (1, 3, 5, 7)
+  items: str = 'words'  # 'all': a plain sequence (HAN's sentences, documents); `masks.item_mask`
 
   @nn.compact
   def __call__(self, embedded: jnp.ndarray, lengths: jnp.ndarray,
@@ -32,7 +33,7 @@ class CNNEncoder(nn.Module):
                 bias_init=torch_uniform(dim * k), name=f'conv{k}')(embedded)
         for k in self.kernel_sizes]
     hidden = jax.nn.relu(jnp.concatenate(outputs, axis=-1))
-    words = masks.word_mask(lengths, embedded.shape[1])[..., None]
+    words = masks.item_mask(lengths, embedded.shape[1], self.items)[..., None]
     return hidden * words.astype(hidden.dtype)
 
 

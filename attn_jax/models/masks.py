@@ -23,3 +23,14 @@ def attention_mask(tokens: jnp.ndarray, lengths: jnp.ndarray) -> jnp.ndarray:
   SOS, EOS and padding get zero attention (J&W `BatchHolder.masks`).
   """
   return word_mask(lengths, tokens.shape[1]) & (tokens != PAD)
+
+
+def item_mask(lengths: jnp.ndarray, width: int, items: str) -> jnp.ndarray:
+  """[B] lengths -> [B, width] bool: the items of a row. 'words': J&W's
+  layout, positions 1 .. L-2 (SOS and EOS are not items); 'all': positions
+  < L (HAN's sentences and documents have no SOS or EOS)."""
+  if items == 'words':
+    return word_mask(lengths, width)
+  if items == 'all':
+    return sequence_mask(lengths, width)
+  raise ValueError(f"items must be 'words' or 'all', not {items!r}")

@@ -4,7 +4,11 @@
     h = model.encode(params, e, lengths)             # -> [B, L, H]
     s = model.score(params, h)                       # -> [B, L]
     α = model.project(s, mask)                       # -> [B, L], 0 off the words
-    z = model.decode(params, h, α)                   # -> [B] logits
+    z = model.decode(params, h, α)                   # -> [B] logits ([B, C] for C > 2 classes)
+
+S&S's HAN (`han.HierarchicalEncoder`) is the same with tokens [B, S, W],
+lengths [B, S] (words per sentence) and the sentences as the items: h is
+[B, S, H] and α [B, S], its final (sentence) attention layer.
 
 Every stage is a plain function, so `jax.grad` / `jax.vmap` can take the
 output with respect to the embeddings, the hidden states or α, and any α can
@@ -21,16 +25,20 @@ import jax
 import jax.numpy as jnp
 import ml_collections
 
-from attn_jax.models import average, bilstm, cnn, masks, projections
+from attn_jax.models import average, bilstm, cnn, han, masks, projections
 from attn_jax.models.average import AverageEncoder
+from attn_jax.models.bigru import BiGRUEncoder, NoEncoder
 from attn_jax.models.bilstm import BiLSTMEncoder
 from attn_jax.models.cnn import CNNEncoder
 from attn_jax.models.decoder import Decoder
 from attn_jax.models.embedding import Embedding
+from attn_jax.models.han import HierarchicalEncoder
 from attn_jax.models.scorers import SCORERS
 from attn_jax.models.transformer import TransformerEncoder
 
-ENCODERS = ('bilstm', 'cnn', 'average', 'transformer')
+# J&W's and Meister's four, then S&S's recurrent and no-encoder ones (S&S's
+# convolutional encoder is `cnn` with kernel sizes 3 and 5).
+ENCODERS = ('bilstm', 'cnn', 'average', 'transformer', 'bigru', 'none')
 
 
 class AttentionClassifier(nn.Module):
@@ -44,24 +52,34 @@ class AttentionClassifier(nn.Module):
   encoder: nn.Module
   attention: nn.Module
   decoder: nn.Module
+  # Dropout on the embeddings before the encoder, in training only (S&S's
+  # "pre-document-encoder" dropout for FLAN, "pre-sentence-encoder" for HAN).
+  input_dropout: float = 0.0
+
+  def setup(self):
+    self.embedding_dropout = nn.Dropout(self.input_dropout)
 
   def embed(self, tokens):
     return self.embedding(tokens)
 
   def encode(self, embedded, lengths, deterministic=True):
+    if self.input_dropout > 0:
+      embedded = self.embedding_dropout(embedded, deterministic=deterministic)
     return self.encoder(embedded, lengths, deterministic=deterministic)
 
   def score(self, hidden):
     return self.attention(hidden)
 
-  def decode(self, hidden, alpha):
-    return self.decoder(hidden, alpha)
+  def decode(self, hidden, alpha, deterministic=True):
+    return self.decoder(hidden, alpha, deterministic=deterministic)
 
   def create_params(self, tokens, lengths):
     """Touches every stage once so `init` creates all parameters; the uniform
     α here only gives `decode` its input shape, and the output is discarded."""
     hidden = self.encode(self.embed(tokens), lengths)
-    self.decode(hidden, projections.uniform(self.score(hidden), masks.attention_mask(tokens, lengths)))
+    mask = (han.sentence_mask(lengths) if tokens.ndim == 3
+            else masks.attention_mask(tokens, lengths))
+    self.decode(hidden, projections.uniform(self.score(hidden), mask))
 
 
 class Forward(NamedTuple):
@@ -75,7 +93,15 @@ class Forward(NamedTuple):
 
   @property
   def probs(self) -> jnp.ndarray:
-    return jax.nn.sigmoid(self.logits)
+    """P(y = 1) [B] of a binary model; the class distribution [B, C] otherwise."""
+    return output_probs(self.logits)
+
+
+def output_probs(logits: jnp.ndarray) -> jnp.ndarray:
+  """One forward pass's logits [B] (binary: sigmoid) or [B, C] (softmax) ->
+  probabilities, same shape."""
+  return jax.nn.sigmoid(logits) if logits.ndim == 1 else jax.nn.softmax(logits, axis=-1)
+
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,9 +110,49 @@ class Model:
   project: Callable[[jnp.ndarray, jnp.ndarray], jnp.ndarray]  # (scores, mask) -> α
 
   def init(self, rng: jax.Array) -> dict:
-    tokens = jnp.array([[2, 4, 5, 3]], dtype=jnp.int32)
-    return self.module.init(rng, tokens, jnp.array([4], dtype=jnp.int32),
-                            method='create_params')['params']
+    if self.hierarchical:
+      tokens, lengths = jnp.array([[[4, 5, 6]]], jnp.int32), jnp.array([[3]], jnp.int32)
+    else:
+      tokens, lengths = jnp.array([[2, 4, 5, 3]], jnp.int32), jnp.array([4], jnp.int32)
+    return self.module.init(rng, tokens, lengths, method='create_params')['params']
+
+  @property
+  def hierarchical(self) -> bool:
+    """Whether it reads documents × sentences × words (S&S's HAN)."""
+    return isinstance(self.module.encoder, HierarchicalEncoder)
+
+  @property
+  def num_classes(self) -> int:
+    """2 for a binary model (one logit, sigmoid), C for a softmax over C."""
+    return self.module.decoder.classes
+
+  def distribution(self, logits: jnp.ndarray) -> jnp.ndarray:
+    """Logits [..., B] (binary) or [..., B, C] -> the output distribution
+    [..., B, C]; [1 − ŷ, ŷ] for a binary model (S&S's p, §D.0)."""
+    if self.num_classes > 2:
+      return jax.nn.softmax(logits, axis=-1)
+    p = jax.nn.sigmoid(logits)
+    return jnp.stack([1.0 - p, p], axis=-1)
+
+  def log_distribution(self, logits: jnp.ndarray) -> jnp.ndarray:
+    """`distribution` in log space: [log(1 − ŷ), log ŷ] from a binary logit
+    without cancellation; log-softmax otherwise."""
+    if self.num_classes > 2:
+      return jax.nn.log_softmax(logits, axis=-1)
+    return jnp.stack([jax.nn.log_sigmoid(-logits), jax.nn.log_sigmoid(logits)], axis=-1)
+
+  def attention_mask(self, tokens: jnp.ndarray, lengths: jnp.ndarray) -> jnp.ndarray:
+    """[B, L] bool: the items attention may weigh (the words; HAN: the sentences)."""
+    if self.hierarchical:
+      return han.sentence_mask(lengths)
+    return masks.attention_mask(tokens, lengths)
+
+  def word_attention(self, params, tokens: jnp.ndarray, lengths: jnp.ndarray) -> jnp.ndarray:
+    """HAN only: the word attention [B, S, W] within each sentence."""
+    if not self.hierarchical:
+      raise ValueError('word_attention is the HAN\'s lower attention layer; a flat model has one layer')
+    apply = functools.partial(self.module.apply, {'params': params})
+    return han.word_attention(apply, self.embed(params, tokens), lengths)
 
   def embed(self, params, tokens: jnp.ndarray) -> jnp.ndarray:
     return self.module.apply({'params': params}, tokens, method='embed')
@@ -101,8 +167,12 @@ class Model:
   def score(self, params, hidden: jnp.ndarray) -> jnp.ndarray:
     return self.module.apply({'params': params}, hidden, method='score')
 
-  def decode(self, params, hidden: jnp.ndarray, alpha: jnp.ndarray) -> jnp.ndarray:
-    return self.module.apply({'params': params}, hidden, alpha, method='decode')
+  def decode(self, params, hidden: jnp.ndarray, alpha: jnp.ndarray,
+             dropout_rng: Optional[jax.Array] = None) -> jnp.ndarray:
+    """Deterministic unless a `dropout_rng` is given (S&S's classifier dropout)."""
+    rngs = {} if dropout_rng is None else {'dropout': dropout_rng}
+    return self.module.apply({'params': params}, hidden, alpha, dropout_rng is None,
+                             method='decode', rngs=rngs)
 
   def encode_layers(self, params, embedded: jnp.ndarray, lengths: jnp.ndarray) -> jnp.ndarray:
     """[K, B, L, H]: the states of every encoder layer, zero at padding; K is
@@ -198,16 +268,29 @@ class Model:
     hidden = self.encode(params, embedded, lengths, dropout_rng)
     scores = self.score(params, hidden)
     alpha = self.project(scores, mask)
-    return Forward(self.decode(params, hidden, alpha), alpha, scores, hidden, embedded, mask)
+    decode_rng = None if dropout_rng is None else jax.random.fold_in(dropout_rng, 1)
+    return Forward(self.decode(params, hidden, alpha, decode_rng), alpha, scores, hidden,
+                   embedded, mask)
 
   def forward(self, params, tokens: jnp.ndarray, lengths: jnp.ndarray,
               dropout_rng: Optional[jax.Array] = None) -> Forward:
-    """tokens [B, L] int32, lengths [B] (with SOS and EOS) -> `Forward`."""
+    """tokens [B, L] int32, lengths [B] (with SOS and EOS) -> `Forward`
+    (HAN: tokens [B, S, W], lengths [B, S])."""
     return self.forward_embedded(params, self.embed(params, tokens), lengths,
-                                 masks.attention_mask(tokens, lengths), dropout_rng)
+                                 self.attention_mask(tokens, lengths), dropout_rng)
 
 
-def build_encoder(cfg: ml_collections.ConfigDict) -> nn.Module:
+def build_encoder(cfg: ml_collections.ConfigDict, items: str = 'words') -> nn.Module:
+  """The encoder `cfg.encoder` names; `items='all'` for a plain sequence
+  (S&S's encoders inside a HAN), 'words' for J&W's layout."""
+  if cfg.encoder == 'bigru':
+    return BiGRUEncoder(hidden=cfg.hidden_dim, items=items)
+  if cfg.encoder == 'none':
+    return NoEncoder(items=items)
+  if cfg.encoder == 'cnn' and items == 'all':
+    return CNNEncoder(hidden=cfg.hidden_dim, kernel_sizes=tuple(cfg.cnn_kernel_sizes), items=items)
+  if items != 'words':
+    raise ValueError(f'a HAN is built from the bigru, cnn or none encoders, not {cfg.encoder!r}')
   if cfg.encoder == 'bilstm':
     return BiLSTMEncoder(hidden=cfg.hidden_dim, unroll=cfg.lstm_unroll)
   if cfg.encoder == 'cnn':
@@ -222,10 +305,17 @@ def build_encoder(cfg: ml_collections.ConfigDict) -> nn.Module:
 
 
 def build_model(cfg: ml_collections.ConfigDict, vocab_size: int) -> Model:
-  """The model described by `config.model`."""
+  """The model described by `config.model`: J&W's flat models, S&S's FLAN,
+  or with `hierarchical` S&S's HAN (the same encoder and scorer at both levels)."""
+  if cfg.get('hierarchical', False):
+    encoder = HierarchicalEncoder(build_encoder(cfg, 'all'), SCORERS[cfg.attention](),
+                                  build_encoder(cfg, 'all'), cfg.get('sentence_dropout', 0.0))
+  else:
+    encoder = build_encoder(cfg)
   module = AttentionClassifier(
       embedding=Embedding(vocab_size, cfg.embed_dim, cfg.embed_init_std),
-      encoder=build_encoder(cfg),
+      encoder=encoder,
       attention=SCORERS[cfg.attention](),
-      decoder=Decoder())
+      decoder=Decoder(cfg.get('classes', 2), cfg.get('output_dropout', 0.0)),
+      input_dropout=cfg.get('input_dropout', 0.0))
   return Model(module, projections.get(cfg.projection, cfg.sparsegen_lambda))

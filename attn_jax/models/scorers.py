@@ -35,4 +35,19 @@ class DotScorer(nn.Module):
     return u[..., 0] / math.sqrt(size)
 
 
-SCORERS = {'tanh': AdditiveScorer, 'dot': DotScorer}
+class ContextScorer(nn.Module):
+  """S&S's `SimpleHanAttention` (Yang et al. 2016): u_t = tanh(W h_t + b),
+  W: H -> H, s_t = u_t . c with a learned context vector c (§A.6).
+
+  [B, L, H] -> [B, L] unmasked scores.
+  """
+
+  @nn.compact
+  def __call__(self, hidden: jnp.ndarray) -> jnp.ndarray:
+    size = hidden.shape[-1]
+    u = jnp.tanh(nn.Dense(size, kernel_init=torch_uniform(size), bias_init=torch_uniform(size),
+                          name='projection')(hidden))
+    return nn.Dense(1, use_bias=False, kernel_init=torch_uniform(size), name='context')(u)[..., 0]
+
+
+SCORERS = {'tanh': AdditiveScorer, 'dot': DotScorer, 'han': ContextScorer}

@@ -191,3 +191,24 @@ _T6 = {
 }
 MEISTER_TABLE6 = {(dataset, model): dict(zip(('g_y_x', 'd_y_x', 'g_y_i', 'd_y_i'), cells))
                   for model, by_dataset in _T6.items() for dataset, cells in by_dataset.items()}
+
+
+# Serrano & Smith 2019 (ALGORITHMS.md §D.3). Models are S&S's names
+# (HAN/FLAN × rnn/conv/noenc). Table 3: test accuracy (%) by dataset.
+SERRANO_SMITH_TABLE3 = {
+    'yahoo': {'HANrnn': 74.6, 'HANconv': 72.8, 'HANnoenc': 73.1, 'FLANrnn': 75.5, 'FLANconv': 73.1, 'FLANnoenc': 72.3},
+    'imdb': {'HANrnn': 50.3, 'HANconv': 48.9, 'HANnoenc': 46.1, 'FLANrnn': 49.1, 'FLANconv': 48.2, 'FLANnoenc': 45.4},
+    'amazon': {'HANrnn': 56.9, 'HANconv': 55.3, 'HANnoenc': 51.2, 'FLANrnn': 56.6, 'FLANconv': 54.4, 'FLANnoenc': 50.2},
+    'yelp': {'HANrnn': 63.0, 'HANconv': 61.0, 'HANnoenc': 58.6, 'FLANrnn': 62.3, 'FLANconv': 60.7, 'FLANnoenc': 58.2},
+}
+# Table 2 (HANrnn; % of test instances with more than one sentence): erasing
+# i* flips and erasing r flips / i* only / r only / neither.
+SERRANO_SMITH_TABLE2 = {
+    'yahoo': (0.5, 8.7, 1.3, 89.6), 'imdb': (2.2, 12.2, 1.4, 84.2),
+    'amazon': (2.7, 7.6, 2.7, 87.1), 'yelp': (1.5, 8.9, 1.9, 87.7),
+}
+# §5 (and Fig. 5): "for every model with an encoder, gradient beats attention
+# on at least 1.6 times as many instances as the reverse".
+SERRANO_SMITH_GRADIENT_RATIO = 1.6
+# S&S's data closest to each dataset here (which published column a row sits beside).
+SERRANO_SMITH_CLOSEST = {'imdb_ratings': 'imdb', '20news_topics': 'yahoo'}

@@ -21,7 +21,7 @@ def with_requirements_of(names) -> tuple[str, ...]:
 def limit_split(split: EncodedSplit, max_docs) -> EncodedSplit:
   if max_docs is None or max_docs >= len(split):
     return split
-  return EncodedSplit(split.sequences[:max_docs], split.labels[:max_docs], split.ids[:max_docs])
+  return split.head(max_docs)
 
 
 def run_analyses(model: Model, params, splits: dict[str, EncodedSplit], cfg: ml_collections.ConfigDict,

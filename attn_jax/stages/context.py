@@ -12,7 +12,8 @@ import ml_collections
 import numpy as np
 
 from attn_jax.core import sharding
-from attn_jax.data.batching import Batch, bucket_lengths, eval_batches
+from attn_jax.data import split_batches
+from attn_jax.data.batching import Batch
 from attn_jax.data.dataset import EncodedSplit
 from attn_jax.models import Model
 
@@ -58,15 +59,26 @@ class AnalysisContext:
 
   @functools.cached_property
   def max_length(self) -> int:
+    """The longest document's positions: tokens, or sentences for a HAN (its items)."""
+    if self.model.hierarchical:
+      return max(len(x) for x in self.split.sentence_lengths)
     return int(self.split.lengths.max())
 
+  @property
+  def buckets(self) -> split_batches.Buckets:
+    return split_batches.bucketing([self.split], self.settings.bucket_growth,
+                                   self.cfg.data.get('max_batch_tokens') or 20_000,
+                                   self.model.hierarchical)
+
   def batches(self, batch_size: Optional[int] = None) -> Iterator[Batch]:
-    """Length-sorted batches of `batch_size` documents (`analysis.batch_size`)."""
-    buckets = bucket_lengths(self.max_length, self.settings.bucket_growth)
-    return eval_batches(self.split.sequences, self.split.labels,
-                        batch_size or self.settings.batch_size, buckets)
+    """Length-sorted batches of `batch_size` documents (`analysis.batch_size`;
+    fewer for a HAN's batches of many sentences, see `attn_jax.data.hierarchical`)."""
+    return split_batches.eval_batches(self.split, batch_size or self.settings.batch_size,
+                                      self.buckets)
 
   def num_batches(self, batch_size: Optional[int] = None) -> int:
+    if self.model.hierarchical:
+      return sum(1 for _ in self.batches(batch_size))
     return -(-len(self.split) // (batch_size or self.settings.batch_size))
 
   def jit(self, name: str, make: Callable[[], Callable]) -> Callable:

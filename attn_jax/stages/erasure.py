@@ -25,7 +25,7 @@ def _erasure_fn(model, random_orders, random_item):
     scores = {'attention': alpha, 'attention_ascending': -alpha, 'gradient': grad,
               'gradient_x_attention': grad * alpha}
     out = {f'single_{k}': v for k, v in single._asdict().items()}
-    out.update(probs=jax.nn.sigmoid(fwd.logits), decision_gradient=grad)
+    out.update(probs=fwd.probs, decision_gradient=grad)
     for name in RANKINGS:
       flip = er.erase_until_flip(model, params, h, alpha, mask, er.ranking(scores[name], mask))
       out.update({f'{name}_{k}': v for k, v in flip._asdict().items()})
@@ -61,6 +61,9 @@ def _removal_summary(fraction, mass) -> dict:
     return {'n_flipped': 0, 'n_never_flipped': int(np.sum(~flipped))}
   return {'n_flipped': int(flipped.sum()), 'n_never_flipped': int(np.sum(~flipped)),
           'mean_fraction_removed': float(np.mean(f)), 'median_fraction_removed': float(np.median(f)),
+          # Box-plot statistics of S&S's Figures 5-6 (whiskers at the 5th and 95th percentiles).
+          'fraction_removed_percentiles': {str(q): float(np.percentile(f, q))
+                                           for q in (5, 25, 50, 75, 95)},
           'fraction_removed_above_0.5': float(np.mean(f > 0.5)),
           'mean_attention_mass_removed': float(np.mean(m))}
 
@@ -68,7 +71,8 @@ def _removal_summary(fraction, mass) -> dict:
 def _finalize(ctx, arrays, inputs):
   n = arrays['single_num_items']
   usable = n > 1  # S&S exclude single-item documents from every test
-  arrays['predicted'] = (arrays['probs'] > 0.5).astype(np.int32)
+  probs = arrays['probs']
+  arrays['predicted'] = (np.argmax(probs, axis=-1) if probs.ndim == 2 else probs > 0.5).astype(np.int32)
   summary = {'random_item': ctx.settings.erasure.random_item,
              'single_weight': _single_summary(arrays, usable), 'removal': {}, 'comparisons': {}}
   for name in RANKINGS:
@@ -95,7 +99,7 @@ ERASURE = STAGES.register(Stage(
     name='erasure', paper='ss', order=70,
     settings=lambda a: {'random_orders': a.erasure.random_orders, 'random_item': a.erasure.random_item},
     compute=_compute, finalize=_finalize, figures=_figures,
-    positional=frozenset({'decision_gradient'}),
+    positional=frozenset({'decision_gradient'}), any_model=True,
     cost=lambda batch: float(np.sum(batch.index >= 0)) * batch.tokens.shape[1],
     section=Section(
         defaults=lambda dataset, encoder, variant: dict(random_orders=2 if variant == 'smoke' else 5,

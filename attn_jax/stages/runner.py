@@ -58,6 +58,8 @@ class Stage:
   paper: whose analysis it is (a key of `attn_jax.papers.PAPERS`).
   order: where it runs among the stages (after those it requires).
   section: its `config.analysis.<name>` section (defaults, choices, checks).
+  any_model: it runs on every model — multi-class, and S&S's HAN, whose
+    items are sentences; False: J&W's binary models over words only.
   """
   name: str
   paper: str
@@ -72,6 +74,7 @@ class Stage:
   version: int = 1
   batch_size: Callable[[ml_collections.ConfigDict], Optional[int]] = lambda settings: None
   section: Section = Section()
+  any_model: bool = False
 
 
 def stage_key(ctx: AnalysisContext, stage: Stage, input_hashes: Optional[dict] = None) -> dict:

@@ -4,6 +4,7 @@ import dataclasses
 import ml_collections
 
 from attn_jax import config as config_lib
+from attn_jax.config import serrano_smith
 
 
 @dataclasses.dataclass(frozen=True)
@@ -13,15 +14,23 @@ class Arm:
   name: the row's name and its folder under the study's root.
   dataset, encoder, variant: which `configs/` recipe it starts from.
   overrides: {dotted key: value} on top of that recipe.
+  family: '' for J&W's recipe; 'han' or 'flan' for S&S's
+    (`attn_jax.config.serrano_smith`), whose encoders are S&S's names
+    (rnn, conv, noenc).
   """
   name: str
   dataset: str
   encoder: str
   overrides: dict = dataclasses.field(default_factory=dict)
   variant: str = ''
+  family: str = ''
 
   def config(self, seeds: int, analyses: str) -> ml_collections.ConfigDict:
-    cfg = config_lib.default_config(self.dataset, self.encoder, self.variant)
+    if self.family:
+      cfg = serrano_smith.ss_config(self.dataset, self.family,
+                                    ','.join(p for p in (self.encoder, self.variant) if p))
+    else:
+      cfg = config_lib.default_config(self.dataset, self.encoder, self.variant)
     for key, value in self.overrides.items():
       config_lib.set_key(cfg, key, value)
     cfg.name = self.name

@@ -85,9 +85,12 @@ STATISTICS: dict[str, tuple[str, Callable[[str], Optional[float]]]] = {
 
 
 def models(arm_dir: str) -> list[str]:
-  """The finished models of an arm (folders with an eval.json), in name order."""
+  """The finished models of an arm (folders with an eval.json), in name order;
+  an arm of one model trained alone (no seed axis) is its own folder."""
   if not os.path.isdir(arm_dir):
     return []
+  if os.path.exists(os.path.join(arm_dir, 'eval.json')):
+    return [arm_dir]
   names = sorted(n for n in os.listdir(arm_dir) if os.path.exists(os.path.join(arm_dir, n, 'eval.json')))
   return [os.path.join(arm_dir, n) for n in names]
 
@@ -96,5 +99,5 @@ def collect_arm(arm_dir: str) -> dict:
   """{'models': names, 'values': {stat: [per model]}, 'ci': {stat: t_interval}}."""
   members = models(arm_dir)
   values = {name: [read(m) for m in members] for name, (_, read) in STATISTICS.items()}
-  return {'models': [os.path.basename(m) for m in members], 'values': values,
+  return {'models': [os.path.relpath(m, arm_dir) for m in members], 'values': values,
           'ci': {name: statistics.t_interval(v) for name, v in values.items()}}

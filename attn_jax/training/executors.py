@@ -36,6 +36,7 @@ class Vmapped:
                          donate_argnums=0)
     self._predict = jax.jit(step_lib.make_model_axis_predict(model, objective.logits))
     self.devices = devices
+    self.classes = model.num_classes
 
   def from_checkpoint(self, stacked):
     num = step_lib.stacked_size(stacked.step)
@@ -54,7 +55,14 @@ class Vmapped:
     return state, np.asarray(losses, np.float64)
 
   def predict(self, state, split, batch_size: int, buckets, values=None, inputs=None) -> np.ndarray:
-    return predict_split(self._predict, state.params, split, batch_size, buckets, values, inputs)
+    return predict_split(self._predict, state.params, split, batch_size, buckets, values, inputs,
+                         self.classes)
+
+  def scale_learning_rate(self, state, i: int, factor: float):
+    """Model i's learning rate times `factor` (ReduceLROnPlateau)."""
+    hyper = dict(state.opt_state.hyperparams)
+    hyper['learning_rate'] = hyper['learning_rate'].at[i].multiply(factor)
+    return state.replace(opt_state=state.opt_state._replace(hyperparams=hyper))
 
   def params(self, state, i: int):
     return step_lib.unstack(state.params, i)
@@ -71,6 +79,7 @@ class Looped:
                          donate_argnums=0)
     self._predict = jax.jit(step_lib.make_predict(model, objective.logits))
     self.devices = jax.local_devices()[:devices]
+    self.classes = model.num_classes
 
   def from_checkpoint(self, stacked):
     models = [step_lib.unstack(stacked, i) for i in range(step_lib.stacked_size(stacked.step))]
@@ -92,7 +101,17 @@ class Looped:
 
   def predict(self, state, split, batch_size: int, buckets, values=None, inputs=None) -> np.ndarray:
     return np.stack([predict_split(self._predict, s.params, split, batch_size, buckets,
-                                   _one(values or {}, i), inputs) for i, s in enumerate(state)])
+                                   _one(values or {}, i), inputs, self.classes)
+                     for i, s in enumerate(state)])
+
+  def scale_learning_rate(self, state, i: int, factor: float):
+    """Model i's learning rate times `factor` (ReduceLROnPlateau)."""
+    one = state[i]
+    hyper = dict(one.opt_state.hyperparams)
+    hyper['learning_rate'] = hyper['learning_rate'] * factor
+    state = list(state)
+    state[i] = one.replace(opt_state=one.opt_state._replace(hyperparams=hyper))
+    return state
 
   def params(self, state, i: int):
     return state[i].params

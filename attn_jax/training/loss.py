@@ -28,4 +28,24 @@ def jw_classification(model, params, batch, dropout_rng, member) -> jnp.ndarray:
   return weighted_bce_sum(logits, batch.labels, batch.weights)
 
 
-LOSSES: dict[str, Callable] = {'weighted_bce': jw_classification}
+def mean_cross_entropy(logits: jnp.ndarray, labels: jnp.ndarray, weights: jnp.ndarray) -> jnp.ndarray:
+  """Mean softmax cross-entropy over the batch's real rows (AllenNLP's, S&S §A.6).
+
+  Args:
+    logits: [B, C]. labels: [B] class indices (float or int). weights: [B],
+      1 for documents, 0 for filler rows.
+  """
+  losses = optax.softmax_cross_entropy_with_integer_labels(logits, labels.astype(jnp.int32))
+  return jnp.sum(weights * losses) / jnp.maximum(jnp.sum(weights), 1.0)
+
+
+def ss_classification(model, params, batch, dropout_rng, member) -> jnp.ndarray:
+  """S&S §A.6: mean cross-entropy of the softmax over the classes."""
+  del member
+  logits = model.forward(params, batch.tokens, batch.lengths, dropout_rng).logits
+  return mean_cross_entropy(logits, batch.labels, batch.weights)
+
+
+ss_classification.is_mean = True  # a batch's mean, not its sum: the trainer's record counts rows
+
+LOSSES: dict[str, Callable] = {'weighted_bce': jw_classification, 'cross_entropy': ss_classification}

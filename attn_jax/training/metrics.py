@@ -1,4 +1,4 @@
-"""Binary classification metrics, as J&W report them (§A.5).
+"""Classification metrics: binary as J&W report them (§A.5), multi-class as S&S (accuracy).
 
 Same definitions as scikit-learn's `classification_report`, `roc_auc_score`
 and `average_precision_score` (the PR-AUC J&W report), in numpy.
@@ -54,4 +54,25 @@ def classification_metrics(labels: np.ndarray, probs: np.ndarray) -> dict:
   out['macro_f1'] = float(np.mean(f1s))
   out['roc_auc'] = roc_auc(labels, probs)
   out['pr_auc'] = average_precision(labels, probs)
+  return out
+
+
+def multiclass_metrics(labels: np.ndarray, probs: np.ndarray) -> dict:
+  """Accuracy (S&S's metric, Table 3), macro F1 and each class's F1.
+
+  Args:
+    labels: [N] class indices. probs: [N, C]; the predicted class is the
+      argmax (the first of ties).
+  """
+  labels = np.asarray(labels).astype(int)
+  predicted = np.argmax(np.asarray(probs), axis=-1)
+  out = {'n': int(len(labels)), 'accuracy': float(np.mean(predicted == labels))}
+  f1s = []
+  for cls in range(np.asarray(probs).shape[-1]):
+    tp = np.sum((predicted == cls) & (labels == cls))
+    precision = tp / max(np.sum(predicted == cls), 1)
+    recall = tp / max(np.sum(labels == cls), 1)
+    f1s.append(2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0)
+  out['macro_f1'] = float(np.mean(f1s))
+  out['f1_per_class'] = [float(f) for f in f1s]
   return out

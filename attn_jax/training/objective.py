@@ -59,6 +59,7 @@ class Objective:
   logits: Callable = own_logits
   batch_inputs: Callable = no_inputs
   members: dict = dataclasses.field(default_factory=dict)
+  mean_loss: bool = False  # `loss` is a batch mean (S&S), not a sum (J&W)
 
   def values(self, num_models: int) -> dict:
     """`members` as arrays with the model axis first, checked against M."""

@@ -1,4 +1,6 @@
-"""J&W's optimiser (§A.5): Adam with amsgrad, L2 decay except on attention.
+"""J&W's optimiser (§A.5): Adam with amsgrad, L2 decay except on attention;
+or S&S's (§A.6): plain Adam with the gradient's global norm clipped
+(`train.optimizer`, `train.clip_norm`).
 
 The learning rate and weight decay are optimiser *state*
 (`optax.inject_hyperparams`), not constants closed over: models stacked on a
@@ -13,20 +15,26 @@ NO_DECAY = ('attention',)  # J&W give the attention module weight decay 0
 HYPERPARAMS = ('learning_rate', 'weight_decay')
 
 
+OPTIMIZERS = ('amsgrad', 'adam')
+
+
 def _jw_optimizer(learning_rate, weight_decay, frozen: tuple[str, ...] = (),
-                  attention_lr_scale: float = 1.0):
+                  attention_lr_scale: float = 1.0, kind: str = 'amsgrad',
+                  clip_norm: float = None):
   def adam(scale=1.0):
-    return optax.amsgrad(learning_rate * scale, b1=0.9, b2=0.999, eps=1e-8)
+    rule = optax.amsgrad if kind == 'amsgrad' else optax.adam
+    return rule(learning_rate * scale, b1=0.9, b2=0.999, eps=1e-8)
 
   def labels(params):
     def label(name):
       return 'frozen' if name in frozen else 'plain' if name in NO_DECAY else 'decayed'
     return {name: jax.tree.map(lambda _, n=name: label(n), sub) for name, sub in params.items()}
 
-  return optax.multi_transform(
+  parts = optax.multi_transform(
       {'decayed': optax.chain(optax.add_decayed_weights(weight_decay), adam()),
        'plain': adam(attention_lr_scale), 'frozen': optax.set_to_zero()},
       labels)
+  return parts if clip_norm is None else optax.chain(optax.clip_by_global_norm(clip_norm), parts)
 
 
 def make_optimizer(cfg: ml_collections.ConfigDict, frozen: tuple[str, ...] = ()) -> optax.GradientTransformation:
@@ -34,10 +42,13 @@ def make_optimizer(cfg: ml_collections.ConfigDict, frozen: tuple[str, ...] = ())
   gradient first (PyTorch Adam's L2 decay, not AdamW) for every parameter
   outside the `attention` subtree, whose step size is `attention_lr_scale`
   times the others' (Meister et al. Table 4: equal or 10×); subtrees named in
-  `frozen` (e.g. 'embedding') are not updated at all."""
-  return optax.inject_hyperparams(_jw_optimizer, static_args=('frozen', 'attention_lr_scale'))(
-      learning_rate=cfg.learning_rate, weight_decay=cfg.weight_decay, frozen=tuple(frozen),
-      attention_lr_scale=float(cfg.get('attention_lr_scale', 1.0)))
+  `frozen` (e.g. 'embedding') are not updated at all. `optimizer='adam'`
+  uses Adam without amsgrad; `clip_norm` clips the gradient's global norm first."""
+  return optax.inject_hyperparams(
+      _jw_optimizer, static_args=('frozen', 'attention_lr_scale', 'kind', 'clip_norm'))(
+          learning_rate=cfg.learning_rate, weight_decay=cfg.weight_decay, frozen=tuple(frozen),
+          attention_lr_scale=float(cfg.get('attention_lr_scale', 1.0)),
+          kind=cfg.get('optimizer', 'amsgrad'), clip_norm=cfg.get('clip_norm', None))
 
 
 SUBTREES = ('embedding', 'encoder', 'attention', 'decoder')

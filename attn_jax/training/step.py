@@ -20,6 +20,7 @@ import optax
 
 from attn_jax.data.batching import Batch
 from attn_jax.models import Model
+from attn_jax.models.model import output_probs
 from attn_jax.training.objective import jw_loss, own_logits
 
 
@@ -88,13 +89,14 @@ def make_model_axis_step(model: Model, optimizer: optax.GradientTransformation,
 
 
 def make_predict(model: Model, logits: Callable = own_logits) -> Callable:
-  """(params, tokens, lengths, member={}, inputs={}) -> P(y = 1) [B];
-  `logits` is an `Objective.logits` (default: the model's own forward)."""
+  """(params, tokens, lengths, member={}, inputs={}) -> P(y = 1) [B] (a
+  multi-class model: the class distribution [B, C]); `logits` is an
+  `Objective.logits` (default: the model's own forward)."""
 
   def predict(params, tokens, lengths, member=None, inputs=None):
     member = member or {}
-    return jax.nn.sigmoid(logits(model.with_values(member), params, tokens, lengths, member,
-                                 inputs or {}))
+    return output_probs(logits(model.with_values(member), params, tokens, lengths, member,
+                               inputs or {}))
 
   return predict
 

@@ -51,7 +51,7 @@ import optax
 import tqdm
 
 from attn_jax.core import sharding
-from attn_jax.data.batching import bucket_lengths, train_batches
+from attn_jax.data import split_batches
 from attn_jax.data.dataset import Dataset
 from attn_jax.core.errors import TrainingError
 from attn_jax.models import Model
@@ -65,6 +65,8 @@ from attn_jax.training.objective import Objective
 from attn_jax.training.optimizer import frozen_subtrees, make_optimizer, with_hyperparams
 
 SELECTION_METRIC = 'roc_auc'
+# S&S's early stopping and learning-rate halving read dev accuracy (§A.6).
+SELECTION_METRICS = ('roc_auc', 'accuracy')
 
 # The progress record moved to `attn_jax.training.progress`; callers and
 # tests still reach these through this module.
@@ -92,9 +94,18 @@ def batch_seed(cfg: ml_collections.ConfigDict) -> int:
   return cfg.seed if cfg.train.batch_seed is None else cfg.train.batch_seed
 
 
-def dataset_buckets(dataset: Dataset, growth: float) -> tuple[int, ...]:
-  longest = max(int(s.lengths.max()) for s in dataset.splits.values())
-  return bucket_lengths(longest, growth)
+def dataset_buckets(dataset: Dataset, growth: float, model: Optional[Model] = None,
+                    max_tokens: Optional[int] = None) -> split_batches.Buckets:
+  """The padding of every split: flat bucket lengths, or documents ×
+  sentences × words for a hierarchical `model` (at most `max_tokens` slots a batch)."""
+  hierarchical = model is not None and model.hierarchical
+  return split_batches.bucketing(list(dataset.splits.values()), growth, max_tokens or 20_000,
+                                 hierarchical)
+
+
+def train_batches(split, batch_size, buckets, pos_weight, seed, epoch):
+  """One epoch's batches (looked up here when called: tests poison batches through it)."""
+  return split_batches.train_batches(split, batch_size, buckets, pos_weight, seed, epoch)
 
 
 def _at(epoch: int, index: int, epochs: int, batches: int) -> str:
@@ -118,7 +129,7 @@ def _configured_objective(t) -> Objective:
     del inputs
     return loss(model, params, batch, rng, member)
 
-  return Objective(loss=without_inputs)
+  return Objective(loss=without_inputs, mean_loss=getattr(loss, 'is_mean', False))
 
 
 def projection_values(members: list[Member]) -> dict:
@@ -216,10 +227,10 @@ def _program(model, dataset, members, group_dir, objective) -> _Program:
   values = {**objective.values(num), **projection_values(members)}
   order_seed = batch_seed(cfg)
   train_split, select_split = dataset.splits['train'], dataset.splits[t.select_on]
-  buckets = dataset_buckets(dataset, cfg.data.bucket_growth)
+  buckets = dataset_buckets(dataset, cfg.data.bucket_growth, model, cfg.data.get('max_batch_tokens'))
   return _Program(model, members, group_dir, t, objective, optimizer, executor, dropout_keys,
                   values, order_seed, dataset.pos_weight, train_split, select_split, buckets,
-                  steps_per_epoch=math.ceil(len(train_split) / t.batch_size))
+                  steps_per_epoch=split_batches.count_train_batches(train_split, t.batch_size, buckets))
 
 
 def _init_state(p: _Program, member: Member, params) -> step_lib.TrainState:
@@ -302,16 +313,16 @@ def _train_epoch(p: _Program, run: _Run, epoch: int, bar: tqdm.tqdm) -> None:
   bar.set_description(f'epoch {epoch + 1} of {t.epochs}'
                       + (f' ({len(p.members)} models)' if len(p.members) > 1 else ''))
   # Looked up in this module when called: tests poison batches through it.
-  batches = train_batches(p.train_split.sequences, p.train_split.labels, t.batch_size,
-                          p.buckets, p.pos_weight, p.order_seed, epoch)
+  batches = train_batches(p.train_split, t.batch_size, p.buckets, p.pos_weight, p.order_seed, epoch)
   for index in range(run.progress['batch'], len(batches)):
     batch = batches[index]
     inputs = p.objective.batch_inputs('train', batch.index, batch.tokens.shape[1])
     run.state, losses = p.executor.step(run.state, batch, p.dropout_keys, p.values, inputs,
                                         run.active)
     _drop_non_finite(p, run, losses, epoch, index, len(batches), bar)
-    progress_lib.add_batch(run.progress, index, losses, run.active,
-                           int((batch.index >= 0).sum()))
+    examples = int((batch.index >= 0).sum())
+    progress_lib.add_batch(run.progress, index, losses * examples if p.objective.mean_loss else losses,
+                           run.active, examples)
     bar.update(1)
     if not run.active.any():
       break  # the models still training failed; those stopped early are kept
@@ -374,9 +385,14 @@ def _select_all(p: _Program, run: _Run, epoch: int, bar: tqdm.tqdm) -> None:
     if not run.active[i]:
       continue
     own = os.path.abspath(member.workdir) == os.path.abspath(p.group_dir)
-    _select(run.store if own else None, member, run.progress, i, epoch,
-            p.executor.step_count(run.state), evaluate_probs(p.select_split.labels, probs[i]),
-            p.executor.params(run.state, i), t)
+    improved = _select(run.store if own else None, member, run.progress, i, epoch,
+                       p.executor.step_count(run.state),
+                       evaluate_probs(p.select_split.labels, probs[i]),
+                       p.executor.params(run.state, i), t)
+    if t.get('plateau_factor') is not None and not improved and epoch > 0:
+      # ReduceLROnPlateau(patience 0): S&S halve the step size after each
+      # epoch whose selection score is no better (§A.6).
+      run.state = p.executor.scale_learning_rate(run.state, i, t.plateau_factor)
     if _out_of_patience(run.progress['models'][i], epoch, t):
       progress_lib.stop(run.progress, i, epoch)
       run.active[i] = False
@@ -393,20 +409,22 @@ def _out_of_patience(entry: dict, epoch: int, t) -> bool:
   return epoch - entry['best']['epoch'] >= t.patience
 
 
-def _select(group_store, member, progress, i, epoch, step, metrics, params, t) -> None:
+def _select(group_store, member, progress, i, epoch, step, metrics, params, t) -> bool:
   """Records model i's epoch and saves its params if they are its best yet
-  (through `group_store` when the model's workdir is the group's own)."""
+  (through `group_store` when the model's workdir is the group's own);
+  whether they were."""
   record = progress_lib.add_epoch(progress, i, epoch, step, metrics, t.select_on)
   entry = progress['models'][i]
   best = _better_selection(entry['best'], record, metrics, t)
   if best is None:
-    return
+    return False
   entry['best'] = best
   if group_store is not None:
     group_store.save_best(step, params, best)
   else:
     with CheckpointStore(member.workdir) as store:
       store.save_best(step, params, best)
+  return True
 
 
 def _better_selection(best: Optional[dict], record: dict, metrics: dict, t) -> Optional[dict]:
@@ -415,7 +433,7 @@ def _better_selection(best: Optional[dict], record: dict, metrics: dict, t) -> O
     score, split = record['train_loss'], 'train'
     better = best is None or score < best['score']
   else:
-    score, split = metrics[SELECTION_METRIC], t.select_on
+    score, split = metrics[t.select_by], t.select_on
     better = best is None or score > best['score']
   eligible = (record['epoch'] > 0 or not t.skip_first_epoch) and math.isfinite(score)
   if not (eligible and better):
@@ -435,10 +453,11 @@ def _epoch_line(progress: dict, split: str, members, epochs: int) -> str:
     record, best = entry['history'][-1], entry['best']
     chosen = f'best epoch {best["epoch"] + 1}' if best else 'no model selected yet'
     who = f'{os.path.basename(member.workdir)}: ' if len(members) > 1 else ''
+    scores = (f'f1(pos) {record[f"{split}_f1_pos"]:.4f} roc-auc {record[f"{split}_roc_auc"]:.4f}'
+              if f'{split}_roc_auc' in record else f'macro-f1 {record[f"{split}_macro_f1"]:.4f}')
     lines.append(f'{who}epoch {record["epoch"] + 1} of {epochs}: train loss '
                  f'{record["train_loss"]:.4f} | {split} '
-                 f'acc {record[f"{split}_accuracy"]:.4f} f1(pos) {record[f"{split}_f1_pos"]:.4f} '
-                 f'roc-auc {record[f"{split}_roc_auc"]:.4f} | {chosen}')
+                 f'acc {record[f"{split}_accuracy"]:.4f} {scores} | {chosen}')
   return '\n'.join(lines)
 
 

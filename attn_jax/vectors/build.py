@@ -23,7 +23,7 @@ import numpy as np
 import tqdm
 
 from attn_jax.core import atomic_io
-from attn_jax.data import builders, sources
+from attn_jax.data import builders, protocols, sources
 from attn_jax.data.vocabulary import Vocabulary
 from attn_jax.core.errors import ConfigError
 from attn_jax.vectors import corpus, fasttext
@@ -49,8 +49,12 @@ def corpora(cfg: ml_collections.ConfigDict) -> tuple[str, ...]:
 
 def recipe(cfg: ml_collections.ConfigDict) -> dict:
   """Everything the vectors depend on besides the source files and vocabulary."""
-  return {'target': cfg.data.dataset, 'corpora': list(corpora(cfg)), 'dim': cfg.model.embed_dim,
-          'version': VERSION, **{k: cfg.vectors[k] for k in fasttext.RECIPE_KEYS}}
+  found = {'target': cfg.data.dataset, 'corpora': list(corpora(cfg)), 'dim': cfg.model.embed_dim,
+           'version': VERSION, **{k: cfg.vectors[k] for k in fasttext.RECIPE_KEYS}}
+  method = cfg.vectors.get('method', 'fasttext')
+  if method != 'fasttext':  # fastText recipes keep the cache keys they had before `method`
+    found['method'] = method
+  return found
 
 
 def _source_signature(name: str, data: ml_collections.ConfigDict):
@@ -60,7 +64,7 @@ def _source_signature(name: str, data: ml_collections.ConfigDict):
 
 def vectors_path(cfg: ml_collections.ConfigDict, vocab: Vocabulary) -> str:
   """Where the vectors for `cfg` and `vocab` are (or will be) cached."""
-  names = set(corpora(cfg)) | {cfg.data.dataset}
+  names = set(corpora(cfg)) | {protocols.PROTOCOLS[cfg.data.dataset].raw}
   key = {'recipe': recipe(cfg),
          'sources': {n: _source_signature(n, cfg.data) for n in sorted(names)},
          'vocab': hashlib.sha256('\n'.join(vocab.tokens).encode()).hexdigest()}

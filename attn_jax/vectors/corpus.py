@@ -5,14 +5,16 @@ protocol tokenises (so the vectors' words are the target vocabulary's words),
 one document per line. The target's held-out text never enters: its dev and
 test documents (by id), every raw split that only feeds its dev or test
 splits (`HELD_OUT_RAW_SPLITS`), and any document whose tokens equal those of
-one of its dev or test documents (aclImdb has duplicate reviews).
+one of its dev or test documents (aclImdb has duplicate reviews). S&S's
+targets (`imdb_ratings`, `20news_topics`) hold out their test split only:
+S&S trained word2vec on train + dev (`protocols.Protocol.held_out`).
 """
 
 import collections
 import hashlib
 from typing import Callable, IO, Iterator
 
-from attn_jax.data import jain_wallace, newsgroups_text, tokenize
+from attn_jax.data import newsgroups_text, protocols, tokenize
 
 SOURCES = ('imdb', 'sst', '20news', 'agnews')
 TOKENIZERS: dict[str, Callable[[str], list[str]]] = {
@@ -21,7 +23,8 @@ TOKENIZERS: dict[str, Callable[[str], list[str]]] = {
 # Raw splits that feed only a dataset's dev or test split: all their text is
 # held out when the dataset is the target (IMDB's test sample is 20 % of
 # aclImdb test; the other 80 % is held out too).
-HELD_OUT_RAW_SPLITS = {'sst': ('dev', 'test'), 'imdb': ('test',), '20news': (), 'agnews': ('test',)}
+HELD_OUT_RAW_SPLITS = {'sst': ('dev', 'test'), 'imdb': ('test',), '20news': (), 'agnews': ('test',),
+                       'imdb_ratings': ('test',), '20news_topics': ()}
 
 
 def raw_texts(dataset: str, raw: dict[str, list[dict]]) -> Iterator[tuple[str, str, str]]:
@@ -45,9 +48,10 @@ def held_out(target: str, raw: dict[str, list[dict]]) -> tuple[set[str], set[byt
   every raw split in `HELD_OUT_RAW_SPLITS`; the token hashes of its dev and
   test documents (the ones models are selected and evaluated on)."""
   wanted = ('test',) if target == 'agnews' and 'train' not in raw else ('train', 'dev', 'test')
-  prepared = jain_wallace.PROTOCOLS[target](raw, wanted)
+  protocol = protocols.PROTOCOLS[target]
+  prepared = protocol.prepare(raw, wanted)
   ids, hashes = set(), set()
-  for name in ('dev', 'test'):
+  for name in protocol.held_out:
     split = prepared.splits.get(name)
     if split is not None:
       ids.update(split.ids)
@@ -71,9 +75,10 @@ def write_corpus(target: str, corpora: tuple[str, ...], load_raw: Callable[[str]
     {source: {'documents', 'tokens', 'held_out'}} counts.
   """
   raw_by_source = {name: load_raw(name) for name in corpora}
-  target_raw = raw_by_source[target] if target in raw_by_source else load_raw(target)
+  target_source = protocols.PROTOCOLS[target].raw
+  target_raw = raw_by_source[target_source] if target_source in raw_by_source else load_raw(target_source)
   ids, hashes = held_out(target, target_raw)
-  tokenizer = TOKENIZERS[target]
+  tokenizer = TOKENIZERS.get(target) or protocols.TOKENIZERS[target]
   stats = collections.OrderedDict()
   for name in corpora:
     counts = {'documents': 0, 'tokens': 0, 'held_out': 0}
@@ -81,7 +86,7 @@ def write_corpus(target: str, corpora: tuple[str, ...], load_raw: Callable[[str]
       tokens = tokenizer(text)
       if not tokens:
         continue
-      if (name == target and doc_id in ids) or _doc_hash(tokens) in hashes:
+      if (name == target_source and doc_id in ids) or _doc_hash(tokens) in hashes:
         counts['held_out'] += 1
         continue
       out.write(' '.join(tokens) + '\n')

@@ -1,4 +1,5 @@
-"""fastText-style vectors (CBOW or skip-gram with character n-grams) by gensim.
+"""fastText-style vectors (CBOW or skip-gram with character n-grams) by gensim,
+or word2vec's (no n-grams; S&S's 200-d vectors) with `method='word2vec'`.
 
 gensim is an optional dependency (`pip install 'attn-jax[vectors]'`). With one
 worker thread and a fixed seed its training is deterministic: the same corpus
@@ -46,7 +47,12 @@ def train_vectors(corpus_path: str, dim: int, recipe: dict,
       self.done += 1
       on_epoch(self.done, time.time() - self.started)
 
-  model = fasttext(vector_size=dim, workers=1, **{k: recipe[k] for k in RECIPE_KEYS})
+  if recipe.get('method', 'fasttext') == 'word2vec':
+    from gensim.models import Word2Vec  # pylint: disable=g-import-not-at-top
+    model = Word2Vec(vector_size=dim, workers=1,
+                     **{k: recipe[k] for k in RECIPE_KEYS if k not in ('min_n', 'max_n')})
+  else:
+    model = fasttext(vector_size=dim, workers=1, **{k: recipe[k] for k in RECIPE_KEYS})
   model.build_vocab(corpus_file=corpus_path)
   model.train(corpus_file=corpus_path, total_words=model.corpus_total_words,
               total_examples=model.corpus_count, epochs=model.epochs, callbacks=[EpochCallback()])

@@ -1,0 +1,65 @@
+"""The batches of a split, flat or hierarchical as its documents are.
+
+`bucketing(split, growth, max_tokens, hierarchical)` says how a split is
+padded: flat bucket lengths (J&W's layout), or `SentenceBuckets` for a
+model that reads sentences (S&S's HAN). `train_batches` and `eval_batches`
+take it and pick the layout, so the trainer, the evaluation and the stages
+need not know which model they batch for.
+"""
+
+from typing import Iterator, NamedTuple, Sequence, Union
+
+import numpy as np
+
+from attn_jax.data import batching, hierarchical
+from attn_jax.data.batching import Batch
+from attn_jax.data.dataset import EncodedSplit
+
+
+class SentenceBuckets(NamedTuple):
+  sentences: tuple[int, ...]  # padded sentence counts S
+  words: tuple[int, ...]      # padded sentence lengths W
+  max_tokens: int             # most B × S × W slots in a batch
+
+
+Buckets = Union[tuple, SentenceBuckets]
+
+
+def bucketing(splits: Sequence[EncodedSplit], growth: float, max_tokens: int,
+              sentences: bool) -> Buckets:
+  """Bucket lengths covering every document of `splits`."""
+  if not sentences:
+    return batching.bucket_lengths(max(int(s.lengths.max()) for s in splits), growth)
+  for s in splits:
+    if s.sentence_lengths is None:
+      raise ValueError('a hierarchical model needs documents with sentences: this dataset has none '
+                       '(S&S datasets: imdb_ratings, 20news_topics)')
+  most_sentences = max(max(len(x) for x in s.sentence_lengths) for s in splits)
+  longest = max(max(int(np.max(x)) for x in s.sentence_lengths) for s in splits)
+  return SentenceBuckets(batching.bucket_lengths(most_sentences, growth, multiple=4),
+                         batching.bucket_lengths(longest, growth), max_tokens)
+
+
+def train_batches(split: EncodedSplit, batch_size: int, buckets: Buckets, pos_weight: float,
+                  seed: int, epoch: int) -> list[Batch]:
+  if isinstance(buckets, SentenceBuckets):
+    return hierarchical.train_batches(split.sequences, split.sentence_lengths, split.labels,
+                                      batch_size, buckets.max_tokens, buckets.sentences,
+                                      buckets.words, seed, epoch)
+  return batching.train_batches(split.sequences, split.labels, batch_size, buckets, pos_weight,
+                                seed, epoch)
+
+
+def eval_batches(split: EncodedSplit, batch_size: int, buckets: Buckets) -> Iterator[Batch]:
+  if isinstance(buckets, SentenceBuckets):
+    return hierarchical.eval_batches(split.sequences, split.sentence_lengths, split.labels,
+                                     batch_size, buckets.max_tokens, buckets.sentences, buckets.words)
+  return batching.eval_batches(split.sequences, split.labels, batch_size, buckets)
+
+
+def count_train_batches(split: EncodedSplit, batch_size: int, buckets: Buckets) -> int:
+  """Batches per epoch (hierarchical: those of the unshuffled order, near each epoch's)."""
+  if isinstance(buckets, SentenceBuckets):
+    return hierarchical.count_batches(split.sentence_lengths, batch_size, buckets.max_tokens,
+                                      buckets.sentences, buckets.words)
+  return -(-len(split) // batch_size)

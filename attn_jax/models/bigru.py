@@ -1,0 +1,80 @@
+"""Bidirectional GRU encoder (S&S's `rnn`: biGRU, 50 per direction; §A.6)."""
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+from attn_jax.models import masks
+from attn_jax.models.bilstm import reverse_within_length
+from attn_jax.models.initializers import torch_uniform
+
+
+def gru_scan(gates_x: jnp.ndarray, w_hh: jnp.ndarray, b_hh: jnp.ndarray) -> jnp.ndarray:
+  """Runs Z independent GRUs (PyTorch's equations) whose input projections
+  are already computed.
+
+  Args:
+    gates_x: [L, Z, B, 3H] time-major `x_t W_ih + b_ih` (gate order r, z, n).
+    w_hh: [Z, H, 3H]. b_hh: [Z, 3H].
+
+  Returns:
+    [L, Z, B, H] states from zero initial states:
+    r = σ(x_r + h W_hr + b_hr), z = σ(x_z + h W_hz + b_hz),
+    n = tanh(x_n + r ⊙ (h W_hn + b_hn)), h' = (1 − z) ⊙ n + z ⊙ h.
+  """
+  _, num, batch, three_h = gates_x.shape
+  hidden = three_h // 3
+
+  def step(h, gx):
+    gh = jnp.einsum('zbh,zhg->zbg', h, w_hh) + b_hh[:, None, :]
+    r = jax.nn.sigmoid(gx[..., :hidden] + gh[..., :hidden])
+    z = jax.nn.sigmoid(gx[..., hidden:2 * hidden] + gh[..., hidden:2 * hidden])
+    n = jnp.tanh(gx[..., 2 * hidden:] + r * gh[..., 2 * hidden:])
+    h = (1.0 - z) * n + z * h
+    return h, h
+
+  return jax.lax.scan(step, jnp.zeros((num, batch, hidden), gates_x.dtype), gates_x)[1]
+
+
+class BiGRUEncoder(nn.Module):
+  """[B, L, D] inputs, [B] lengths -> [B, L, 2 * hidden] states.
+
+  Each direction runs over exactly the first `lengths[b]` positions of its
+  row (PyTorch's packed sequences: the backward direction starts at the
+  row's last position), so padding never changes an output; outputs at
+  padding are zero. `items='words'` is J&W's layout (lengths count SOS and
+  EOS, which the GRU reads as J&W's LSTM does); `items='all'` a plain
+  sequence (HAN's sentences and documents). Init U(±1/√hidden), PyTorch's.
+  """
+  hidden: int = 50
+  items: str = 'words'
+
+  @nn.compact
+  def __call__(self, embedded: jnp.ndarray, lengths: jnp.ndarray,
+               deterministic: bool = True) -> jnp.ndarray:
+    del deterministic  # dropout is applied before the encoder (`AttentionClassifier`)
+    dim, three_h = embedded.shape[-1], 3 * self.hidden
+    init = torch_uniform(self.hidden)
+    w_ih = self.param('w_ih', init, (2, dim, three_h))
+    w_hh = self.param('w_hh', init, (2, self.hidden, three_h))
+    b_ih = self.param('b_ih', init, (2, three_h))
+    b_hh = self.param('b_hh', init, (2, three_h))
+    gates = jnp.einsum('bld,zdg->blzg', embedded, w_ih) + b_ih[None, None]
+    gates_x = jnp.stack([gates[:, :, 0], reverse_within_length(gates[:, :, 1], lengths)], axis=0)
+    states = gru_scan(jnp.transpose(gates_x, (2, 0, 1, 3)), w_hh, b_hh)  # [L, 2, B, H]
+    forward = jnp.swapaxes(states[:, 0], 0, 1)
+    backward = reverse_within_length(jnp.swapaxes(states[:, 1], 0, 1), lengths)
+    valid = masks.sequence_mask(lengths, embedded.shape[1])[..., None]
+    return jnp.concatenate([forward, backward], axis=-1) * valid.astype(embedded.dtype)
+
+
+class NoEncoder(nn.Module):
+  """S&S's `noenc`: the inputs themselves, zero outside the items."""
+  items: str = 'words'
+
+  @nn.compact
+  def __call__(self, embedded: jnp.ndarray, lengths: jnp.ndarray,
+               deterministic: bool = True) -> jnp.ndarray:
+    del deterministic
+    return embedded * masks.item_mask(lengths, embedded.shape[1], self.items)[..., None].astype(
+        embedded.dtype)

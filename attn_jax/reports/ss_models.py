@@ -1,0 +1,339 @@
+"""S&S's own models on multi-class data: their Tables 2–3 beside S&S's, the
+fractions removed (Figures 5–6), the ranking comparisons, and a verdict per
+claim of the paper.
+
+    python -m attn_jax.report ss RUN ... [--save results/ss_models]
+        [--readme docs/serrano_smith.md --readme README.md]
+
+RUN folders are runs of S&S's configs (`configs/imdb_ratings_{han,flan}.py`,
+`configs/20news_topics_{han,flan}.py`) with the `erasure` stage, e.g. the
+arms of the `ss_models` study. The published columns are S&S's closest
+datasets (`published.SERRANO_SMITH_CLOSEST`): aclImdb's 8 ratings sit beside
+S&S's 10-class IMDB, 20 Newsgroups' topics beside Yahoo Answers' topics.
+"""
+
+import dataclasses
+import os
+from typing import Optional
+
+import numpy as np
+from matplotlib.patches import Patch
+
+from attn_jax.core import atomic_io, errors
+from attn_jax.papers import published
+from attn_jax.plots import figures
+from attn_jax.reports.common import check_markers, publish, save_run_files, save_summary
+from attn_jax.reports.registry import COMMANDS, Command
+from attn_jax.stages import store as stage_store
+
+FAMILIES, ENCODERS = ('HAN', 'FLAN'), ('rnn', 'conv', 'noenc')
+MODELS = tuple(f + e for f in FAMILIES for e in ENCODERS)
+SHORT = {'bigru': 'rnn', 'cnn': 'conv', 'none': 'noenc'}
+RANKINGS = ('attention', 'random', 'gradient', 'gradient_x_attention', 'attention_ascending')
+BLOCKS = ('ss-table3', 'ss-table2', 'ss-removal', 'ss-comparisons', 'ss-verdicts')
+DATASET_LABELS = {'imdb_ratings': 'aclImdb ratings (8 cl.)', '20news_topics': '20 Newsgroups (20 cl.)'}
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelRun:
+  path: str
+  dataset: str
+  model: str  # S&S's name, e.g. HANrnn
+  eval: dict
+  erasure: Optional[dict]  # the erasure stage's summary, None if it has not run
+
+
+def load(path: str) -> ModelRun:
+  """A run folder of an S&S model: its eval.json, config.json and erasure summary."""
+  try:
+    config = atomic_io.read_json(os.path.join(path, 'config.json'))
+    results = atomic_io.read_json(os.path.join(path, 'eval.json'))
+  except (OSError, ValueError) as e:
+    raise errors.AttnJaxError(f'{path} is not a finished run folder (eval.json, config.json): {e}') from e
+  m = config['model']
+  if m.get('attention') != 'han' or m.get('encoder') not in SHORT:
+    raise errors.AttnJaxError(f'{path} is not one of S&S\'s models (HAN/FLAN × rnn/conv/noenc): '
+                              f'its encoder is {m.get("encoder")!r}, attention {m.get("attention")!r}; '
+                              'train one with configs/imdb_ratings_han.py or _flan.py')
+  name = ('HAN' if m.get('hierarchical') else 'FLAN') + SHORT[m['encoder']]
+  found = stage_store.most_complete(path, 'erasure')
+  summary = found.summary if found is not None and found.intact else _saved_summary(path)
+  return ModelRun(path, config['data']['dataset'], name, results, summary)
+
+
+def _saved_summary(path: str) -> Optional[dict]:
+  """The summary a `--save` copied into `<path>/analyses/erasure/`, if any."""
+  copy = os.path.join(path, 'analyses', 'erasure', stage_store.SUMMARY)
+  try:
+    return atomic_io.read_json(copy)
+  except (OSError, ValueError):
+    return None
+
+
+def _pct(x, digits=1) -> str:
+  return '–' if x is None else f'{x:.{digits}f}'
+
+
+def _by(runs, dataset, model) -> Optional[ModelRun]:
+  return next((r for r in runs if r.dataset == dataset and r.model == model), None)
+
+
+def datasets(runs) -> list[str]:
+  return [d for d in DATASET_LABELS if any(r.dataset == d for r in runs)]
+
+
+# ---------------------------------------------------------------- tables
+
+def table3_rows(runs) -> list[list[str]]:
+  """Test accuracy (%) of each model, beside S&S's on their closest datasets."""
+  found = datasets(runs)
+  header = ['model']
+  for d in found:
+    header += [f'{DATASET_LABELS[d]} (measured)',
+               f'S&S {published.SERRANO_SMITH_CLOSEST[d]} (published)']
+  rows = [header]
+  for model in MODELS:
+    row = [model]
+    for d in found:
+      r = _by(runs, d, model)
+      row += [_pct(100 * r.eval['accuracy']) if r else '– (not run)',
+              _pct(published.SERRANO_SMITH_TABLE3[published.SERRANO_SMITH_CLOSEST[d]][model])]
+    rows.append(row)
+  return rows
+
+
+def single_cells(summary: Optional[dict]) -> tuple:
+  s = (summary or {}).get('single_weight', {})
+  return tuple(s.get(k) for k in ('percent_both_flip', 'percent_top_only', 'percent_other_only',
+                                  'percent_neither'))
+
+
+def table2_rows(runs) -> list[list[str]]:
+  """S&S Table 2 for every model (S&S published it for HANrnn)."""
+  rows = [['dataset', 'model', 'instances (n > 1)', 'i* & r flip (%)', 'i* only', 'r only', 'neither',
+           'S&S HANrnn, closest dataset (published)']]
+  for d in datasets(runs):
+    paper = published.SERRANO_SMITH_TABLE2[published.SERRANO_SMITH_CLOSEST[d]]
+    for model in MODELS:
+      r = _by(runs, d, model)
+      if r is None or r.erasure is None:
+        continue
+      cells = single_cells(r.erasure)
+      reference = (f'{published.SERRANO_SMITH_CLOSEST[d]}: ' + ' / '.join(_pct(x) for x in paper)
+                   if model == 'HANrnn' else '')
+      rows.append([DATASET_LABELS[d], model, str(r.erasure['single_weight']['n']),
+                   *[_pct(c) for c in cells], reference])
+  return rows
+
+
+def _removal_cell(removal: Optional[dict]) -> str:
+  if not removal:
+    return '–'
+  total = removal['n_flipped'] + removal['n_never_flipped']
+  never = 100 * removal['n_never_flipped'] / max(total, 1)
+  if not removal['n_flipped']:
+    return f'never flips ({never:.0f} %)'
+  q = removal.get('fraction_removed_percentiles', {})
+  spread = f' [{q["25"]:.2f}–{q["75"]:.2f}]' if q else ''
+  return (f'{removal["median_fraction_removed"]:.2f}{spread}; '
+          f'>0.5: {100 * removal["fraction_removed_above_0.5"]:.0f} %; never: {never:.0f} %')
+
+
+def removal_rows(runs) -> list[list[str]]:
+  """Figures 5–6 as numbers: median [quartiles] fraction of items removed
+  before the first decision flip, per ranking, the share above one half, and
+  the share of instances that never flip (excluded, as S&S do)."""
+  rows = [['dataset', 'model'] + [k.replace('_', ' ') for k in RANKINGS]]
+  for d in datasets(runs):
+    for model in MODELS:
+      r = _by(runs, d, model)
+      if r is None or r.erasure is None:
+        continue
+      rows.append([DATASET_LABELS[d], model] + [_removal_cell(r.erasure['removal'].get(k)) for k in RANKINGS])
+  return rows
+
+
+def _comparison(summary: dict, name: str) -> Optional[dict]:
+  return (summary or {}).get('comparisons', {}).get(name)
+
+
+def ratio(c: dict) -> Optional[float]:
+  return None if not c or not c['a_fewer'] else c['b_fewer'] / c['a_fewer']
+
+
+def comparison_rows(runs) -> list[list[str]]:
+  """S&S's per-instance comparison: among instances where either ranking
+  flips the decision, on how many B needs fewer items than attention, the
+  reverse, and ties."""
+  rows = [['dataset', 'model', 'gradient fewer / attention fewer / ties (n)', 'ratio',
+           'gradient fewer (%)', 'grad×α fewer / attention fewer / ties (n)', 'ratio']]
+  for d in datasets(runs):
+    for model in MODELS:
+      r = _by(runs, d, model)
+      if r is None or r.erasure is None:
+        continue
+      cells = []
+      for name in ('gradient_vs_attention', 'gradient_x_attention_vs_attention'):
+        c = _comparison(r.erasure, name)
+        k = ratio(c)
+        cells += [f'{c["b_fewer"]} / {c["a_fewer"]} / {c["ties"]} ({c["n"]})' if c else '–',
+                  '–' if k is None else f'{k:.2f}']
+        if name == 'gradient_vs_attention':
+          cells.append(_pct(100 * c['b_fewer'] / c['n']) if c and c['n'] else '–')
+      rows.append([DATASET_LABELS[d], model] + cells)
+  return rows
+
+
+# ---------------------------------------------------------------- verdicts
+
+def _median(r: ModelRun, ranking='attention') -> Optional[float]:
+  removal = (r.erasure or {}).get('removal', {}).get(ranking) or {}
+  return removal.get('median_fraction_removed')
+
+
+def verdicts(runs) -> list[tuple[str, str, str, str]]:
+  """(dataset, claim, HOLDS / FAILS / partly, the numbers) per claim (a)–(d) of S&S and dataset."""
+  lines = []
+  for d in datasets(runs):
+    done = [r for r in runs if r.dataset == d and r.erasure is not None]
+    if not done:
+      continue
+    label = DATASET_LABELS[d]
+    # (a) §4: erasing i* flips the decision more often than erasing a random r.
+    a = [(r.model, s[0] + s[1], s[0] + s[2]) for r in done
+         for s in [single_cells(r.erasure)] if None not in s]
+    ok = [m for m, top, other in a if top > other]
+    lines.append((label, '(a) erasing i* flips the decision more often than erasing a random r',
+                  _word(len(ok), len(a)), f'{len(ok)} of {len(a)} models: '
+                  + ', '.join(f'{m} {top:.1f} % vs {other:.1f} %' for m, top, other in a)))
+    # (b) §5: for every model with an encoder, gradient beats attention ≥ 1.6× as often as the reverse.
+    enc = [r for r in done if not r.model.endswith('noenc')]
+    b = [(r.model, ratio(_comparison(r.erasure, 'gradient_vs_attention'))) for r in enc]
+    ok = [m for m, k in b if k is not None and k >= published.SERRANO_SMITH_GRADIENT_RATIO]
+    lines.append((label, f'(b) for every model with an encoder, gradient beats attention on ≥ '
+                  f'{published.SERRANO_SMITH_GRADIENT_RATIO}× as many instances as the reverse',
+                  _word(len(ok), len(b), every=True),
+                  f'{len(ok)} of {len(b)}: ' + ', '.join(f'{m} {_f2(k)}×' for m, k in b)))
+    # (c) for most encoder models, gradient needs fewer items on more than half the instances.
+    c = [(r.model, _share(_comparison(r.erasure, 'gradient_vs_attention'))) for r in enc]
+    ok = [m for m, s in c if s is not None and s > 0.5]
+    lines.append((label, '(c) for most encoder models, gradient needs fewer items than attention on '
+                  '> 50 % of the instances', 'HOLDS' if 2 * len(ok) > len(c) else 'FAILS',
+                  f'{len(ok)} of {len(c)}: '
+                  + ', '.join(f'{m} {_pct(None if s is None else 100 * s)} %' for m, s in c)))
+    # (d) flips come late for the rnn models, much earlier for conv and noenc.
+    parts, holds = [], []
+    for family in FAMILIES:
+      rnn, others = _by(done, d, family + 'rnn'), [_by(done, d, family + e) for e in ('conv', 'noenc')]
+      others = [o for o in others if o is not None and _median(o) is not None]
+      if rnn is None or _median(rnn) is None or not others:
+        continue
+      later = all(_median(rnn) > _median(o) for o in others)
+      holds.append(later)
+      parts.append(f'{family}: rnn {_median(rnn):.2f} vs ' + ', '.join(
+          f'{o.model[len(family):]} {_median(o):.2f}' for o in others))
+    if parts:
+      lines.append((label, '(d) decision flips come late (larger median fraction removed, attention '
+                    'ranking) for the rnn models, earlier for conv and noenc',
+                    _word(sum(holds), len(holds), every=True), '; '.join(parts)))
+  return lines
+
+
+def _word(good: int, total: int, every: bool = False) -> str:
+  if total == 0:
+    return 'not run'
+  if good == total:
+    return 'HOLDS'
+  return 'FAILS' if every or good == 0 else 'partly'
+
+
+def _f2(x) -> str:
+  return '–' if x is None else f'{x:.2f}'
+
+
+def _share(c) -> Optional[float]:
+  return None if not c or not c['n'] else c['b_fewer'] / c['n']
+
+
+# ---------------------------------------------------------------- figure
+
+def figure(runs, stem: str) -> list[str]:
+  """S&S Figures 5–6 from the summaries: per model, a box per ranking of the
+  fraction removed before the first flip (5th–95th percentile whiskers)."""
+  done = [r for r in runs if r.erasure is not None]
+  found = [d for d in datasets(done)]
+  if not found:
+    return []
+  fig, axes = figures.new_figure(len(found), 1, figsize=(10, 3.3 * len(found)))
+  axes = np.atleast_1d(axes)
+  colours = dict(zip(RANKINGS, ('C0', 'C7', 'C2', 'C3', 'C1')))
+  for ax, d in zip(axes, found):
+    stats, positions, colour_of = [], [], []
+    for i, model in enumerate(MODELS):
+      r = _by(done, d, model)
+      for j, ranking_name in enumerate(RANKINGS):
+        q = ((r.erasure['removal'].get(ranking_name) or {}).get('fraction_removed_percentiles')
+             if r else None)
+        if not q:
+          continue
+        stats.append({'med': q['50'], 'q1': q['25'], 'q3': q['75'], 'whislo': q['5'],
+                      'whishi': q['95'], 'label': ''})
+        positions.append(i * (len(RANKINGS) + 1) + j)
+        colour_of.append(colours[ranking_name])
+    if stats:
+      boxes = ax.bxp(stats, positions=positions, showfliers=False, patch_artist=True, widths=0.8)
+      for patch, colour in zip(boxes['boxes'], colour_of):
+        patch.set_facecolor(colour)
+    ax.set_xticks([i * (len(RANKINGS) + 1) + 2 for i in range(len(MODELS))], MODELS)
+    ax.set_ylabel('fraction removed\nbefore first flip')
+    ax.set_title(DATASET_LABELS[d], fontsize=9)
+  handles = [Patch(facecolor=colours[k], label=k.replace('_', ' ')) for k in RANKINGS]
+  axes[0].legend(handles=handles, fontsize=7, ncol=len(RANKINGS), loc='upper right')
+  fig.tight_layout()
+  return figures.save(fig, stem)
+
+
+# ---------------------------------------------------------------- command
+
+def tables(runs) -> dict:
+  return {'ss-table3': (table3_rows(runs), []), 'ss-table2': (table2_rows(runs), []),
+          'ss-removal': (removal_rows(runs), []), 'ss-comparisons': (comparison_rows(runs), []),
+          'ss-verdicts': ([['dataset', 'claim (S&S)', 'verdict', 'measured']]
+                          + [list(v) for v in verdicts(runs)], [])}
+
+
+def save(run: ModelRun, directory: str) -> str:
+  """Copies a run's small files and its erasure summary (with figures) to
+  `<directory>/<model>_<dataset>/`; returns that folder."""
+  target = save_run_files({'name': f'{run.dataset}_{run.model}', 'path': run.path}, directory)
+  if run.erasure is not None:
+    save_summary(run.path, target, os.path.join('analyses', 'erasure'), run.erasure, stage_store.SUMMARY)
+  return target
+
+
+def write(paths: list[str], save_to=None, readme=None) -> dict:
+  """Prints the tables for the runs at `paths` (from `save_to` after copying
+  there, if given), draws the figure beside them and rewrites the README
+  blocks; returns {block: (rows, notes)}."""
+  if readme:
+    check_markers(readme, BLOCKS)
+  runs = [load(p) for p in paths]
+  if save_to:
+    paths = [save(r, save_to) for r in runs]
+    runs = [load(p) for p in paths]
+    written = figure(runs, os.path.join(save_to, 'ss_fraction_removed'))
+    if written:
+      print('figure: ' + ', '.join(written))
+  return publish(tables(runs), 'ss', paths, ('analyses',), readme)
+
+
+def _command(parser, args, argv) -> None:
+  del argv
+  if not args.runs:
+    parser.error('ss needs the run folders of S&S models (e.g. workdirs/ss_models/*)')
+  write(args.runs, args.save, args.readme)
+
+
+COMMANDS.register(Command('ss', 45, 'RUN ... [--save results/ss_models]',
+                          "S&S's Tables 2-3 beside theirs, fractions removed, verdicts on (a)-(d)",
+                          _command, papers=('ss',)))

@@ -1,0 +1,7 @@
+"""S&S's FLAN on 20news_topics (App. A.1). Variants: [rnn|conv|noenc][,smoke], e.g. ':conv' or ':noenc,smoke'."""
+
+from attn_jax.config.serrano_smith import ss_config
+
+
+def get_config(variant: str = ''):
+  return ss_config('20news_topics', 'flan', variant)

@@ -1,0 +1,163 @@
+"""S&S's data and recipe: sentences, multi-class labels, metrics and loss,
+the config's checks, and the report's verdicts."""
+
+import os
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from attn_jax import config as config_lib
+from attn_jax.config.serrano_smith import model_name, parse_variant, ss_config
+from attn_jax.core.errors import ConfigError
+from attn_jax.data import serrano_smith, sentences
+from attn_jax.data.vocabulary import Vocabulary
+from attn_jax.reports import ss_models
+from attn_jax.training.evaluation import cross_entropy_mean
+from attn_jax.training.loss import mean_cross_entropy
+from attn_jax.training.metrics import multiclass_metrics
+from conftest import requires_real_data
+
+
+@pytest.mark.parametrize('text,expected', [
+    ('I loved it. Mr. Smith was great!<br /><br />The end... really?',
+     ['I loved it.', 'Mr. Smith was great!', 'The end...', 'really?']),
+    ('J. R. R. Tolkien wrote it. It is long.', ['J. R. R. Tolkien wrote it.', 'It is long.']),
+    ('no capitals here. at all!   what a film', ['no capitals here.', 'at all!', 'what a film']),
+    ('Version 3.5 came out, e.g. on Monday. "Yes." (Maybe.) Fine',
+     ['Version 3.5 came out, e.g. on Monday.', '"Yes."', '(Maybe.)', 'Fine']),
+    ('line one\nwraps here.\n\nNew paragraph', ['line one wraps here.', 'New paragraph']),
+    ('... !!! <br/> Hi', ['Hi']),
+])
+def test_sentence_splitting(text, expected):
+  assert sentences.split_sentences(text) == expected
+
+
+def test_sentence_words_are_lower_case_and_keep_punctuation():
+  assert serrano_smith.sentence_words('It was GREAT, 10/10. Loved it!') == [
+      ['it', 'was', 'great', ',', '10/10', '.'], ['loved', 'it', '!']]  # numbers kept whole, as spaCy
+
+
+def test_vocabulary_can_count_occurrences():
+  docs = [['a', 'a', 'b'], ['a', 'c']]
+  assert Vocabulary.build(docs, 2).tokens[4:] == ('a',)
+  assert Vocabulary.build(docs, 2, count_tokens=True).tokens[4:] == ('a',)
+  assert Vocabulary.build(docs, 1, count_tokens=True).tokens[4:] == ('a', 'b', 'c')
+  assert Vocabulary.build([['x', 'x', 'x']], 3, count_tokens=True).tokens[4:] == ('x',)
+  assert Vocabulary.build([['x', 'x', 'x']], 3).tokens[4:] == ()
+
+
+def test_multiclass_metrics_and_loss_against_loops():
+  rng = np.random.default_rng(0)
+  logits = rng.normal(size=(50, 5))
+  probs = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+  labels = rng.integers(0, 5, size=50)
+  m = multiclass_metrics(labels, probs)
+  predicted = [int(np.argmax(p)) for p in probs]
+  assert m['accuracy'] == pytest.approx(sum(p == y for p, y in zip(predicted, labels)) / 50)
+  f1 = []
+  for c in range(5):
+    tp = sum(p == c and y == c for p, y in zip(predicted, labels))
+    prec = tp / max(sum(p == c for p in predicted), 1)
+    rec = tp / max(sum(y == c for y in labels), 1)
+    f1.append(0.0 if prec + rec == 0 else 2 * prec * rec / (prec + rec))
+  assert m['macro_f1'] == pytest.approx(np.mean(f1))
+  expected = -np.mean([np.log(probs[i, labels[i]]) for i in range(50)])
+  assert cross_entropy_mean(labels, probs) == pytest.approx(expected, rel=1e-6)
+  weights = np.ones(50, np.float32)
+  weights[40:] = 0.0  # filler rows do not count
+  loss = mean_cross_entropy(jnp.asarray(logits, jnp.float32), jnp.asarray(labels, jnp.float32),
+                            jnp.asarray(weights))
+  assert float(loss) == pytest.approx(-np.mean([np.log(probs[i, labels[i]]) for i in range(40)]), rel=1e-5)
+
+
+def test_ss_configs_validate_and_name_their_models():
+  for dataset in ('imdb_ratings', '20news_topics'):
+    for family in ('han', 'flan'):
+      for encoder in ('rnn', 'conv', 'noenc'):
+        cfg = ss_config(dataset, family, encoder)
+        config_lib.validate(cfg)
+        assert cfg.name == f'{dataset}_{model_name(family, cfg.model.encoder)}'
+        assert cfg.train.patience == (10 if encoder == 'noenc' else 5)
+  assert parse_variant('noenc,smoke') == ('noenc', True) and parse_variant('') == ('rnn', False)
+  with pytest.raises(ConfigError, match='unknown S&S config variant'):
+    parse_variant('lstm')
+
+
+@pytest.mark.parametrize('key,value,message', [
+    ('model.classes', 2, 'imdb_ratings has 8 classes'),
+    ('train.loss', 'weighted_bce', 'does not fit 8 classes'),
+    ('train.select_by', 'roc_auc', 'needs binary data'),
+    ('analyses', 'erasure,gradient', "stage 'gradient' is for binary models"),
+    ('model.encoder', 'bilstm', 'a HAN is built from'),
+    ('train.plateau_factor', 1.5, 'plateau_factor must be in'),
+])
+def test_ss_config_mistakes_are_named(key, value, message):
+  cfg = ss_config('imdb_ratings', 'han', 'smoke')
+  config_lib.set_key(cfg, key, value)
+  with pytest.raises(ConfigError, match=message):
+    config_lib.validate(cfg)
+
+
+def test_a_han_needs_a_dataset_with_sentences():
+  cfg = config_lib.default_config('sst', 'bigru', 'smoke')
+  cfg.model.hierarchical = True
+  cfg.model.attention = 'han'
+  cfg.analyses = 'erasure'
+  with pytest.raises(ConfigError, match='needs documents with sentences'):
+    config_lib.validate(cfg)
+
+
+def test_jw_configs_keep_their_result_keys():
+  """S&S's keys are left out of J&W's result keys at their defaults, so
+  results and workdirs made before they existed stay valid."""
+  items = config_lib.result_items(config_lib.default_config('sst', 'bilstm'))
+  for key in ('model.hierarchical', 'model.classes', 'train.optimizer', 'vectors.method',
+              'data.max_batch_tokens', 'model.output_dropout'):
+    assert key not in items
+
+
+# ---------------------------------------------------------------- the report's verdicts
+
+def fake_run(dataset, model, single, gradient, medians):
+  removal = {k: {'n_flipped': 10, 'n_never_flipped': 5, 'median_fraction_removed': v,
+                 'fraction_removed_above_0.5': 0.0} for k, v in medians.items()}
+  erasure = {'single_weight': dict(zip(('percent_both_flip', 'percent_top_only', 'percent_other_only',
+                                        'percent_neither'), single), n=100),
+             'removal': removal,
+             'comparisons': {'gradient_vs_attention': dict(zip(('b_fewer', 'a_fewer', 'ties'), gradient),
+                                                           n=sum(gradient))}}
+  return ss_models.ModelRun('x', dataset, model, {'accuracy': 0.4}, erasure)
+
+
+def test_verdicts_follow_the_numbers():
+  holds = [fake_run('imdb_ratings', 'HANrnn', (2, 12, 1, 85), (60, 20, 20), {'attention': 0.6}),
+           fake_run('imdb_ratings', 'HANconv', (1, 5, 1, 93), (55, 30, 15), {'attention': 0.2}),
+           fake_run('imdb_ratings', 'HANnoenc', (1, 5, 1, 93), (10, 80, 10), {'attention': 0.1})]
+  v = {claim[:3]: verdict for _, claim, verdict, _ in ss_models.verdicts(holds)}
+  assert v == {'(a)': 'HOLDS', '(b)': 'HOLDS', '(c)': 'HOLDS', '(d)': 'HOLDS'}
+  fails = [fake_run('imdb_ratings', 'HANrnn', (2, 1, 12, 85), (30, 20, 50), {'attention': 0.1}),
+           fake_run('imdb_ratings', 'HANconv', (1, 5, 1, 93), (20, 30, 50), {'attention': 0.2})]
+  v = {claim[:3]: verdict for _, claim, verdict, _ in ss_models.verdicts(fails)}
+  assert v == {'(a)': 'partly', '(b)': 'FAILS', '(c)': 'FAILS', '(d)': 'FAILS'}
+  table3 = ss_models.table3_rows(holds)
+  assert table3[1][:3] == ['HANrnn', '40.0', '50.3']
+
+
+@requires_real_data
+def test_imdb_ratings_protocol(tfds_dir):
+  from attn_jax.data import builders
+  raw = builders.load_raw('imdb', tfds_data_dir=tfds_dir)
+  prepared = serrano_smith.imdb_ratings(raw, ('train', 'dev', 'test'))
+  sizes = {k: len(v) for k, v in prepared.splits.items()}
+  assert sizes == {'train': 22500, 'dev': 2500, 'test': 25000}
+  assert len(prepared.classes) == 8 and prepared.count_tokens
+  for split in prepared.splits.values():
+    assert all(sum(s) == len(d) for s, d in zip(split.sentence_lengths, split.docs))
+    assert set(np.unique(split.labels)) == set(range(8))
+  dev = np.bincount(prepared.splits['dev'].labels) / 2500
+  train = np.bincount(prepared.splits['train'].labels) / 22500
+  np.testing.assert_allclose(dev, train, atol=0.002)  # stratified
+  stats = serrano_smith.statistics([prepared.splits['test']])
+  assert 200 < stats['words_mean'] < 350 and 8 < stats['sentences_mean'] < 20
+  assert os.environ.get('ATTN_JAX_DATA')

@@ -1,0 +1,207 @@
+"""S&S's models (HAN, FLAN × rnn, conv, noenc): forward passes against a
+float64 loop reference, and HAN's sentence batching against unbatched runs."""
+
+import itertools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from attn_jax.config.serrano_smith import ss_config
+from attn_jax.data import hierarchical
+from attn_jax.data.vocabulary import EOS, SOS
+from attn_jax.models import build_model
+
+ENCODERS = ('rnn', 'conv', 'noenc')
+VOCAB = 30
+
+
+def model_of(family, encoder, classes_dataset='imdb_ratings'):
+  cfg = ss_config(classes_dataset, family, f'{encoder},smoke').model
+  model = build_model(cfg, VOCAB)
+  return model, model.init(jax.random.PRNGKey(3))
+
+
+# ---------------------------------------------------------------- float64 loop reference
+
+def _sigmoid(x):
+  return 1.0 / (1.0 + np.exp(-x))
+
+
+def ref_gru(p, xs):
+  """PyTorch's biGRU over the rows of xs [n, D], one step at a time."""
+  hidden = p['w_hh'].shape[1]
+  out = np.zeros((len(xs), 2 * hidden))
+  for z, steps in ((0, range(len(xs))), (1, reversed(range(len(xs))))):
+    h = np.zeros(hidden)
+    for t in steps:
+      gx = xs[t] @ p['w_ih'][z] + p['b_ih'][z]
+      gh = h @ p['w_hh'][z] + p['b_hh'][z]
+      r = _sigmoid(gx[:hidden] + gh[:hidden])
+      u = _sigmoid(gx[hidden:2 * hidden] + gh[hidden:2 * hidden])
+      n = np.tanh(gx[2 * hidden:] + r * gh[2 * hidden:])
+      h = (1 - u) * n + u * h
+      out[t, z * hidden:(z + 1) * hidden] = h
+  return out
+
+
+def ref_conv(p, xs):
+  """Two 'same' convolutions (widths 3, 5), ReLU, concatenated, position by position."""
+  outs = []
+  for k in (3, 5):
+    w, b, r = p[f'conv{k}']['kernel'], p[f'conv{k}']['bias'], (k - 1) // 2
+    padded = np.concatenate([np.zeros((r, xs.shape[1])), xs, np.zeros((r, xs.shape[1]))])
+    outs.append(np.stack([sum(padded[t + j] @ w[j] for j in range(k)) + b
+                          for t in range(len(xs))]))
+  return np.maximum(np.concatenate(outs, axis=1), 0.0)
+
+
+def ref_encode(encoder, p, xs):
+  return {'rnn': ref_gru, 'conv': ref_conv, 'noenc': lambda _, x: x}[encoder](p, xs)
+
+
+def ref_attend(p, hs):
+  """S&S's SimpleHanAttention over the rows of hs: (α, Σ α_i h_i)."""
+  scores = np.array([np.tanh(h @ p['projection']['kernel'] + p['projection']['bias'])
+                     @ p['context']['kernel'][:, 0] for h in hs])
+  e = np.exp(scores - scores.max())
+  alpha = e / e.sum()
+  return alpha, sum(a * h for a, h in zip(alpha, hs))
+
+
+def ref_flan(encoder, p, words):
+  """FLAN over one document's word ids (J&W's layout: SOS, words, EOS)."""
+  table = p['embedding']['table']
+  ids = [SOS] + list(words) + [EOS]
+  hs = ref_encode(encoder, p.get('encoder'), np.stack([table[i] for i in ids]))
+  if encoder != 'rnn':
+    hs = hs * np.array([0.0] + [1.0] * len(words) + [0.0])[:, None]
+  alpha, context = ref_attend(p['attention'], hs[1:-1])
+  return context @ p['decoder']['output']['kernel'] + p['decoder']['output']['bias'], alpha
+
+
+def ref_han(encoder, p, sentences):
+  """HAN over one document given as a list of sentences of word ids."""
+  table = p['embedding']['table']
+  vectors = []
+  for sentence in sentences:
+    hs = ref_encode(encoder, p['encoder'].get('word_encoder'), np.stack([table[i] for i in sentence]))
+    vectors.append(ref_attend(p['encoder']['word_scorer'], hs)[1])
+  hs = ref_encode(encoder, p['encoder'].get('sentence_encoder'), np.stack(vectors))
+  alpha, context = ref_attend(p['attention'], hs)
+  return context @ p['decoder']['output']['kernel'] + p['decoder']['output']['bias'], alpha
+
+
+def f64(params):
+  return jax.tree.map(lambda x: np.asarray(x, np.float64), params)
+
+
+def random_documents(seed, n=4):
+  rng = np.random.default_rng(seed)
+  docs = []
+  for _ in range(n):
+    sentences = [list(rng.integers(4, VOCAB, size=rng.integers(1, 7))) for _ in range(rng.integers(1, 5))]
+    docs.append(sentences)
+  return docs
+
+
+def flat_and_lengths(docs):
+  sequences = [np.array([SOS] + [w for s in d for w in s] + [EOS], np.int32) for d in docs]
+  lengths = [np.array([len(s) for s in d], np.int32) for d in docs]
+  return sequences, lengths
+
+
+# ---------------------------------------------------------------- tests
+
+@pytest.mark.parametrize('encoder', ENCODERS)
+def test_flan_forward_equals_a_float64_loop(encoder):
+  model, params = model_of('flan', encoder)
+  docs = random_documents(0)
+  sequences, _ = flat_and_lengths(docs)
+  width = max(len(s) for s in sequences) + 3
+  tokens = np.zeros((len(docs), width), np.int32)
+  for row, s in enumerate(sequences):
+    tokens[row, :len(s)] = s
+  out = model.forward(params, jnp.asarray(tokens), jnp.asarray([len(s) for s in sequences], jnp.int32))
+  assert out.logits.shape == (len(docs), 8)
+  for row, s in enumerate(sequences):
+    logits, alpha = ref_flan(encoder, f64(params), s[1:-1])
+    np.testing.assert_allclose(out.logits[row], logits, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(out.alpha[row, 1:len(s) - 1], alpha, rtol=1e-4, atol=1e-6)
+    assert float(jnp.abs(out.alpha[row, len(s) - 1:]).max()) == 0.0
+
+
+@pytest.mark.parametrize('encoder', ENCODERS)
+def test_han_forward_equals_a_float64_loop(encoder):
+  model, params = model_of('han', encoder)
+  docs = random_documents(1)
+  sequences, lengths = flat_and_lengths(docs)
+  batch = hierarchical.make_batch(sequences, lengths, np.zeros(len(docs)), np.arange(len(docs)),
+                                  len(docs), (8,), (8,))
+  out = model.forward(params, jnp.asarray(batch.tokens), jnp.asarray(batch.lengths))
+  assert out.alpha.shape == (len(docs), 8) and out.hidden.shape[:2] == (len(docs), 8)
+  for row, sentences in enumerate(docs):
+    logits, alpha = ref_han(encoder, f64(params), sentences)
+    np.testing.assert_allclose(out.logits[row], logits, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(out.alpha[row, :len(sentences)], alpha, rtol=1e-4, atol=1e-6)
+    assert float(jnp.abs(out.alpha[row, len(sentences):]).max()) == 0.0
+  word_alpha = model.word_attention(params, jnp.asarray(batch.tokens), jnp.asarray(batch.lengths))
+  np.testing.assert_allclose(word_alpha.sum(-1), (batch.lengths > 0).astype(np.float32), atol=1e-6)
+
+
+@pytest.mark.parametrize('encoder,seed', list(itertools.product(ENCODERS, (2, 3))))
+def test_han_batches_equal_unbatched_runs(encoder, seed):
+  """Any bucketing, any batch company, any row order: each document's
+  outputs are those of the document alone, unpadded."""
+  model, params = model_of('han', encoder)
+  docs = random_documents(seed, n=9)
+  sequences, lengths = flat_and_lengths(docs)
+  labels = np.arange(9) % 8
+  alone = {}
+  for i in range(9):
+    b = hierarchical.make_batch(sequences, lengths, labels, np.array([i]), 1,
+                                (len(docs[i]),), (max(len(s) for s in docs[i]),))
+    alone[i] = model.forward(params, jnp.asarray(b.tokens), jnp.asarray(b.lengths))
+  seen = []
+  for batch in hierarchical.eval_batches(sequences, lengths, labels, 4, 200, (2, 4, 8), (4, 8)):
+    assert batch.tokens.shape[0] * batch.tokens.shape[1] * batch.tokens.shape[2] <= 200 or (
+        (batch.index >= 0).sum() == 1)
+    out = model.forward(params, jnp.asarray(batch.tokens), jnp.asarray(batch.lengths))
+    for row, i in enumerate(batch.index):
+      if i < 0:
+        continue
+      seen.append(int(i))
+      n = len(docs[i])
+      np.testing.assert_allclose(out.logits[row], alone[i].logits[0], atol=1e-5)
+      np.testing.assert_allclose(out.alpha[row, :n], alone[i].alpha[0, :n], atol=1e-6)
+      assert int(labels[i]) == int(batch.labels[row])
+  assert sorted(seen) == list(range(9))
+
+
+def test_hierarchical_train_batches_cover_every_document_once_per_epoch():
+  docs = random_documents(4, n=37)
+  sequences, lengths = flat_and_lengths(docs)
+  labels = np.arange(37) % 8
+  for epoch in (0, 1):
+    batches = hierarchical.train_batches(sequences, lengths, labels, 8, 300, (2, 4, 8), (4, 8), 0, epoch)
+    index = np.concatenate([b.index[b.index >= 0] for b in batches])
+    assert sorted(index.tolist()) == list(range(37))
+    for b in batches:
+      assert b.tokens.shape[0] in (1, 2, 4, 8) and b.weights[b.index < 0].sum() == 0
+      rows, s, w = b.tokens.shape
+      assert rows * s * w <= 300 or (b.index >= 0).sum() == 1
+  again = hierarchical.train_batches(sequences, lengths, labels, 8, 300, (2, 4, 8), (4, 8), 0, 1)
+  assert all(np.array_equal(a.tokens, b.tokens) for a, b in zip(batches, again))
+
+
+def test_sentences_of_a_batch_are_the_documents_words_in_order():
+  docs = random_documents(5, n=3)
+  sequences, lengths = flat_and_lengths(docs)
+  b = hierarchical.make_batch(sequences, lengths, np.zeros(3), np.arange(3), 4, (8,), (8,))
+  for row, sentences in enumerate(docs):
+    for s, words in enumerate(sentences):
+      assert b.tokens[row, s, :len(words)].tolist() == [int(w) for w in words]
+      assert b.lengths[row, s] == len(words)
+    assert b.lengths[row, len(sentences):].sum() == 0
+  assert b.index[3] == -1 and b.weights[3] == 0
