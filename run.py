@@ -3,8 +3,7 @@
     python run.py --config=configs/NAME.py[:VARIANT] [--config.KEY=VALUE ...]
                   [--workdir=DIR] [--output_dir=DIR]
 
-Data come from $ATTN_JAX_DATA or --config.data.manual_dir (see docs/usage.md, "Data").
-Rerunning a command restores (or resumes) its workdir rather than retraining.
+Data: $ATTN_JAX_DATA or --config.data.manual_dir (docs/usage.md); a rerun resumes its workdir.
 """
 
 import ast
@@ -41,10 +40,13 @@ flags.mark_flag_as_required('config')
 
 def _configs_help() -> str:
   """The files in configs/ by dataset; a lone file's docstring says what it is."""
-  groups = {}
+  groups, serrano_smith = {}, []
   for path in sorted(glob.glob(os.path.join(CONFIGS, '*.py'))):
     name = os.path.basename(path)[:-3]
-    groups.setdefault(name.split('_')[0], []).append(name)
+    if name.endswith(('_han', '_flan')):
+      serrano_smith.append(name)
+    else:
+      groups.setdefault(name.split('_')[0], []).append(name)
   lines = ["Configs (configs/NAME.py, NAME = dataset_encoder: J&W's recipe):"]
   for group, names in groups.items():
     about = ''
@@ -52,11 +54,13 @@ def _configs_help() -> str:
       with open(os.path.join(CONFIGS, names[0] + '.py')) as f:
         about = '  ' + (ast.get_docstring(ast.parse(f.read())) or '').split('\n')[0]
     lines.append(f'  {group:10}' + ' '.join(names) + about)
+  if serrano_smith:
+    lines.append(f'  {"S&S":10}' + ' '.join(serrano_smith) + '  (VARIANT: [rnn|conv|noenc][,smoke])')
   return '\n'.join(lines)
 
 
 # absl's --help / --helpfull print the main module's docstring.
-__doc__ += '\n' + _configs_help() + '\n' + config_lib.describe(
+__doc__ += _configs_help() + '\n' + config_lib.describe(
     config_lib.default_config('sst', 'bilstm')) + '\n'
 
 
@@ -110,7 +114,7 @@ def next_commands(cfg, workdir: str, output_dir: str | None) -> str:
   outs = pipeline.output_dirs(model_axis.members(cfg, workdir), workdir, output_dir)
   runs = ' '.join(shlex.quote(o) for o in outs)
   listed = [workdir] + ([output_dir] if output_dir and output_dir != workdir else [])
-  reports = [f'python -m attn_jax.report {c.name} {runs}' for c in commands_after_run(papers_run(cfg))]
+  reports = [f'python -m attn_jax.report {c.name} {runs}' for c in commands_after_run(papers_run(cfg), cfg)]
   return '\n'.join([f'{"report:" if i == 0 else "":10}{line}' for i, line in enumerate(reports)] +
                    [f'contents: python -m attn_jax.contents {shlex.quote(d)}' for d in listed])
 

@@ -86,6 +86,11 @@ def explain(run: Union[str, Restored], texts: Union[str, Sequence[str]],
   restored = restore(run) if isinstance(run, str) else run
   texts = [texts] if isinstance(texts, str) else list(texts)
   dataset = restored.config.data.dataset
+  model_cfg = restored.config.model
+  if model_cfg.get('hierarchical', False) or model_cfg.get('classes', 2) > 2:
+    raise ValueError(f'explain shows J&W\'s measures of binary models over words; {dataset} with '
+                     'this model (S&S\'s HAN or a multi-class model) has the erasure stage instead: '
+                     'python run.py --config=... --config.analyses=erasure')
   tokenizer = jain_wallace.TOKENIZERS.get(dataset)
   if tokenizer is None:
     raise ValueError(f'no tokenizer for dataset {dataset!r}; tokenize yourself and call the '

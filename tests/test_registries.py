@@ -5,6 +5,7 @@ closing lines all name what they hold, and nothing else."""
 import pytest
 
 from attn_jax import config as config_lib, papers
+from attn_jax.config.serrano_smith import ss_config
 from attn_jax.core.registry import EXPERIMENTS, STAGES, Registry
 from attn_jax.reports import cli as report_cli
 from attn_jax.reports.registry import COMMANDS, SECTIONS, STAGE_ROWS
@@ -61,8 +62,13 @@ def test_run_py_closes_with_the_report_of_every_paper_it_ran(tmp_path):
   lines = run_py.next_commands(cfg, str(tmp_path / 'w'), None).splitlines()
   suggested = [line.split()[-2] for line in lines if 'attn_jax.report ' in line]
   every_paper = {e.paper for r in (STAGES, EXPERIMENTS) for e in r.values()}
-  assert suggested == [c.name for c in COMMANDS.values() if c.after_run or set(c.papers) & every_paper]
+  assert suggested == [c.name for c in COMMANDS.values()
+                       if c.after_run or (set(c.papers) & every_paper and c.applies(cfg))]
   assert {p for c in COMMANDS.values() if c.name in suggested for p in c.papers} == every_paper
+  assert 'ss' not in suggested  # S&S's model tables read S&S's models only ...
+  ss_cfg = ss_config('imdb_ratings', 'han', 'smoke')
+  lines = run_py.next_commands(ss_cfg, str(tmp_path / 'w'), None).splitlines()
+  assert 'ss' in [line.split()[-2] for line in lines if 'attn_jax.report ' in line]  # ... and theirs
   cfg.analyses, cfg.experiments = '', ''
   lines = run_py.next_commands(cfg, str(tmp_path / 'w'), None).splitlines()
   assert [line.split()[-2] for line in lines if 'attn_jax.report ' in line] == ['training']

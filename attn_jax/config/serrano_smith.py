@@ -70,7 +70,9 @@ def ss_config(dataset: str, family: str, variant: str = '') -> ml_collections.Co
   m.embeddings_file = 'in_domain'
   c.vectors.update(method='word2vec', corpora={'imdb_ratings': 'imdb', '20news_topics': '20news'}[dataset],
                    epochs=30, window=5, min_count=5, sg=0, negative=5)
-  c.data.max_batch_tokens = 20_000
+  # Padded slots per HAN batch: 64 documents of up to 24 sentences of 64 words
+  # (S&S capped batches at 20,000 tokens; padded HAN batches need more room).
+  c.data.max_batch_tokens = 100_000
   t.loss = 'cross_entropy'
   t.optimizer = 'adam'
   t.learning_rate = 4e-4

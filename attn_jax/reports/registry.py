@@ -27,6 +27,8 @@ class Command:
   papers: the papers whose results it reports (`run.py` lists it after a run
     of their stages or experiments); () for tables of no paper.
   after_run: listed by `run.py` after every run (the training table).
+  applies: (run config) -> whether it reads such a run (S&S's model tables
+    read S&S's models only).
   """
   name: str
   order: int
@@ -35,6 +37,7 @@ class Command:
   run: Callable
   papers: tuple = ()
   after_run: bool = False
+  applies: Callable = lambda cfg: True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,7 +71,9 @@ SECTIONS = Registry('report section', 'attn_jax.reports')
 STAGE_ROWS = Registry('analysis table', 'attn_jax.reports')
 
 
-def commands_after_run(papers_run) -> list[Command]:
-  """The report commands to suggest after a run that ran `papers_run`'s
-  stages or experiments: those for every run, then those of these papers."""
-  return [c for c in COMMANDS.values() if c.after_run or set(c.papers) & set(papers_run)]
+def commands_after_run(papers_run, cfg=None) -> list[Command]:
+  """The report commands to suggest after a run (of config `cfg`) that ran
+  `papers_run`'s stages or experiments: those for every run, then those of
+  these papers that read such a run."""
+  return [c for c in COMMANDS.values()
+          if c.after_run or (set(c.papers) & set(papers_run) and (cfg is None or c.applies(cfg)))]
