@@ -58,3 +58,19 @@ def test_the_default_folder_and_turning_the_cache_off(monkeypatch, tmp_path):
     assert jax.config.jax_compilation_cache_dir is None
   finally:
     jax.config.update('jax_compilation_cache_dir', previous)
+
+
+def test_guard_mappings_drops_compiled_programs_near_the_limit(monkeypatch):
+  """A HAN meets ~100 padded shapes; each compiled program holds hundreds of
+  memory mappings, so near vm.max_map_count the compiled programs are dropped."""
+  cleared = []
+  monkeypatch.setattr(compilation.jax, 'clear_caches', lambda: cleared.append(1))
+  monkeypatch.setattr(compilation, '_map_limit', lambda: 1000)
+  monkeypatch.setattr(compilation, '_seen_shapes', set())
+  monkeypatch.setattr(compilation, '_map_count', lambda: 100)
+  assert not compilation.guard_mappings(('train', (8, 4, 16)))
+  monkeypatch.setattr(compilation, '_map_count', lambda: 700)
+  assert not compilation.guard_mappings(('train', (8, 4, 16)))  # a known shape: nothing to check
+  assert compilation.guard_mappings(('train', (8, 4, 24)))      # a new one past 60 %: dropped
+  assert cleared == [1]
+  assert not compilation.guard_mappings(('train', (8, 4, 24)))

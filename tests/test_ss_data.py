@@ -141,7 +141,7 @@ def test_verdicts_follow_the_numbers():
   v = {claim[:3]: verdict for _, claim, verdict, _ in ss_models.verdicts(fails)}
   assert v == {'(a)': 'partly', '(b)': 'FAILS', '(c)': 'FAILS', '(d)': 'FAILS'}
   table3 = ss_models.table3_rows(holds)
-  assert table3[1][:3] == ['HANrnn', '40.0', '50.3']
+  assert table3[1][:4] == ['HANrnn', '40.0', '50.3', '– + –']
 
 
 @requires_real_data

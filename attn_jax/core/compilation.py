@@ -72,3 +72,51 @@ def enable_cache(directory: str | None) -> str | None:
   jax.config.update('jax_persistent_cache_min_compile_time_secs', 0.0)
   jax.config.update('jax_persistent_cache_min_entry_size_bytes', 0)
   return directory
+
+
+# ---------------------------------------------------------------- memory maps
+#
+# Every compiled XLA:CPU program keeps its machine code in memory mappings of
+# its own — about 760 for a HAN training step — and Linux allows a process
+# `vm.max_map_count` of them (65,530 by default). A HAN trains and predicts
+# on ~100 padded shapes (documents × sentences × words), which ran out of
+# mappings ("LLVM compilation error: Cannot allocate memory"). So when a
+# program meets a new shape, the mappings are counted, and past a share of
+# the limit every compiled program is dropped: those still needed are read
+# back from the persistent cache (under a second) or compiled again.
+
+MAPS_SHARE = 0.6
+_seen_shapes: set = set()
+
+
+def _map_count() -> int | None:
+  try:
+    with open('/proc/self/maps', 'rb') as f:
+      return sum(1 for _ in f)
+  except OSError:
+    return None  # not Linux: nothing to guard
+
+
+def _map_limit() -> int:
+  try:
+    with open('/proc/sys/vm/max_map_count') as f:
+      return int(f.read())
+  except (OSError, ValueError):
+    return 65530
+
+
+def guard_mappings(key) -> bool:
+  """Called before running a program on `key` (its name and shapes); when
+  the key is new and the process holds more than `MAPS_SHARE` of its allowed
+  memory mappings, drops every compiled program (`jax.clear_caches`).
+  Returns whether it did."""
+  if key in _seen_shapes:
+    return False
+  _seen_shapes.add(key)
+  count = _map_count()
+  if count is None or count < MAPS_SHARE * _map_limit():
+    return False
+  jax.clear_caches()
+  _seen_shapes.clear()
+  _seen_shapes.add(key)
+  return True

@@ -85,21 +85,32 @@ def datasets(runs) -> list[str]:
 # ---------------------------------------------------------------- tables
 
 def table3_rows(runs) -> list[list[str]]:
-  """Test accuracy (%) of each model, beside S&S's on their closest datasets."""
+  """Test accuracy (%) of each model, beside S&S's on their closest datasets,
+  and the wall time on this machine: training (all epochs run) + erasure tests."""
   found = datasets(runs)
   header = ['model']
   for d in found:
     header += [f'{DATASET_LABELS[d]} (measured)',
-               f'S&S {published.SERRANO_SMITH_CLOSEST[d]} (published)']
+               f'S&S {published.SERRANO_SMITH_CLOSEST[d]} (published)', 'minutes: train + erasure']
   rows = [header]
   for model in MODELS:
     row = [model]
     for d in found:
       r = _by(runs, d, model)
       row += [_pct(100 * r.eval['accuracy']) if r else '– (not run)',
-              _pct(published.SERRANO_SMITH_TABLE3[published.SERRANO_SMITH_CLOSEST[d]][model])]
+              _pct(published.SERRANO_SMITH_TABLE3[published.SERRANO_SMITH_CLOSEST[d]][model]),
+              _minutes(r)]
     rows.append(row)
   return rows
+
+
+def _minutes(r: Optional[ModelRun]) -> str:
+  if r is None:
+    return '–'
+  train = r.eval.get('training_seconds')
+  erasure = (r.erasure or {}).get('seconds')
+  return (f'{_pct(None if train is None else train / 60, 0)} + '
+          f'{_pct(None if erasure is None else erasure / 60, 0)}')
 
 
 def single_cells(summary: Optional[dict]) -> tuple:

@@ -139,6 +139,7 @@ def _compute(ctx: AnalysisContext, stage: Stage, directory: str, key_hash: str, 
     if done[b]:
       continue
     started = time.time()
+    compilation.guard_mappings((stage.name, batch.tokens.shape))
     rows = {k: np.asarray(v) for k, v in stage.compute(ctx, batch).items()}
     real = batch.index >= 0
     for name, value in rows.items():

@@ -18,7 +18,8 @@ from attn_jax.analysis import statistics
 from attn_jax.reports.common import markdown, plain, root_of, write_blocks
 from attn_jax.stages import store
 from attn_jax.studies import runner
-from attn_jax.studies.collect import STATISTICS, collect_arm
+from attn_jax.reports import ss_models
+from attn_jax.studies.collect import STATISTICS, collect_arm, models as collect_models
 
 MODEL_FILES = ('eval.json', 'config.json', 'metrics.jsonl', 'data.json', 'embeddings.json')
 
@@ -165,6 +166,24 @@ def save(study, root: str, target: str) -> None:
     atomic_io.write_json(runner.record_path(target), merged)
 
 
+def _ss_tables(study, root: str, save_to, readme) -> list[list[str]]:
+  """`python -m attn_jax.report ss` over the study's finished arms, and their wall times."""
+  folders = [os.path.join(root, study.folder_name(a)) for a in study.arms]
+  finished = [f for f in folders if collect_models(f)]
+  missing = [study.folder_name(a) for a, f in zip(study.arms, folders) if f not in finished]
+  if missing:
+    print('not finished yet: ' + ', '.join(missing))
+  if not finished:
+    return []
+  made = ss_models.write([m for f in finished for m in collect_models(f)], save_to, readme)
+  if save_to and os.path.abspath(root) != os.path.abspath(save_to):
+    merged = runner.read_record(save_to)
+    merged['arms'].update(runner.read_record(root)['arms'])
+    atomic_io.write_json(runner.record_path(save_to), merged)
+  print('\n'.join(totals(study, root)))
+  return made['ss-table3'][0]
+
+
 def totals(study, root: str) -> list[str]:
   by_dataset = {}
   for arm in study.arms:
@@ -179,7 +198,10 @@ def totals(study, root: str) -> list[str]:
 
 def write(study, root: str, save_to: str | None = None, readme=None) -> list[list[str]]:
   """Prints the study's table (from `save_to` after copying there, if given) and
-  rewrites `readme`'s block; returns the rows."""
+  rewrites `readme`'s block; returns the rows. S&S's study (kind 'ss') prints
+  `report ss`'s tables of its finished arms instead."""
+  if study.kind == 'ss':
+    return _ss_tables(study, root, save_to, readme)
   if save_to:
     save(study, root, save_to)
     root = save_to
