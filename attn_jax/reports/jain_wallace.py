@@ -197,7 +197,9 @@ def training_rows(runs: list[dict]) -> list[list[str]]:
     # J&W's numbers are for their BiLSTM + tanh + softmax model only.
     paper = (published.JAIN_WALLACE_TEST.get(run['dataset'], {})
              if run['model'] == 'bilstm + tanh / softmax' else {})
-    cells = [f'{r[m]:.3f} ({paper[m]:.3f})' if m in paper else f'{r[m]:.3f} (–)' for m in METRICS]
+    # A multi-class model (S&S's) has accuracy only of these.
+    cells = [('–' if m not in r else f'{r[m]:.3f} ({paper[m]:.3f})' if m in paper else f'{r[m]:.3f} (–)')
+             for m in METRICS]
     selection = next((v for k, v in r.items() if k.startswith('selection_')), float('nan'))
     minutes = r.get('training_seconds', float('nan')) / 60
     rows.append([run['name'], run['model'], run['embed_init'], str(run['seed']), str(r['n']), *cells,

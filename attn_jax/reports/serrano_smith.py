@@ -8,7 +8,7 @@ per-instance comparisons of rankings. S&S published no numbers for binary
 tasks, so these rows have no reference beside them.
 """
 
-from attn_jax.reports import render
+from attn_jax.reports import render, ss_models
 from attn_jax.reports.common import RunFolder
 from attn_jax.reports.jain_wallace import HEADER, alternatives, analysis_rows
 from attn_jax.reports.registry import SECTIONS, STAGE_ROWS, PaperSections, StageRows
@@ -37,15 +37,31 @@ def erasure_rows(name: str, dataset: str, erasure: dict) -> list[list[str]]:
 STAGE_ROWS.register(StageRows('erasure', 'ss', 40, erasure_rows))
 
 
+SS_TITLES = {'ss-table3': 'S&S Table 3: accuracy of their six models (and wall time)',
+             'ss-table2': 'S&S Table 2: single-weight erasure',
+             'ss-removal': 'S&S Figures 5-6: fraction of items removed before the first flip',
+             'ss-comparisons': 'S&S §5.2: gradient vs attention, instance by instance',
+             'ss-verdicts': "S&S's claims (a)-(d)"}
+
+
+def _is_ss_model(r: RunFolder) -> bool:
+  return r.info['model'].split(' + ')[1].startswith('han')
+
+
 def _sections(runs: list[RunFolder]) -> list[render.Section]:
   analysed = [r for r in runs if r.of_paper('ss')[0]]
   if not analysed:
     return []
+  own = [ss_models.load(r.path) for r in analysed if _is_ss_model(r)]
+  sections = render.paper_sections("S&S's own models", ss_models.tables(own), SS_TITLES) if own else []
+  analysed = [r for r in analysed if not _is_ss_model(r)]
+  if not analysed:
+    return sections
   rows, notes = [HEADER], []
   for r in analysed:
     rows += analysis_rows(r.name, r.info['dataset'], {s: f.summary for s, f in r.stages.items()}, ('ss',))
     notes += alternatives(r.path, {s: f for s, f in r.stages.items() if s == 'erasure'})
-  return [render.Section('Serrano & Smith: erasure', [
+  return sections + [render.Section('Serrano & Smith: erasure', [
       render.Text('S&S published no numbers for binary tasks: their rows have no reference.'),
       render.Table(rows, tuple(notes))])]
 
