@@ -80,7 +80,8 @@ def _training_lines(folder: str) -> list[str]:
   results = _read(os.path.join(folder, 'eval.json'))
   if isinstance(results, dict):
     number = lambda k: results[k] if isinstance(results.get(k), (int, float)) else float('nan')
-    lines.append(f'  test: accuracy {number("accuracy"):.4f}, roc-auc {number("roc_auc"):.4f} on '
+    second = ('roc-auc', 'roc_auc') if 'roc_auc' in results else ('macro-f1', 'macro_f1')  # multi-class
+    lines.append(f'  test: accuracy {number("accuracy"):.4f}, {second[0]} {number(second[1]):.4f} on '
                  f'{results.get("n")} documents (selected epoch {number("selected_epoch") + 1:.0f}, 1 = first)')
   return lines
 
