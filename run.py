@@ -20,6 +20,7 @@ from attn_jax import config as config_lib, experiments, pipeline
 from attn_jax.core import atomic_io, errors, hosts
 from attn_jax.core.errors import AttnJaxError
 from attn_jax.core.registry import EXPERIMENTS, STAGES
+from attn_jax.papers import PAPERS
 from attn_jax.reports.registry import commands_after_run
 from attn_jax.runs import model_axis
 from attn_jax.stages.analyses import with_requirements_of
@@ -116,7 +117,25 @@ def next_commands(cfg, workdir: str, output_dir: str | None) -> str:
   listed = [workdir] + ([output_dir] if output_dir and output_dir != workdir else [])
   reports = [f'python -m attn_jax.report {c.name} {runs}' for c in commands_after_run(papers_run(cfg), cfg)]
   return '\n'.join([f'{"report:" if i == 0 else "":10}{line}' for i, line in enumerate(reports)] +
-                   [f'contents: python -m attn_jax.contents {shlex.quote(d)}' for d in listed])
+                   [f'contents: python -m attn_jax.contents {shlex.quote(d)}' for d in listed] +
+                   _more_analyses(cfg))
+
+
+def _more_analyses(cfg) -> list[str]:
+  """How to add the stages this config did not run (other papers' analyses)."""
+  try:
+    ran = config_lib.analyses(cfg)
+  except AttnJaxError:
+    return []
+  if cfg.model.get('hierarchical') or cfg.model.get('classes', 2) > 2:
+    return []  # S&S's models have the erasure stage only
+  others = [s for s in STAGES.names() if s not in ran]
+  if not others:
+    return []
+  groups = ', '.join(f'{",".join(s for s in others if STAGES[s].paper == p)} ({PAPERS[p].label})'
+                     for p in dict.fromkeys(STAGES[s].paper for s in others))
+  return [f'more:     the same command with --config.analyses={",".join(list(ran) + others)} '
+          f'adds {groups}; finished stages are reused']
 
 
 def run_pipeline(cfg, workdir: str, output_dir: str | None) -> None:
