@@ -18,7 +18,7 @@ import ml_collections
 import numpy as np
 
 from attn_jax import config as config_lib, experiments
-from attn_jax.core import atomic_io, compilation, hosts, sharding
+from attn_jax.core import atomic_io, compilation, hosts, leases, sharding
 from attn_jax.core.errors import CheckpointError, TrainingError
 from attn_jax.data.dataset import load_dataset
 from attn_jax.models import build_model
@@ -113,9 +113,13 @@ def run(cfg: ml_collections.ConfigDict, workdir: str, log: Callable[[str], None]
     log(f'{len(members)} models as one program: ' + ', '.join(os.path.basename(m.workdir) for m in members))
 
   model = build_model(cfg.model, len(dataset.vocab))
-  progress = trainer.train(
-      model, dataset, members, workdir,
-      lambda m: initial_params_lib.initial_params(model, m.cfg, dataset, log, m.workdir), log)
+  # One process trains a workdir; another that asks for it waits, then finds
+  # it finished and restores it (or refuses, with wait_for_lock=False).
+  with leases.guarded(os.path.join(workdir, 'training' + leases.SUFFIX), f'training in {workdir}',
+                      cfg, log):
+    progress = trainer.train(
+        model, dataset, members, workdir,
+        lambda m: initial_params_lib.initial_params(model, m.cfg, dataset, log, m.workdir), log)
   # Each model is evaluated and analysed as the model it trained as: a sweep
   # member's config may differ from the base's in what is not a shape (its
   # sparsegen λ), so it gets its own model and predict (one per distinct config).

@@ -18,7 +18,7 @@ RUNTIME_KEYS = frozenset({
     'train.checkpoint_every_steps', 'train.eval_batch_size', 'train.model_axis',
     'analysis.batch_size', 'analysis.bucket_growth', 'analysis.loo.docs_per_chunk',
     'analysis.adversarial.batch_size',
-    'analysis.refuse_damaged', 'compilation_cache', 'devices'})
+    'analysis.refuse_damaged', 'compilation_cache', 'devices', 'wait_for_lock'})
 # Keys added after results were first keyed, with the value that computes what
 # runs without the key computed: at that value a key is left out of
 # `result_items`, so results and workdirs made before it existed stay valid.

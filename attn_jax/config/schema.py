@@ -80,6 +80,10 @@ def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collecti
   # How many of jax.local_devices() the analyses spread their documents over and the
   # model axis its models over (attn_jax/core/sharding.py); None: all of them.
   c.devices = config_dict.placeholder(int)
+  # Another process holding what this run writes (its training, a stage's or
+  # an experiment's results): wait for it and reuse its results (True), or
+  # refuse at once naming it (False). See attn_jax/core/leases.py.
+  c.wait_for_lock = True
   c.data = _data(dataset)
   c.model = _model(dataset, encoder, variant)
   c.vectors = _vectors()

@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 
 from attn_jax import config as config_lib
-from attn_jax.core import atomic_io, digests
+from attn_jax.core import atomic_io, digests, leases
 from attn_jax.experiments import store
 from attn_jax.experiments.base import Experiment, ExperimentContext
 from attn_jax.stages import store as stage_store
@@ -66,6 +66,20 @@ def run_experiment(exp: Experiment, model, params, cfg, dataset, out_dir: str,
         'verified and skipped')
     _point(out_dir, exp.name, directory, summary)
     return directory, summary
+  with leases.guarded(os.path.join(directory, 'experiment' + leases.SUFFIX),
+                      f'experiment {exp.name} ({directory})', cfg, log):
+    summary, problem = store.read(directory)
+    if summary is not None:  # another process finished it while this one waited
+      log(f'{exp.name}: finished by the process this one waited for; reused')
+      _point(out_dir, exp.name, directory, summary)
+      return directory, summary
+    return _compute(exp, model, params, cfg, dataset, out_dir, stages, inputs, log, key,
+                    directory, problem)
+
+
+def _compute(exp, model, params, cfg, dataset, out_dir, stages, inputs, log, key, directory,
+             problem) -> tuple[str, dict]:
+  """Trains and evaluates the experiment's models and writes its results (under its lease)."""
   if problem:
     log(f'{exp.name}: {problem}; recomputing')
   os.makedirs(directory, exist_ok=True)

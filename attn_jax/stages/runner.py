@@ -26,7 +26,7 @@ import ml_collections
 import numpy as np
 from tqdm.auto import tqdm
 
-from attn_jax.core import atomic_io, compilation, digests, hosts
+from attn_jax.core import atomic_io, compilation, digests, hosts, leases
 from attn_jax.data.batching import Batch
 from attn_jax.core.errors import IntegrityError
 from attn_jax.core.registry import Section
@@ -259,6 +259,19 @@ def run_stage(ctx: AnalysisContext, stage: Stage, log: Callable[[str], None] = p
     log(f'{stage.name}: results for this checkpoint, these {len(ctx.split)} documents and settings '
         f'exist in {directory}; verified and skipped')
     return summary
+  with leases.guarded(os.path.join(directory, 'stage' + leases.SUFFIX), f'stage {stage.name} ({directory})',
+                      ctx.cfg, log):
+    summary = _reusable(ctx, stage, directory, log)
+    if summary is not None:  # another process finished it while this one waited
+      log(f'{stage.name}: finished by the process this one waited for; verified and reused')
+      return summary
+    return _compute_and_write(ctx, stage, log, inputs, key, directory)
+
+
+def _compute_and_write(ctx: AnalysisContext, stage: Stage, log, inputs: dict, key: dict,
+                       directory: str) -> dict:
+  """Computes the stage's arrays (resuming its partial file), finalizes and
+  writes them, summary last (under the stage's lease)."""
   compiled_before = compilation.seconds()
   arrays, seconds = _compute(ctx, stage, directory, key['hash'], log) if stage.compute else ({}, 0.0)
   if hosts.count() > 1:  # host 0 merges the shards and writes; the others read what it wrote

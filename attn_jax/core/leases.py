@@ -1,0 +1,197 @@
+"""Leases: one process at a time writes a thing (a training, a stage's
+results, an experiment's), the others wait for it or refuse.
+
+A lease is a lock file created with `O_CREAT | O_EXCL` — atomic on local
+file systems and on NFS (v3 and later) — holding its holder's host, pid,
+start time and a random token. `filelock` would do the same job but is not
+among attn-jax's dependencies, and its stale-lock handling is the part that
+matters here:
+
+* A holder on this host whose pid is gone (killed with -9, crashed) is
+  stale: its lease is taken over at once.
+* A holder on another host cannot be asked whether it lives; it touches its
+  lock file every `HEARTBEAT` seconds, and a file untouched for `STALE_AFTER`
+  seconds is taken over (a lost host, a killed batch job).
+
+Taking over is serialised by a second, short-lived lock (`<lock>.break`), so
+two waiters that both find a holder dead never remove each other's fresh
+lease. On GCS-fuse and other object-store mounts `O_EXCL` is not atomic:
+two jobs may both believe they hold a lease; keep workdirs of concurrent
+jobs on a POSIX or NFS file system there.
+
+A waiter says whom it waits for (one line, again every `REPORT_EVERY`
+seconds), then, when the holder is done, goes on — and finds the holder's
+finished results, which it reuses. With `wait=False` it refuses at once,
+naming the holder (`LeaseHeld`).
+"""
+
+import contextlib
+import json
+import os
+import secrets
+import socket
+import threading
+import time
+from typing import Callable, Iterator, Optional
+
+from attn_jax.core.errors import AttnJaxError
+
+SUFFIX = '.lease'
+HEARTBEAT = 30.0
+STALE_AFTER = 300.0
+POLL = 0.5
+REPORT_EVERY = 300.0
+
+
+class LeaseHeld(AttnJaxError):
+  """Another process holds the lease and this one was told not to wait."""
+
+
+def _holder_record(what: str) -> dict:
+  return {'what': what, 'host': socket.gethostname(), 'pid': os.getpid(),
+          'started': time.time(), 'token': secrets.token_hex(8)}
+
+
+def read_holder(path: str) -> Optional[dict]:
+  """The record in lock file `path`, or None (no lock, or one being written)."""
+  try:
+    with open(path) as f:
+      record = json.load(f)
+    return record if isinstance(record, dict) else None
+  except (OSError, ValueError):
+    return None
+
+
+def _pid_alive(pid: int) -> bool:
+  try:
+    os.kill(pid, 0)
+  except ProcessLookupError:
+    return False
+  except PermissionError:
+    return True  # alive, someone else's
+  return True
+
+
+def is_stale(path: str, record: Optional[dict], stale_after: float = STALE_AFTER) -> bool:
+  """Whether the holder of `path` is gone: dead on this host, silent elsewhere."""
+  try:
+    age = time.time() - os.path.getmtime(path)
+  except OSError:
+    return False  # gone already: nothing to take over
+  if record is None:
+    return age > stale_after  # unreadable for that long: a writer died mid-record
+  if record.get('host') == socket.gethostname():
+    return not _pid_alive(int(record.get('pid', -1)))
+  return age > stale_after
+
+
+def describe(record: Optional[dict]) -> str:
+  if not record:
+    return 'another process'
+  started = time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(record.get('started', 0)))
+  return f'host {record.get("host")}, pid {record.get("pid")}, since {started}'
+
+
+def _create(path: str, record: dict) -> bool:
+  try:
+    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+  except FileExistsError:
+    return False
+  with os.fdopen(fd, 'w') as f:
+    json.dump(record, f)
+    f.flush()
+    os.fsync(f.fileno())
+  return True
+
+
+def _take_over(path: str, stale: Optional[dict], stale_after: float) -> None:
+  """Removes the stale lock `path` if it still is the one judged stale."""
+  breaker = path + '.break'
+  if not _create(breaker, _holder_record('takeover')):
+    if is_stale(breaker, read_holder(breaker), min(stale_after, 60.0)):
+      with contextlib.suppress(FileNotFoundError):
+        os.remove(breaker)  # a breaker that died mid-takeover
+    return
+  try:
+    current = read_holder(path)
+    same = (current or {}).get('token') == (stale or {}).get('token')
+    if same and is_stale(path, current, stale_after):
+      with contextlib.suppress(FileNotFoundError):
+        os.remove(path)
+  finally:
+    with contextlib.suppress(FileNotFoundError):
+      os.remove(breaker)
+
+
+def _heartbeat(path: str, token: str, stop: threading.Event, every: float) -> None:
+  while not stop.wait(every):
+    if (read_holder(path) or {}).get('token') != token:
+      return  # taken over (we were judged stale): nothing of ours to touch
+    with contextlib.suppress(OSError):
+      os.utime(path)
+
+
+@contextlib.contextmanager
+def lease(path: str, what: str, wait: bool = True, log: Callable[[str], None] = print,
+          stale_after: float = STALE_AFTER, heartbeat: float = HEARTBEAT,
+          poll: float = POLL) -> Iterator[dict]:
+  """Holds the lock file `path` for the block; yields the holder record.
+
+  Args:
+    what: what it guards, for the messages ('training of W', 'stage loo ...').
+    wait: wait for a live holder (True), or raise `LeaseHeld` at once.
+    log: where the waiting lines go.
+
+  Raises:
+    LeaseHeld: held by a live process and `wait` is False.
+  """
+  os.makedirs(os.path.dirname(path) or '.', exist_ok=True)
+  record = _holder_record(what)
+  waited, last_report, holder = 0.0, None, None
+  while not _create(path, record):
+    holder = read_holder(path)
+    if is_stale(path, holder, stale_after):
+      log(f'{what}: the lease of {describe(holder)} is stale (its process is gone); taking it over')
+      _take_over(path, holder, stale_after)
+      continue
+    if not wait:
+      raise LeaseHeld(f'{what} is being written by {describe(holder)} (lease {path}); rerun later, '
+                      'or with --config.wait_for_lock=True to wait for it and reuse its results')
+    if last_report is None or waited - last_report >= REPORT_EVERY:
+      log(f'{what}: waiting for {describe(holder)}, which holds it (lease {path})')
+      last_report = waited
+    time.sleep(poll)
+    waited += poll
+  if waited:
+    log(f'{what}: {describe(holder)} is done after {waited:.0f} s of waiting; going on')
+  stop = threading.Event()
+  beat = threading.Thread(target=_heartbeat, args=(path, record['token'], stop, heartbeat), daemon=True)
+  beat.start()
+  try:
+    yield record
+  finally:
+    stop.set()
+    if (read_holder(path) or {}).get('token') == record['token']:
+      with contextlib.suppress(FileNotFoundError):
+        os.remove(path)
+
+
+def guarded(path: str, what: str, cfg, log: Callable[[str], None] = print):
+  """`lease(path, ...)` as a run config asks (`wait_for_lock`); nothing with
+  several hosts, whose processes meet at barriers instead (one job)."""
+  from attn_jax.core import hosts  # pylint: disable=g-import-not-at-top
+  if hosts.count() > 1:
+    return contextlib.nullcontext({})
+  return lease(path, what, wait=bool(cfg.get('wait_for_lock', True)), log=log)
+
+
+def held(root: str) -> list[tuple[str, Optional[dict]]]:
+  """(lock file, holder) of every lease under `root`, for readers that say
+  what is still being computed; never blocks."""
+  found = []
+  for folder, _, files in os.walk(root):
+    for name in files:
+      if name.endswith(SUFFIX):
+        path = os.path.join(folder, name)
+        found.append((path, read_holder(path)))
+  return sorted(found, key=lambda x: x[0])
