@@ -12,7 +12,7 @@ or still in progress — with the one a report shows by default marked `*`.
 import argparse
 import os
 
-from attn_jax.core import atomic_io
+from attn_jax.core import atomic_io, leases
 from attn_jax.core.registry import EXPERIMENTS, STAGES
 from attn_jax.runs import workdir as workdir_lib
 from attn_jax.core import errors
@@ -120,10 +120,24 @@ def _experiment_lines(folder: str) -> list[str]:
   return lines
 
 
+def _lease_lines(root: str) -> list[str]:
+  """What other processes are writing now (their leases), or left behind."""
+  lines = []
+  for path, holder in leases.held(root):
+    state = 'stale: its process is gone' if leases.is_stale(path, holder) else 'being computed'
+    lines.append(f'  in progress: {(holder or {}).get("what", "?")} — {state} '
+                 f'({leases.describe(holder)}) [{os.path.relpath(path, root)}]')
+  return lines
+
+
 def describe(root: str) -> str:
   if not os.path.isdir(root):
     raise AttnJaxError(f'{root} is not a folder; pass a workdir made by run.py')
   blocks = []
+  busy = _lease_lines(root)
+  if busy:
+    blocks.append('\n'.join([f'{root}: other processes are writing here (what they finish will show below '
+                             'when done):'] + busy))
   for folder in model_folders(root):
     lines = ([f'{folder}:'] + _description_lines(folder) + _training_lines(folder) + _stage_lines(folder)
              + _experiment_lines(folder))

@@ -471,6 +471,153 @@ def control_case(name: str, command_of) -> Case:
   return Case('no fault (a second run in a fresh workdir)', f'control {name}', do)
 
 
+# ---------------------------------------------------------------- runs that meet
+
+def _together(commands: list, stagger: float = 1.0) -> list:
+  """Starts `commands` `stagger` seconds apart; their `faults.Result`s."""
+  procs, started = [], time.time()
+  for i, command in enumerate(commands):
+    if i:
+      time.sleep(stagger)
+    procs.append(subprocess.Popen(command, cwd=faults.ROOT, env=faults.env(), stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, errors='replace'))
+  results = []
+  for proc, command in zip(procs, commands):
+    out, err = proc.communicate(timeout=1200)
+    results.append(faults.Result(list(command), proc.returncode, out, err, time.time() - started))
+  return results
+
+
+def _judge_all(results: list, reference: dict, workdir: str, keys=None) -> tuple[str, str]:
+  """The worst outcome of several runs on one workdir, then its results against the reference."""
+  for r in results:
+    if r.returncode != 0 or faults.TRACEBACK in r.stderr:
+      return faults.failure(r)
+  return faults.judge(results[-1], reference, workdir, keys)
+
+
+def _trained_copy(suite: 'Suite', name: str) -> str:
+  """A fresh workdir holding the reference's trained model and nothing analysed."""
+  workdir = suite.fresh(name)
+  trained = suite.reference('trained only', lambda w: run_py(w, '--config.analyses='))['dir']
+  shutil.copytree(trained, workdir)
+  return workdir
+
+
+def meeting_case(what: str) -> Case:
+  """Two identical runs at once (training, a stage, an experiment, a study
+  arm): both finish, one computing and the other reusing; results equal the
+  reference's."""
+  def do(suite: Suite) -> dict:
+    reference = suite.reference('single', run_py)
+    if what == 'training':
+      workdir = suite.fresh('meet-training')
+      results = _together([run_py(workdir), run_py(workdir)])
+      keys = None
+    elif what == 'a stage':
+      workdir = _trained_copy(suite, 'meet-stage')
+      results = _together([run_py(workdir, '--config.analyses=loo')] * 2)
+      keys = [k for k in reference['fingerprint'] if '/loo/' in k or k.startswith('analyses/loo')]
+    elif what == 'an experiment':
+      workdir = _trained_copy(suite, 'meet-experiment')
+      command = run_py(workdir, '--config.analyses=', '--config.experiments=uniform')
+      ref = suite.reference('uniform', lambda w: run_py(w, '--config.analyses=', '--config.experiments=uniform'))
+      results = _together([command, command])
+      outcome, detail = _judge_all(results, ref['fingerprint'], workdir)
+      return {'outcome': outcome, 'message': detail, 'command': ' '.join(command[1:]),
+              'waited': any('waiting for' in r.stdout for r in results)}
+    else:  # a study arm
+      root = suite.fresh('meet-study')
+      command = [sys.executable, '-m', 'attn_jax.studies', 'run', 'jw_grid', f'--root={root}',
+                 '--only=sst_average_dot', '--seeds=1', '--variant=smoke', '--no-progress']
+      results = _together([command, command])
+      for r in results:
+        if r.returncode != 0 or faults.TRACEBACK in r.stderr:
+          outcome, detail = faults.failure(r)
+          break
+      else:
+        trained = sum('already finished' in r.stdout for r in results)
+        outcome = 'survived' if trained == 1 else 'different results'
+        detail = '' if trained == 1 else f'{2 - trained} of the two runs trained the arm'
+      return {'outcome': outcome, 'message': detail, 'command': ' '.join(command[1:])}
+    outcome, detail = _judge_all(results, reference['fingerprint'], workdir, keys)
+    return {'outcome': outcome, 'message': detail, 'command': ' '.join(results[0].command[1:]),
+            'waited': any('waiting for' in r.stdout for r in results)}
+  return Case('two identical runs at once (one workdir)', f'both at once: {what}', do)
+
+
+def killed_holder_case() -> Case:
+  """The holder of a training is killed with -9 while a second run waits:
+  the waiter takes the lease over and resumes from the holder's checkpoints."""
+  def do(suite: Suite) -> dict:
+    reference = suite.reference('single', run_py)
+    workdir = suite.fresh('killed-holder')
+    holder = subprocess.Popen(run_py(workdir), cwd=faults.ROOT, env=faults.env(), stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, errors='replace')
+    for line in holder.stdout:
+      if 'epoch 1 of' in line or 'resuming' in line:
+        break
+    waiter = subprocess.Popen(run_py(workdir), cwd=faults.ROOT, env=faults.env(), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, errors='replace')
+    time.sleep(2.0)
+    holder.kill()
+    holder.wait()
+    out, err = waiter.communicate(timeout=1200)
+    result = faults.Result(run_py(workdir), waiter.returncode, out, err, 0.0)
+    outcome, detail = faults.judge(result, reference['fingerprint'], workdir)
+    return {'outcome': outcome, 'message': detail, 'took_over': 'taking it over' in out,
+            'resumed': 'resuming' in out}
+  return Case('a lease holder killed with -9 while another run waits', 'kill -9 the training holder', do)
+
+
+def stale_lock_case(fresh: bool) -> Case:
+  """A lock file left by another host: taken over once silent; while fresh,
+  `wait_for_lock=False` refuses in one line."""
+  def do(suite: Suite) -> dict:
+    reference = suite.reference('single', run_py)
+    workdir = suite.fresh('foreign-lock')
+    os.makedirs(workdir, exist_ok=True)
+    lock = os.path.join(workdir, 'training.lease')
+    with open(lock, 'w') as f:
+      json.dump({'what': 'training', 'host': 'lost-host.example', 'pid': 4242,
+                 'started': time.time() - 3600, 'token': 'foreign'}, f)
+    if fresh:
+      result = faults.run(run_py(workdir, '--config.wait_for_lock=False'))
+      if result.returncode == 0:
+        return {'outcome': 'different results', 'message': 'ran although another host holds the lease'}
+      outcome, detail = faults.failure(result)
+      return {'outcome': outcome, 'message': detail}
+    old = time.time() - 3600
+    os.utime(lock, (old, old))  # no heartbeat for an hour: a lost host
+    result = faults.run(run_py(workdir))
+    outcome, detail = faults.judge(result, reference['fingerprint'], workdir)
+    return {'outcome': outcome, 'message': detail, 'took_over': 'taking it over' in result.stdout}
+  return Case('a lock file left by another host', 'lock of another host, ' +
+              ('fresh, run with wait_for_lock=False' if fresh else 'silent for an hour'), do)
+
+
+def parallel_stages_case() -> Case:
+  """Two different stages of one trained model at once: both finish, and
+  their results equal the reference's (a sequential run)."""
+  def do(suite: Suite) -> dict:
+    reference = suite.reference('single', run_py)
+    workdir = _trained_copy(suite, 'parallel-stages')
+    results = _together([run_py(workdir, '--config.analyses=loo'),
+                         run_py(workdir, '--config.analyses=permutation')])
+    keys = [k for k in reference['fingerprint'] if any(f'/{s}/' in k or k.startswith(f'analyses/{s}')
+                                                       for s in ('loo', 'permutation'))]
+    outcome, detail = _judge_all(results, reference['fingerprint'], workdir, keys)
+    return {'outcome': outcome, 'message': detail}
+  return Case('two different stages of one model at once', 'loo and permutation at once', do)
+
+
+def meeting_cases(quick: bool) -> list[Case]:
+  if quick:
+    return [meeting_case('training'), parallel_stages_case()]
+  return [meeting_case(w) for w in ('training', 'a stage', 'an experiment', 'a study arm')] + [
+      killed_holder_case(), stale_lock_case(False), stale_lock_case(True), parallel_stages_case()]
+
+
 def all_cases(suite: Suite, quick: bool) -> list[Case]:
   cases = [control_case('single', run_py)]
   if not quick:
@@ -483,6 +630,7 @@ def all_cases(suite: Suite, quick: bool) -> list[Case]:
   cases += [read_only_case(v) for v in (('rerun', 'output_dir') if quick else
                                        ('rerun', 'output_dir', 'no output_dir'))]
   cases += [data_case(h) for h in (('empty',) if quick else ('truncated mid-line', 'invalid UTF-8', 'empty'))]
+  cases += meeting_cases(quick)
   return cases
 
 

@@ -165,3 +165,13 @@ def test_different_stages_of_one_model_run_at_once(tmp_path):
       for name in a.files:
         np.testing.assert_array_equal(a[name], b[name], err_msg=f'{stage}/{name}')
   assert not list(workdir.glob('**/*.lease'))
+
+
+def test_contents_says_what_is_being_computed_without_waiting(tmp_path):
+  from attn_jax import contents  # pylint: disable=g-import-not-at-top
+  workdir = tmp_path / 'w'
+  os.makedirs(workdir / 'analyses' / 'loo' / 'test-8docs-abc')
+  path = str(workdir / 'analyses' / 'loo' / 'test-8docs-abc' / 'stage.lease')
+  with leases.lease(path, 'stage loo (somewhere)', log=lambda _: None):
+    text = contents.describe(str(workdir))
+  assert 'in progress: stage loo (somewhere) — being computed' in text and f'pid {os.getpid()}' in text

@@ -17,12 +17,14 @@ def main(argv=None) -> None:
   parser.add_argument('--seeds', type=int, default=None,
                       help='seeds per arm (default: the study\'s; another count trains, and reports, '
                       'in <arm>-<S>seeds beside the study\'s own folders)')
+  parser.add_argument('--variant', default=None,
+                      help="every arm at this config variant, e.g. 'smoke' (in <arm>-smoke folders)")
   parser.add_argument('--no-progress', action='store_true', help='no progress bars (logs)')
   parser.add_argument('--save', default=None, help='report: copy the small result files here')
   parser.add_argument('--readme', action='append', help='report: rewrite the table\'s block in this Markdown '
                       'file (repeatable: each file that holds it)')
   args = parser.parse_args(argv)
-  study = STUDIES[args.study].with_seeds(args.seeds)
+  study = STUDIES[args.study].with_seeds(args.seeds).with_variant(args.variant)
   root = args.root or f'workdirs/{study.name}'
   try:
     if args.action == 'run':

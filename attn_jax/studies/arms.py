@@ -58,5 +58,13 @@ class Study:
       return self
     return dataclasses.replace(self, seeds=seeds, folder_suffix=f'-{seeds}seeds')
 
+  def with_variant(self, variant: str | None) -> 'Study':
+    """The study with every arm at a config variant ('smoke': seconds-long
+    arms that check a set-up), in folders of their own (`<arm>-smoke`)."""
+    if not variant:
+      return self
+    arms = tuple(dataclasses.replace(a, variant=variant) for a in self.arms)
+    return dataclasses.replace(self, arms=arms, folder_suffix=self.folder_suffix + f'-{variant}')
+
   def folder_name(self, arm: Arm) -> str:
     return arm.name + self.folder_suffix
