@@ -40,6 +40,7 @@ note otherwise. The full run takes about 20-25 minutes on 2 CPU cores;
 import argparse
 import contextlib
 import dataclasses
+import fnmatch
 import json
 import os
 import random
@@ -696,6 +697,15 @@ def run(args) -> None:
     suite.reference('single', run_py)
     record['reference_seconds'] = round(suite.references['single']['result'].seconds, 1)
     cases = all_cases(suite, args.quick)
+    if args.only:  # these cases again; the record keeps the other cases' last outcomes
+      patterns = [p.strip() for p in args.only.split(',') if p.strip()]
+      chosen = lambda kind: any(fnmatch.fnmatch(kind, p) for p in patterns)
+      cases = [c for c in cases if chosen(c.kind)]
+      if os.path.exists(args.out):
+        earlier = json_of(args.out)
+        record['attempts'] = [a for f in earlier['faults'] for a in f['attempts'] if not chosen(a['kind'])]
+        record['command'] = f'{earlier["command"]}; then {command} --only=\'{args.only}\''
+        record['earlier_wall_seconds'] = earlier.get('wall_seconds', 0) + earlier.get('earlier_wall_seconds', 0)
     budget = args.budget_minutes * 60
     cases_started = time.time()
     for n, case in enumerate(cases, 1):
@@ -792,6 +802,9 @@ def main(argv=None) -> None:
                  help='cases left when this is spent are recorded as not run')
   r.add_argument('--scratch', default=None, help='where the workdirs go (default: the temp folder)')
   r.add_argument('--keep', action='store_true', help='keep the scratch workdirs')
+  r.add_argument('--only', default=None,
+                 help='comma-separated glob patterns of fault kinds to run again; the others keep '
+                 'their outcomes from --out')
   p = sub.add_parser('report', help='print the table; --readme rewrites its README block')
   p.add_argument('json')
   p.add_argument('--readme', default=None)

@@ -120,17 +120,19 @@ def with_notes(rows: list[list[str]], notes) -> str:
   return markdown(rows) + ('\n\n' + '\n'.join(f'- {n}' for n in notes) if notes else '')
 
 
-def publish(made: dict, table: str, paths: list[str], summaries: tuple, readme=None) -> dict:
+def publish(made: dict, table: str, paths: list[str], summaries: tuple, readme=None,
+            command: str | None = None, files: list[str] | None = None) -> dict:
   """Prints {block: (rows, notes)} and, with `readme`, rewrites each block
-  there, citing `python -m attn_jax.report <table> <paths>` and the summary
-  files under each path's `summaries` folders; returns `made`."""
+  there, citing `python -m attn_jax.report <table> <paths>` (or `command`,
+  with `{sources}` for the paths) and the summary files under each path's
+  `summaries` folders; returns `made`."""
   for block, (rows, notes) in made.items():
     print(f'{block}:\n{plain(rows)}' + ''.join(f'\n  {n}' for n in notes) + '\n')
   if readme:
     here = root_of(readme)
     sources = [os.path.relpath(p, here) for p in paths]
-    command = f'python -m attn_jax.report {table} ' + ' '.join(sources)
-    files = [f'{s}/{folder}/*/summary.json' for folder in summaries for s in sources]
+    command = (command or f'python -m attn_jax.report {table} {{sources}}').format(sources=' '.join(sources)).strip()
+    files = files or [f'{s}/{folder}/*/summary.json' for folder in summaries for s in sources]
     for block, (rows, notes) in made.items():
       write_blocks(readme, block, with_notes(rows, notes), command, files)
   return made

@@ -87,7 +87,7 @@ def datasets(runs) -> list[str]:
 def table3_rows(runs) -> list[list[str]]:
   """Test accuracy (%) of each model, beside S&S's on their closest datasets,
   and the wall time on this machine: training (all epochs run) + erasure tests."""
-  found = datasets(runs)
+  found = datasets(runs) or list(DATASET_LABELS)
   header = ['model']
   for d in found:
     header += [f'{DATASET_LABELS[d]} (measured)',
@@ -306,11 +306,14 @@ def figure(runs, stem: str) -> list[str]:
 
 # ---------------------------------------------------------------- command
 
-def tables(runs) -> dict:
-  return {'ss-table3': (table3_rows(runs), []), 'ss-table2': (table2_rows(runs), []),
-          'ss-removal': (removal_rows(runs), []), 'ss-comparisons': (comparison_rows(runs), []),
+def tables(runs, pending=()) -> dict:
+  """README block -> (rows, notes); `pending` names models not finished yet."""
+  notes = ([f'Not finished yet (the study resumes where it stopped): {", ".join(pending)}.']
+           if pending else [])
+  return {'ss-table3': (table3_rows(runs), notes), 'ss-table2': (table2_rows(runs), notes),
+          'ss-removal': (removal_rows(runs), notes), 'ss-comparisons': (comparison_rows(runs), notes),
           'ss-verdicts': ([['dataset', 'claim (S&S)', 'verdict', 'measured']]
-                          + [list(v) for v in verdicts(runs)], [])}
+                          + [list(v) for v in verdicts(runs)], notes)}
 
 
 def save(run: ModelRun, directory: str) -> str:
@@ -322,7 +325,7 @@ def save(run: ModelRun, directory: str) -> str:
   return target
 
 
-def write(paths: list[str], save_to=None, readme=None) -> dict:
+def write(paths: list[str], save_to=None, readme=None, pending=(), command=None, files=None) -> dict:
   """Prints the tables for the runs at `paths` (from `save_to` after copying
   there, if given), draws the figure beside them and rewrites the README
   blocks; returns {block: (rows, notes)}."""
@@ -335,7 +338,7 @@ def write(paths: list[str], save_to=None, readme=None) -> dict:
     written = figure(runs, os.path.join(save_to, 'ss_fraction_removed'))
     if written:
       print('figure: ' + ', '.join(written))
-  return publish(tables(runs), 'ss', paths, ('analyses',), readme)
+  return publish(tables(runs, pending), 'ss', paths, ('analyses',), readme, command, files)
 
 
 def _command(parser, args, argv) -> None:

@@ -171,11 +171,13 @@ def _ss_tables(study, root: str, save_to, readme) -> list[list[str]]:
   folders = [os.path.join(root, study.folder_name(a)) for a in study.arms]
   finished = [f for f in folders if collect_models(f)]
   missing = [study.folder_name(a) for a, f in zip(study.arms, folders) if f not in finished]
-  if missing:
-    print('not finished yet: ' + ', '.join(missing))
-  if not finished:
-    return []
-  made = ss_models.write([m for f in finished for m in collect_models(f)], save_to, readme)
+  here = root_of(readme) if readme else os.getcwd()
+  command = (f'python -m attn_jax.studies report {study.name} '
+             f'--root={os.path.relpath(save_to or root, here)}')
+  source = os.path.relpath(save_to or root, here)
+  made = ss_models.write([m for f in finished for m in collect_models(f)], save_to, readme, missing,
+                         command, [f'{source}/<arm>/eval.json', f'{source}/<arm>/analyses/erasure/*/summary.json',
+                                   f'{source}/study.json'])
   if save_to and os.path.abspath(root) != os.path.abspath(save_to):
     merged = runner.read_record(save_to)
     merged['arms'].update(runner.read_record(root)['arms'])
