@@ -120,6 +120,17 @@ def with_notes(rows: list[list[str]], notes) -> str:
   return markdown(rows) + ('\n\n' + '\n'.join(f'- {n}' for n in notes) if notes else '')
 
 
+def saved_runs(paths: list[str], save_to, load, save) -> tuple[list[str], list]:
+  """(paths, runs): the runs at `paths` loaded; with `save_to`, copied there
+  first (`save(run, save_to)` -> its copy's folder) and loaded from the copies,
+  so the tables show what is committed."""
+  runs = [load(p) for p in paths]
+  if save_to:
+    paths = [save(run, save_to) for run in runs]
+    runs = [load(p) for p in paths]
+  return paths, runs
+
+
 def publish(made: dict, table: str, paths: list[str], summaries: tuple, readme=None,
             command: str | None = None, files: list[str] | None = None) -> dict:
   """Prints {block: (rows, notes)} and, with `readme`, rewrites each block

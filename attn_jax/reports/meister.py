@@ -19,7 +19,8 @@ from attn_jax.core import atomic_io
 from attn_jax.core.registry import EXPERIMENTS, STAGES
 from attn_jax.papers import published
 from attn_jax.reports import render
-from attn_jax.reports.common import check_markers, load_experiment_summaries, load_run, publish, save_summary
+from attn_jax.reports.common import (check_markers, load_experiment_summaries, load_run, publish, save_summary,
+                                     saved_runs)
 from attn_jax.reports.registry import COMMANDS, SECTIONS, Command, PaperSections
 from attn_jax.reports.wiegreffe_pinter import save as save_experiments
 from attn_jax.stages import store as stage_store
@@ -262,10 +263,7 @@ def write(paths: list[str], save_to=None, readme=None) -> dict:
   there, if given) and rewrites their README blocks; returns {block: (rows, notes)}."""
   if readme:
     check_markers(readme, BLOCKS)
-  runs = [load(p) for p in paths]
-  if save_to:
-    paths = [save(run, save_to) for run in runs]
-    runs = [load(p) for p in paths]
+  paths, runs = saved_runs(paths, save_to, load, save)
   return publish(tables(runs), 'meister', paths, ('analyses', 'experiments'), readme)
 
 

@@ -22,7 +22,7 @@ from matplotlib.patches import Patch
 from attn_jax.core import atomic_io, errors
 from attn_jax.papers import published
 from attn_jax.plots import figures
-from attn_jax.reports.common import check_markers, publish, save_run_files, save_summary
+from attn_jax.reports.common import check_markers, publish, save_run_files, save_summary, saved_runs
 from attn_jax.reports.registry import COMMANDS, Command
 from attn_jax.stages import store as stage_store
 
@@ -331,10 +331,8 @@ def write(paths: list[str], save_to=None, readme=None, pending=(), command=None,
   blocks; returns {block: (rows, notes)}."""
   if readme:
     check_markers(readme, BLOCKS)
-  runs = [load(p) for p in paths]
+  paths, runs = saved_runs(paths, save_to, load, save)
   if save_to:
-    paths = [save(r, save_to) for r in runs]
-    runs = [load(p) for p in paths]
     written = figure(runs, os.path.join(save_to, 'ss_fraction_removed'))
     if written:
       print('figure: ' + ', '.join(written))
