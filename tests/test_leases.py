@@ -175,3 +175,13 @@ def test_contents_says_what_is_being_computed_without_waiting(tmp_path):
   with leases.lease(path, 'stage loo (somewhere)', log=lambda _: None):
     text = contents.describe(str(workdir))
   assert 'in progress: stage loo (somewhere) — being computed' in text and f'pid {os.getpid()}' in text
+
+
+def test_reports_never_wait_and_say_what_is_still_being_computed(tmp_path):
+  from attn_jax.reports import cli  # pylint: disable=g-import-not-at-top
+  path = str(tmp_path / 'w' / 'analyses' / 'loo' / 'k' / 'stage.lease')
+  with leases.lease(path, 'stage loo (w)', log=lambda _: None):
+    lines = cli.still_computing([str(tmp_path / 'w')])
+  assert lines == [f'note: still being computed, not shown: stage loo (w) (host {socket.gethostname()}, '
+                   f'pid {os.getpid()}, since {lines[0].split("since ")[1]}']
+  assert cli.still_computing([str(tmp_path / 'w')]) == []

@@ -10,8 +10,9 @@ given several times, in each file that holds it.
 """
 
 import argparse
+import os
 
-from attn_jax.core import errors
+from attn_jax.core import errors, leases
 from attn_jax.reports.registry import COMMANDS
 
 
@@ -40,3 +41,18 @@ def main(argv=None):
     COMMANDS[args.table].run(p, args, argv)
   except errors.AttnJaxError as e:
     errors.exit_with(e, 1)
+  for line in still_computing(args.runs):
+    print(line)
+
+
+def still_computing(paths) -> list[str]:
+  """A note per result still being written under the report's folders: a
+  report never waits for them, it shows what is finished."""
+  lines = []
+  for path in paths:
+    if os.path.isdir(path):
+      for lock, holder in leases.held(path):
+        if not leases.is_stale(lock, holder):
+          lines.append(f'note: still being computed, not shown: {(holder or {}).get("what", lock)} '
+                       f'({leases.describe(holder)})')
+  return lines

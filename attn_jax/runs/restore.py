@@ -1,10 +1,13 @@
 """Everything an analysis needs from a trained workdir, without retraining."""
 
 import dataclasses
+import os
+import warnings
 from typing import Any
 
 import ml_collections
 
+from attn_jax.core import leases
 from attn_jax.runs import workdir as workdir_lib
 from attn_jax.data.vocabulary import Vocabulary
 from attn_jax.core.errors import CheckpointError
@@ -33,6 +36,12 @@ def restore(workdir: str) -> Restored:
       damaged (one line naming the step folder) or does not fit its config.
   """
   cfg = workdir_lib.load_config(workdir)
+  training = os.path.join(workdir, 'training' + leases.SUFFIX)
+  holder = leases.read_holder(training)
+  if holder is not None and not leases.is_stale(training, holder):
+    # Never waits: a reader gets the best model selected so far, and is told.
+    warnings.warn(f'{workdir} is still training ({leases.describe(holder)}): this is the model '
+                  'selected so far; restore again when it is done for the final one', stacklevel=2)
   vocab = workdir_lib.load_vocab(workdir)
   model = build_model(cfg.model, len(vocab))
   restored = trainer.restore_best(model, workdir)
