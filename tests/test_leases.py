@@ -142,15 +142,15 @@ def test_refusing_run_names_the_holder_in_one_line(tmp_path):
 
 
 def test_different_stages_of_one_model_run_at_once(tmp_path):
-  """Two jobs asking for different stages of one trained model both finish;
-  a third asking for kendall waits for the loo the first computes (its input)
-  instead of computing it again. The arrays equal a sequential run's."""
+  """Two jobs asking for different stages of one trained model both finish,
+  and a third asking for kendall takes the loo the first computes (its input)
+  rather than computing it again. The arrays equal a sequential run's."""
   workdir = tmp_path / 'w'
   first = _run_py(workdir)
   assert first.wait(timeout=600) == 0
   sequential = tmp_path / 'sequential'
   shutil.copytree(workdir, sequential)
-  docs = '--config.analysis.max_docs=8'
+  docs = '--config.analysis.max_docs=4'
   jobs = [_run_py(workdir, f'--config.analyses={a}', docs) for a in ('loo', 'permutation', 'kendall')]
   outs = [p.communicate(timeout=600) for p in jobs]
   assert [p.returncode for p in jobs] == [0, 0, 0], [o[1][-2000:] for o in outs]

@@ -205,3 +205,23 @@ def test_sentences_of_a_batch_are_the_documents_words_in_order():
       assert b.lengths[row, s] == len(words)
     assert b.lengths[row, len(sentences):].sum() == 0
   assert b.index[3] == -1 and b.weights[3] == 0
+
+
+def test_bigru_gradient_equals_finite_differences():
+  """The biGRU trains through `gru_scan`'s autodiff: its gradient against
+  central differences in float64."""
+  from attn_jax.models.bigru import BiGRUEncoder  # pylint: disable=g-import-not-at-top
+  with jax.enable_x64(True):
+    encoder = BiGRUEncoder(hidden=3, items='all')
+    x = jnp.asarray(np.random.default_rng(0).normal(size=(2, 5, 4)))
+    lengths = jnp.asarray(np.array([5, 3], np.int64))
+    params = jax.tree.map(lambda p: p.astype(jnp.float64),
+                          encoder.init(jax.random.PRNGKey(0), x.astype(jnp.float32), lengths))
+    loss = jax.jit(lambda p: jnp.sum(jnp.sin(encoder.apply(p, x, lengths))))
+    grads = jax.grad(loss)(params)
+    leaf = params['params']['w_hh']
+    for index in [(0, 1, 2), (1, 0, 7), (1, 2, 5)]:
+      bumped = lambda d: jax.tree.map(lambda p: p, params) | {
+          'params': {**params['params'], 'w_hh': leaf.at[index].add(d)}}
+      numeric = (loss(bumped(1e-6)) - loss(bumped(-1e-6))) / 2e-6
+      np.testing.assert_allclose(grads['params']['w_hh'][index], numeric, rtol=1e-5, atol=1e-8)

@@ -1,6 +1,8 @@
 """S&S's HAN end to end on real aclImdb ratings: train (S&S's recipe, smoke
 sized), evaluate, erasure tests on the sentence attention, report ss; a
-rerun restores instead of retraining."""
+rerun restores instead of retraining. The convolutional HAN: the biGRU's
+programs take a minute to compile, and its forward pass and gradient are
+checked on their own (tests/test_ss_models.py)."""
 
 import json
 import os
@@ -18,7 +20,7 @@ import helpers
 @requires_real_data
 @pytest.mark.usefixtures('optax_promotion')
 def test_han_trains_is_analysed_and_reported(tmp_path, tfds_dir, capsys):
-  cfg = ss_config('imdb_ratings', 'han', 'smoke')
+  cfg = ss_config('imdb_ratings', 'han', 'conv,smoke')
   cfg.data.tfds_data_dir = tfds_dir
   cfg.data.max_docs_per_split = 24
   cfg.train.plateau_factor = 0.5
@@ -34,7 +36,7 @@ def test_han_trains_is_analysed_and_reported(tmp_path, tfds_dir, capsys):
   np.testing.assert_allclose(probs.sum(-1), 1.0, rtol=1e-5)
 
   run = ss_models.load(str(workdir))
-  assert run.model == 'HANrnn' and run.dataset == 'imdb_ratings'
+  assert run.model == 'HANconv' and run.dataset == 'imdb_ratings'
   single = run.erasure['single_weight']
   assert single['n'] <= 24 and abs(sum(single[k] for k in (
       'percent_both_flip', 'percent_top_only', 'percent_other_only', 'percent_neither')) - 100) < 1e-6
@@ -45,7 +47,7 @@ def test_han_trains_is_analysed_and_reported(tmp_path, tfds_dir, capsys):
   assert arrays['probs'].shape == (24, 8)
 
   made = ss_models.write([str(workdir)], str(tmp_path / 'saved'))
-  assert made['ss-table3'][0][1][0] == 'HANrnn'
+  assert made['ss-table3'][0][2][0] == 'HANconv'
   assert os.path.exists(tmp_path / 'saved' / 'ss_fraction_removed.png')
   assert 'ss-verdicts' in capsys.readouterr().out
 

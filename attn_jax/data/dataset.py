@@ -1,8 +1,10 @@
 """The data a run trains and analyses on: encoded splits, vocabulary, fingerprint."""
 
+import collections
 import copy
 import dataclasses
 import hashlib
+import json
 from typing import Optional, Sequence
 
 import ml_collections
@@ -120,6 +122,27 @@ def _subsample(split: jain_wallace.TokenizedSplit, limit: Optional[int], seed: i
   return split.subset(keep)
 
 
+# The last protocols' outputs, by dataset, splits and the files they came
+# from: tokenising (and sentence splitting) 50,000 reviews takes seconds, and
+# a process often loads one dataset more than once (a rerun, a report, tests).
+_PREPARED: collections.OrderedDict = collections.OrderedDict()
+_PREPARED_MAX = 2
+
+
+def _prepared(dataset: str, wanted: tuple, raw: dict, source: dict):
+  files = json.dumps((source or {}).get('files'), sort_keys=True, default=str)
+  key = (dataset, wanted, files)
+  if not (source or {}).get('files') or key not in _PREPARED:
+    prepared = protocols.PROTOCOLS[dataset].prepare(raw, wanted)
+    if not (source or {}).get('files'):
+      return prepared  # nothing says which files these are: no reuse
+    _PREPARED[key] = prepared
+    while len(_PREPARED) > _PREPARED_MAX:
+      _PREPARED.popitem(last=False)
+  _PREPARED.move_to_end(key)
+  return _PREPARED[key]
+
+
 def load_dataset(cfg: ml_collections.ConfigDict, wanted: Sequence[str] = ('train', 'dev', 'test'),
                  vocab: Optional[Vocabulary] = None) -> Dataset:
   """Prepares (once) and encodes the splits of `cfg.dataset`.
@@ -135,7 +158,7 @@ def load_dataset(cfg: ml_collections.ConfigDict, wanted: Sequence[str] = ('train
   else:
     protocol = protocols.PROTOCOLS[cfg.dataset]
     raw, source = builders.load(protocol.raw, cfg.manual_dir, cfg.tfds_data_dir)
-    prepared = protocol.prepare(raw, wanted)
+    prepared = _prepared(cfg.dataset, tuple(wanted), raw, source)
   if vocab is None:
     if prepared.vocab_docs is None:
       raise DataError('a vocabulary is built from the train split: ask for it too, or pass vocab=')
