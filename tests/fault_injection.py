@@ -783,7 +783,8 @@ def report_command(args) -> None:
   record = json_of(args.json)
   rows = table_rows(record)
   print(report.plain(rows))
-  print(f'\n{record["command"]}: {_minutes(record.get("wall_seconds", 0))} wall time')
+  total = record.get('wall_seconds', 0) + record.get('earlier_wall_seconds', 0)
+  print(f'\n{record["command"]}: {_minutes(total)} wall time in all')
   if args.readme:
     try:
       report.write_block(args.readme, 'fault-injection', report.markdown(rows),
