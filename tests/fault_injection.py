@@ -550,26 +550,33 @@ def meeting_case(what: str) -> Case:
 
 
 def killed_holder_case() -> Case:
-  """The holder of a training is killed with -9 while a second run waits:
-  the waiter takes the lease over and resumes from the holder's checkpoints."""
+  """The holder of a training is killed with -9 while a second run waits for
+  it: the waiter takes the lease over and resumes from the holder's last
+  checkpoint (40 epochs, so the kill lands mid-training, not in a stage)."""
   def do(suite: Suite) -> dict:
-    reference = suite.reference('single', run_py)
+    command_of = lambda w: run_py(w, '--config.train.epochs=40')
+    reference = suite.reference('forty epochs', command_of)
     workdir = suite.fresh('killed-holder')
-    holder = subprocess.Popen(run_py(workdir), cwd=faults.ROOT, env=faults.env(), stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True, errors='replace')
+    holder = subprocess.Popen(command_of(workdir), cwd=faults.ROOT, env=faults.env(),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors='replace')
     for line in holder.stdout:
-      if 'epoch 1 of' in line or 'resuming' in line:
+      if line.startswith('epoch 1 of 40: train loss'):  # a checkpoint exists: the epoch's end saved it
         break
-    waiter = subprocess.Popen(run_py(workdir), cwd=faults.ROOT, env=faults.env(), stdout=subprocess.PIPE,
+    waiter = subprocess.Popen(command_of(workdir), cwd=faults.ROOT, env=faults.env(), stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, errors='replace')
-    time.sleep(2.0)
+    seen = []
+    for line in waiter.stdout:
+      seen.append(line)
+      if 'waiting for' in line:
+        break
     holder.kill()
     holder.wait()
     out, err = waiter.communicate(timeout=1200)
-    result = faults.Result(run_py(workdir), waiter.returncode, out, err, 0.0)
+    out = ''.join(seen) + out
+    result = faults.Result(command_of(workdir), waiter.returncode, out, err, 0.0)
     outcome, detail = faults.judge(result, reference['fingerprint'], workdir)
-    return {'outcome': outcome, 'message': detail, 'took_over': 'taking it over' in out,
-            'resumed': 'resuming' in out}
+    return {'outcome': outcome, 'message': detail, 'waited': any('waiting for' in l for l in seen),
+            'took_over': 'taking it over' in out, 'resumed': 'resuming' in out}
   return Case('a lease holder killed with -9 while another run waits', 'kill -9 the training holder', do)
 
 

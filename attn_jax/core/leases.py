@@ -147,12 +147,13 @@ def lease(path: str, what: str, wait: bool = True, log: Callable[[str], None] = 
   """
   os.makedirs(os.path.dirname(path) or '.', exist_ok=True)
   record = _holder_record(what)
-  waited, last_report, holder = 0.0, None, None
+  waited, last_report, holder, took_over = 0.0, None, None, False
   while not _create(path, record):
     holder = read_holder(path)
     if is_stale(path, holder, stale_after):
       log(f'{what}: the lease of {describe(holder)} is stale (its process is gone); taking it over')
       _take_over(path, holder, stale_after)
+      took_over = True
       continue
     if not wait:
       raise LeaseHeld(f'{what} is being written by {describe(holder)} (lease {path}); rerun later, '
@@ -162,7 +163,7 @@ def lease(path: str, what: str, wait: bool = True, log: Callable[[str], None] = 
       last_report = waited
     time.sleep(poll)
     waited += poll
-  if waited:
+  if waited and not took_over:
     log(f'{what}: {describe(holder)} is done after {waited:.0f} s of waiting; going on')
   stop = threading.Event()
   beat = threading.Thread(target=_heartbeat, args=(path, record['token'], stop, heartbeat), daemon=True)
