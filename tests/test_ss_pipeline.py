@@ -40,6 +40,8 @@ def test_han_trains_is_analysed_and_reported(tmp_path, tfds_dir, capsys):
   single = run.erasure['single_weight']
   assert single['n'] <= 24 and abs(sum(single[k] for k in (
       'percent_both_flip', 'percent_top_only', 'percent_other_only', 'percent_neither')) - 100) < 1e-6
+  bins = single['delta_js_negative_by_delta_alpha']  # S&S Figure 4
+  assert sum(b['n'] for b in bins) == single['n'] and all(b['delta_js_negative'] <= b['n'] for b in bins)
   arrays = np.load(next((workdir / 'analyses' / 'erasure').glob('*/results.npz')))
   # The items are sentences: n is each document's sentence count.
   test = load_dataset(cfg.data).splits['test']

@@ -122,7 +122,7 @@ def single_cells(summary: Optional[dict]) -> tuple:
 def table2_rows(runs) -> list[list[str]]:
   """S&S Table 2 for every model (S&S published it for HANrnn)."""
   rows = [['dataset', 'model', 'instances (n > 1)', 'i* & r flip (%)', 'i* only', 'r only', 'neither',
-           'S&S HANrnn, closest dataset (published)']]
+           'ΔJS < 0 (%, Fig. 4)', 'S&S HANrnn, closest dataset (published)']]
   for d in datasets(runs):
     paper = published.SERRANO_SMITH_TABLE2[published.SERRANO_SMITH_CLOSEST[d]]
     for model in MODELS:
@@ -132,8 +132,9 @@ def table2_rows(runs) -> list[list[str]]:
       cells = single_cells(r.erasure)
       reference = (f'{published.SERRANO_SMITH_CLOSEST[d]}: ' + ' / '.join(_pct(x) for x in paper)
                    if model == 'HANrnn' else '')
+      negative = r.erasure['single_weight'].get('fraction_delta_js_negative')
       rows.append([DATASET_LABELS[d], model, str(r.erasure['single_weight']['n']),
-                   *[_pct(c) for c in cells], reference])
+                   *[_pct(c) for c in cells], _pct(None if negative is None else 100 * negative), reference])
   return rows
 
 

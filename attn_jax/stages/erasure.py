@@ -48,7 +48,13 @@ def _single_summary(arrays, usable) -> dict:
   top, other = arrays['single_flip_top'][usable], arrays['single_flip_other'][usable]
   pct = lambda x: float(100 * np.mean(x)) if len(x) else None
   delta_js = arrays['single_js_top'][usable] - arrays['single_js_other'][usable]
-  return {'n': int(usable.sum()),
+  delta_alpha = arrays['single_delta_alpha'][usable]
+  # S&S Figure 4: per Δα bin, how many instances and how many with ΔJS < 0.
+  edges = np.linspace(0.0, 1.0, 11)
+  bins = np.clip(np.digitize(delta_alpha, edges[1:-1]), 0, len(edges) - 2)
+  by_bin = [{'delta_alpha': [float(edges[b]), float(edges[b + 1])], 'n': int(np.sum(bins == b)),
+             'delta_js_negative': int(np.sum((bins == b) & (delta_js < 0)))} for b in range(len(edges) - 1)]
+  return {'n': int(usable.sum()), 'delta_js_negative_by_delta_alpha': by_bin,
           'percent_both_flip': pct(top & other), 'percent_top_only': pct(top & ~other),
           'percent_other_only': pct(~top & other), 'percent_neither': pct(~top & ~other),
           'fraction_delta_js_negative': float(np.mean(delta_js < 0)) if len(delta_js) else None}
