@@ -146,9 +146,10 @@ def test_verdicts_follow_the_numbers():
 
 @requires_real_data
 def test_imdb_ratings_protocol(tfds_dir):
-  from attn_jax.data import builders
-  raw = builders.load_raw('imdb', tfds_data_dir=tfds_dir)
-  prepared = serrano_smith.imdb_ratings(raw, ('train', 'dev', 'test'))
+  from attn_jax.data import builders, dataset  # pylint: disable=g-import-not-at-top
+  raw, source = builders.load('imdb', tfds_data_dir=tfds_dir)
+  # Through the process's cache of prepared splits: the end-to-end test reuses them.
+  prepared = dataset._prepared('imdb_ratings', ('train', 'dev', 'test'), raw, source)  # pylint: disable=protected-access
   sizes = {k: len(v) for k, v in prepared.splits.items()}
   assert sizes == {'train': 22500, 'dev': 2500, 'test': 25000}
   assert len(prepared.classes) == 8 and prepared.count_tokens
