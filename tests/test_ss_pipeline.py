@@ -13,6 +13,7 @@ import pytest
 from attn_jax.config.serrano_smith import ss_config
 from attn_jax.data.dataset import load_dataset
 from attn_jax.reports import ss_models
+from attn_jax.studies import STUDIES, report as study_report
 from conftest import requires_real_data
 import helpers
 
@@ -52,6 +53,14 @@ def test_han_trains_is_analysed_and_reported(tmp_path, tfds_dir, capsys):
   assert made['ss-table3'][0][2][0] == 'HANconv'
   assert os.path.exists(tmp_path / 'saved' / 'ss_fraction_removed.png')
   assert 'ss-verdicts' in capsys.readouterr().out
+  # An arm saved in an earlier session (its workdir gone) stays in the
+  # study's tables; the arms in neither place are named as pending.
+  study = STUDIES['ss_models']
+  rows = study_report.write(study, str(tmp_path / 'new_workdirs'), save_to=str(tmp_path / 'saved'))
+  measured = {r[0]: r[1] for r in rows[1:]}
+  assert measured['HANconv'] == made['ss-table3'][0][2][1] and measured['HANrnn'] == '– (not run)'
+  out = capsys.readouterr().out
+  assert 'Not finished yet' in out and 'imdb_ratings_FLANrnn' in out
 
   logs.clear()
   helpers.run(cfg, workdir, logs)  # restored, not retrained

@@ -26,6 +26,7 @@ naming the holder (`LeaseHeld`).
 """
 
 import contextlib
+import errno
 import json
 import os
 import secrets
@@ -148,7 +149,17 @@ def lease(path: str, what: str, wait: bool = True, log: Callable[[str], None] = 
   os.makedirs(os.path.dirname(path) or '.', exist_ok=True)
   record = _holder_record(what)
   waited, last_report, holder, took_over = 0.0, None, None, False
-  while not _create(path, record):
+  try:
+    created = _create(path, record)
+  except OSError as e:
+    if e.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+      raise
+    # A folder this process cannot write (a read-only mount, someone else's
+    # results): it can only read what is finished there, which needs no
+    # lease; anything it tried to write would fail with its own clear error.
+    yield {}
+    return
+  while not created and not _create(path, record):
     holder = read_holder(path)
     if is_stale(path, holder, stale_after):
       log(f'{what}: the lease of {describe(holder)} is stale (its process is gone); taking it over')

@@ -168,9 +168,14 @@ def save(study, root: str, target: str) -> None:
 
 def _ss_tables(study, root: str, save_to, readme) -> list[list[str]]:
   """`python -m attn_jax.report ss` over the study's finished arms, and their wall times."""
-  folders = [os.path.join(root, study.folder_name(a)) for a in study.arms]
-  finished = [f for f in folders if collect_models(f)]
-  missing = [study.folder_name(a) for a, f in zip(study.arms, folders) if f not in finished]
+  # An arm finished in an earlier session may be only in `save_to` (its
+  # workdir gone): its saved copy keeps its place in the tables.
+  places = [root] + ([save_to] if save_to else [])
+  finished, missing = [], []
+  for arm in study.arms:
+    found = [os.path.join(p, study.folder_name(arm)) for p in places
+             if collect_models(os.path.join(p, study.folder_name(arm)))]
+    (finished.append(found[0]) if found else missing.append(study.folder_name(arm)))
   here = root_of(readme) if readme else os.getcwd()
   command = (f'python -m attn_jax.studies report {study.name} '
              f'--root={os.path.relpath(save_to or root, here)}')
