@@ -65,7 +65,8 @@ def max_jsd_histograms(arrays: dict, directory: str) -> list[str]:
 def delta_js_scatter(arrays: dict, usable: np.ndarray, directory: str) -> list[str]:
   fig, ax = new_figure(figsize=(5, 3.5))
   delta_js = arrays['single_js_top'] - arrays['single_js_other']
-  ax.scatter(arrays['single_delta_alpha'][usable], delta_js[usable], s=4, alpha=0.4)
+  # Rasterized: a vector point per document makes a 25,000-document SVG megabytes.
+  ax.scatter(arrays['single_delta_alpha'][usable], delta_js[usable], s=4, alpha=0.4, rasterized=True)
   ax.axhline(0.0, color='grey', lw=0.8)
   ax.set_xlabel('Δα = α(i*) − α(r)')
   ax.set_ylabel('ΔJS = JS(i*) − JS(r)')
