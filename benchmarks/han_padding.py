@@ -17,8 +17,6 @@ import argparse
 import os
 import sys
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from attn_jax.config.serrano_smith import ss_config  # pylint: disable=wrong-import-position
 from attn_jax.core import atomic_io  # pylint: disable=wrong-import-position

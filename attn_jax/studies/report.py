@@ -168,14 +168,18 @@ def save(study, root: str, target: str) -> None:
 
 def _ss_tables(study, root: str, save_to, readme) -> list[list[str]]:
   """`python -m attn_jax.report ss` over the study's finished arms, and their wall times."""
-  # An arm finished in an earlier session may be only in `save_to` (its
-  # workdir gone): its saved copy keeps its place in the tables.
-  places = [root] + ([save_to] if save_to else [])
-  finished, missing = [], []
-  for arm in study.arms:
-    found = [os.path.join(p, study.folder_name(arm)) for p in places
-             if collect_models(os.path.join(p, study.folder_name(arm)))]
-    (finished.append(found[0]) if found else missing.append(study.folder_name(arm)))
+  def finished_folder(arm):
+    """The arm's folder in `root`, else its copy saved in `save_to` by an
+    earlier session (whose workdir may be gone); None if in neither."""
+    for place in [root] + ([save_to] if save_to else []):
+      folder = os.path.join(place, study.folder_name(arm))
+      if collect_models(folder):
+        return folder
+    return None
+
+  found = [(arm, finished_folder(arm)) for arm in study.arms]
+  finished = [folder for _, folder in found if folder]
+  missing = [study.folder_name(arm) for arm, folder in found if folder is None]
   here = root_of(readme) if readme else os.getcwd()
   command = (f'python -m attn_jax.studies report {study.name} '
              f'--root={os.path.relpath(save_to or root, here)}')
