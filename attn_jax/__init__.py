@@ -11,6 +11,12 @@ functions (embed → encode → score → project → decode), and
 `attn_jax.analysis` the jittable analyses of the four papers.
 """
 
+# First, before anything starts JAX's backend: XLA:CPU's freed buffers are
+# kept for the next step instead of being unmapped (attn_jax.core.host_memory).
+from attn_jax.core import host_memory
+host_memory.reuse_freed_memory()
+
+# pylint: disable=g-import-not-at-top,wrong-import-position
 from attn_jax import analysis
 from attn_jax.data.dataset import load_dataset
 from attn_jax.explain import Explanation, explain

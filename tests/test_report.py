@@ -108,3 +108,21 @@ def test_model_axis_and_vector_tables_from_their_files(tmp_path, capsys):
   assert '| sst | bilstm | 5 | 1000 | 2100 | 2000 | 0.50x | 1.05x | 10 / 10 / 50 | +100 / +100 / +100 |' in text
   assert '| sst | sst 8 (3) | 100 | 9 of 10 (90.0%) | 5 | 12 |' in text
   assert (tmp_path / 'saved' / 'sst.json').exists() and '`saved/sst.json`' in text
+
+
+def test_train_throughput_table_from_its_file(tmp_path, capsys):
+  arm = lambda rates, faults: {'tokens_per_second': rates, 'median_tokens_per_second': rates[1],  # noqa: E731
+                               'ms_per_step': [1.0] * 3, 'minor_faults_per_step': faults}
+  bench = tmp_path / 'train.json'
+  bench.write_text(json.dumps({
+      'dataset': 'imdb', 'batches': 40, 'tokens': 1000, 'padded_slots': 1250,
+      'peak_rss_mb': {'system': [900.0, 950.0, 920.0], 'kept': [1000.0, 990.0, 1010.0]},
+      'rows': [{'encoder': 'bilstm', 'system': arm([90, 100, 110], [40000, 41000, 42000]),
+                'kept': arm([120, 150, 160], [0, 5, 0]), 'speedup_per_round': [1.33, 1.5, 1.45],
+                'speedup_median': 1.45, 'max_abs_param_difference': 0.0}]}))
+  readme = tmp_path / 'README.md'
+  readme.write_text('<!-- training-benchmarks:start --><!-- training-benchmarks:end -->\n')
+  report.main(['train-throughput', str(bench), '--readme', str(readme)])
+  assert '1.45x (1.33–1.50)' in capsys.readouterr().out
+  assert ('| imdb | bilstm | 40 (1000 / 1250) | 3 | 100 | 150 | 1.45x (1.33–1.50) | 41000 → 0 | '
+          '950 / 1010 | 0.0e+00 |') in readme.read_text()

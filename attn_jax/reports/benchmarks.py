@@ -4,12 +4,14 @@ axis, Meister's g_{h_p}(x), and the in-domain word vectors.
     python -m attn_jax.report benchmarks BENCHMARK.json ... [--readme FILE]
     python -m attn_jax.report model-axis MODEL_AXIS.json ... [--readme FILE]
     python -m attn_jax.report state-importance STATE_IMPORTANCE.json ... [--readme FILE]
+    python -m attn_jax.report train-throughput TRAIN_THROUGHPUT.json ... [--readme FILE]
     python -m attn_jax.report vectors VECTORS.json ... [--save results/vectors] [--readme FILE]
 
 `benchmarks` tabulates the JSON files written by
 `benchmarks/analysis_throughput.py --out`, `model-axis` those of
 `benchmarks/model_axis_throughput.py --out`, `state-importance` those of
-`benchmarks/state_importance_throughput.py --out`; `vectors` the records
+`benchmarks/state_importance_throughput.py --out`, `train-throughput` those of
+`benchmarks/train_throughput.py --out`; `vectors` the records
 `attn_jax.vectors` writes beside each vectors file (`--save` copies them).
 """
 
@@ -79,6 +81,27 @@ def state_importance_rows(reports: list[dict]) -> list[list[str]]:
   return rows
 
 
+def training_rows(reports: list[dict]) -> list[list[str]]:
+  """`benchmarks/train_throughput.py` records: training tokens/s with glibc's
+  malloc as it comes against attn-jax's host memory setting, the same run."""
+  rows = [['dataset', 'encoder', 'batches (real / padded tokens)', 'rounds',
+           'system malloc: tokens/s', 'kept memory: tokens/s', 'speed-up (median of rounds; range)',
+           'page faults per step', 'peak RSS MB (system / kept)', 'max abs param difference']]
+  for r in reports:
+    rss = ' / '.join(f'{max(r["peak_rss_mb"][a]):.0f}' for a in ('system', 'kept'))
+    for row in r['rows']:
+      ratios = row['speedup_per_round']
+      faults = ' → '.join(f'{sorted(row[a]["minor_faults_per_step"])[len(ratios) // 2]:.0f}'
+                          for a in ('system', 'kept'))
+      rows.append([r['dataset'], row['encoder'],
+                   f'{r["batches"]} ({r["tokens"]} / {r["padded_slots"]})', str(len(ratios)),
+                   f'{row["system"]["median_tokens_per_second"]:.0f}',
+                   f'{row["kept"]["median_tokens_per_second"]:.0f}',
+                   f'{row["speedup_median"]:.2f}x ({min(ratios):.2f}–{max(ratios):.2f})', faults, rss,
+                   f'{row["max_abs_param_difference"]:.1e}'])
+  return rows
+
+
 def vector_rows(records: list[dict]) -> list[list[str]]:
   rows = [['target', 'corpus documents by source (held out)', 'corpus tokens',
            'vocabulary words with a vector', 'epochs', 'build seconds']]
@@ -117,5 +140,8 @@ COMMANDS.register(Command('model-axis', 70, 'MODEL_AXIS.json ...', 'one program 
 COMMANDS.register(Command('state-importance', 80, 'STATE_IMPORTANCE.json ...',
                           "Meister's g_{h_p}(x): documents/s and FLOPs",
                           _tabulating(state_importance_rows, 'state-importance-benchmarks')))
+COMMANDS.register(Command('train-throughput', 85, 'TRAIN_THROUGHPUT.json ...',
+                          'training tokens/s: host memory kept against system malloc',
+                          _tabulating(training_rows, 'training-benchmarks')))
 COMMANDS.register(Command('vectors', 90, 'VECTORS.json ... [--save results/vectors]',
                           'the in-domain vectors: corpus and coverage', _vectors))
