@@ -37,9 +37,9 @@ def test_the_table_has_one_row_per_arm_with_intervals_over_seeds(ran, tmp_path, 
   readme.write_text('<!-- tiny-table:start -->\n<!-- tiny-table:end -->\n')
   rows = report.write(TINY, str(ran), save_to=str(tmp_path / 'results'), readme=str(readme))
   assert [r[0] for r in rows[1:]] == ['synthetic_bilstm_tanh', 'synthetic_average_dot']
-  assert all(r[1] == '2' and ' ± ' in r[2] for r in rows[1:])
+  assert all(r[1] == 'scratch σ=1.0' and r[2] == '2' and ' ± ' in r[3] for r in rows[1:])
   text = readme.read_text()
-  assert '| synthetic_average_dot | 2 |' in text and 'BiLSTM + tanh: τ(grad, LOO)' in text
+  assert '| synthetic_average_dot | scratch σ=1.0 | 2 |' in text and 'BiLSTM + tanh: τ(grad, LOO)' in text
   saved = tmp_path / 'results' / 'synthetic_average_dot' / 'seed1'
   assert (saved / 'eval.json').exists() and len(list((saved / 'analyses' / 'kendall').glob('test-*docs-*/summary.json'))) == 1
   assert rows == report.write(TINY, str(tmp_path / 'results'))  # the saved files give the same table
@@ -50,7 +50,7 @@ def test_an_arm_not_run_yet_has_its_row_saying_so(ran):
                                          'smoke'),), analyses=TINY.analyses, seeds=2, description='a test')
   rows = report.grid_rows(wider, str(ran))
   assert [r[0] for r in rows[1:]] == ['synthetic_bilstm_tanh', 'synthetic_average_dot', 'synthetic_cnn_tanh']
-  assert rows[-1][1] == '0 (not run yet)' and rows[-1][2] == '–' and rows[-1][-1] == '–'
+  assert rows[-1][1:4] == ['–', '0 (not run yet)', '–'] and rows[-1][-1] == '–'
   assert rows[1][-1].endswith('min')
 
 

@@ -50,8 +50,30 @@ def analysed_cell(docs: list) -> str:
   return '–' if not docs else str(docs[0]) if len(docs) == 1 else f'{docs[0]}–{docs[-1]}'
 
 
+def embeddings_cell(arm_dir: str) -> str:
+  """What the arm's models started from, read from their config.json:
+  'skip-gram' / 'CBOW' (the in-domain vectors' recipe), 'scratch σ=0.1', or
+  the vectors file's name; '–' before any model is saved. The defaults moved
+  from CBOW (and from scratch on 20 Newsgroups) to skip-gram on 2026-11-25, so
+  a row trained before says so."""
+  names = set()
+  for member in collect_models(arm_dir):
+    path = os.path.join(member, 'config.json')
+    if not os.path.exists(path):
+      continue
+    cfg = atomic_io.read_json(path)
+    source = cfg['model'].get('embeddings_file')
+    if source is None:
+      names.add(f'scratch σ={cfg["model"].get("embed_init_std")}')
+    elif source == 'in_domain':
+      names.add('skip-gram' if cfg.get('vectors', {}).get('sg') else 'CBOW')
+    else:
+      names.add(os.path.basename(source))
+  return ' + '.join(sorted(names)) or '–'
+
+
 def grid_rows(study, root: str) -> list[list[str]]:
-  rows = [['configuration', 'seeds', 'accuracy [J&W]', 'F1 pos [J&W]', 'ROC-AUC [J&W]',
+  rows = [['configuration', 'embeddings', 'seeds', 'accuracy [J&W]', 'F1 pos [J&W]', 'ROC-AUC [J&W]',
            'τ(α, grad) [J&W]', 'τ(α, LOO) [J&W]', 'τ(grad, LOO) [J&W]',
            'adv. max JSD neg / pos [J&W ≈]', 'perm. median ∣Δŷ∣ neg / pos', 'test docs analysed',
            'wall time']]
@@ -63,7 +85,8 @@ def grid_rows(study, root: str) -> list[list[str]]:
     adv = paper.get('adversarial_max_jsd')
     tau_cell = lambda pair: cell(c[f'tau_{pair}'], paper=(tau.get(pair) or (None,))[0])
     seconds, cut = wall_seconds(root, study.folder_name(arm))
-    rows.append([arm.name, str(c['accuracy']['n']) if c['accuracy']['n'] else '0 (not run yet)',
+    rows.append([arm.name, embeddings_cell(os.path.join(root, study.folder_name(arm))),
+                 str(c['accuracy']['n']) if c['accuracy']['n'] else '0 (not run yet)',
                  *[cell(c[m], paper=test.get(m)) for m in ('accuracy', 'f1_pos', 'roc_auc')],
                  tau_cell('attention_gradient'), tau_cell('attention_loo'), tau_cell('gradient_loo'),
                  f'{cell(c["adversarial_neg"], 2)} / {cell(c["adversarial_pos"], 2)}'

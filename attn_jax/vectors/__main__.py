@@ -1,12 +1,14 @@
 """Builds (or finds) the in-domain word vectors of one or more datasets.
 
     python -m attn_jax.vectors sst imdb 20news [--corpora=imdb,sst,20news,agnews]
-        [--epochs=5] [--seed=0] [--directory=DIR]
+        [--epochs=5] [--seed=0] [--sg=0|1] [--directory=DIR]
 
 Each dataset gets its own file: vectors trained on every corpus's text except
 that dataset's dev and test documents, for that dataset's vocabulary. The
 files go to --directory, else $ATTN_JAX_VECTORS, else ~/.cache/attn_jax/vectors,
-which is where `--config.model.embeddings_file=in_domain` looks. Data come from
+which is where `--config.model.embeddings_file=in_domain` looks. `--sg=1` trains
+skip-gram (J&W's wiki.simple.vec recipe), `--sg=0` CBOW; the default is the
+configs' (`vectors.sg`). Data come from
 $ATTN_JAX_DATA (or --manual_dir), as for run.py.
 """
 
@@ -26,13 +28,14 @@ def main(argv=None) -> None:
   parser.add_argument('--corpora', default=defaults.corpora)
   parser.add_argument('--epochs', type=int, default=defaults.epochs)
   parser.add_argument('--seed', type=int, default=defaults.seed)
+  parser.add_argument('--sg', type=int, choices=[0, 1], default=defaults.sg)
   parser.add_argument('--directory', default=None)
   parser.add_argument('--manual_dir', default=None)
   args = parser.parse_args(argv)
   try:
     for dataset in args.datasets:
       cfg = config_lib.default_config(dataset, 'bilstm')
-      cfg.vectors.update(corpora=args.corpora, epochs=args.epochs, seed=args.seed,
+      cfg.vectors.update(corpora=args.corpora, epochs=args.epochs, seed=args.seed, sg=args.sg,
                          directory=args.directory)
       cfg.data.manual_dir = args.manual_dir
       vocab = load_dataset(cfg.data).vocab
