@@ -166,3 +166,32 @@ def test_bad_experiment_settings_fail_before_any_work(field, value, message):
     cfg.experiment.consistent_adversary.lambdas = value
   with pytest.raises(ConfigError, match=re.escape(message)):
     helpers.run(cfg, '/nonexistent/never-created')
+
+
+def test_every_adversary_guides_one_more_model_per_other_lambda(suite):
+  workdir, _ = suite
+  before = experiments.load_summaries(str(workdir))['guides']
+  cfg = wp_config()
+  cfg.experiments = 'guides'
+  cfg.experiment.guides.every_adversary = True
+  with jax.numpy_dtype_promotion('standard'):
+    helpers.run(cfg, workdir)
+  found = experiments.load_summaries(str(workdir))['guides']
+  assert found['key']['hash'] != before['key']['hash']  # beside, not over, the default's results
+  other = 1.0 if found['adversary_lambda'] == 0.01 else 0.01
+  assert [r['guide'] for r in found['rows']] == ['uniform', 'trained_mlp', 'base', 'adversary',
+                                                  f'adversary_{other:g}']
+  sweep = {r['lambda']: r for r in experiments.load_summaries(str(workdir))['consistent_adversary']['rows']}
+  for row in found['rows'][3:]:
+    assert row['adversary_mean_jsd'] == sweep[row['adversary_lambda']]['mean_jsd']
+  assert found['rows'][4]['adversary_lambda'] == other
+  # The models of a program are independent: the four guides come out as before.
+  assert [r['f1_pos'] for r in found['rows'][:4]] == [r['f1_pos'] for r in before['rows']]
+
+
+def test_a_setting_added_later_keeps_earlier_keys_at_its_old_behaviour():
+  from attn_jax.experiments.runner import _settings  # pylint: disable=g-import-not-at-top
+  cfg = wp_config()
+  assert 'every_adversary' not in _settings(cfg, 'guides')
+  cfg.experiment.guides.every_adversary = True
+  assert _settings(cfg, 'guides')['every_adversary'] is True

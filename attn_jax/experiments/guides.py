@@ -15,7 +15,11 @@ when tested. W&P Table 3.
 Which adversary: `adversary_lambda`, or by default the λ whose adversary
 has the largest train-set mean JSD from the base attention among those whose
 train-set mean TVD (½|Δŷ|) is at most `max_train_tvd` — chosen from training
-data only (the smallest-TVD adversary if none qualifies).
+data only (the smallest-TVD adversary if none qualifies). With
+`every_adversary`, one more model per other trained λ is guided by that λ's
+adversary (members `adversary_<λ>`), in the same program: the guided F1
+along the adversaries' JSD from the base attention, which says how much of
+W&P's ADVERSARY row depends on how disjoint the chosen adversary is.
 """
 
 import os
@@ -42,7 +46,8 @@ def _defaults(dataset, encoder, variant) -> ml_collections.ConfigDict:
   del dataset, encoder
   return ml_collections.ConfigDict({
       'encoder': 'average', 'hidden_dim': 8 if variant == 'smoke' else 128,
-      'adversary_lambda': config_dict.placeholder(float), 'max_train_tvd': 0.05})
+      'adversary_lambda': config_dict.placeholder(float), 'max_train_tvd': 0.05,
+      'every_adversary': False})
 
 
 def _check(section, cfg):
@@ -72,36 +77,50 @@ def choose_adversary(section, adversary_summary: dict) -> tuple[float, str]:
   return choose_by_training_data(rows, section.max_train_tvd)
 
 
+def _adversary_row(adversary_summary: dict, lam: float) -> dict:
+  """The λ sweep's numbers of the adversary for `lam` (its test and train JSD, TVD)."""
+  row = next(r for r in adversary_summary['rows'] if np.isclose(r['lambda'], lam))
+  return {'adversary_lambda': lam, **{f'adversary_{k}': row.get(k) for k in
+                                      ('mean_jsd', 'mean_tvd', 'train_mean_jsd', 'train_mean_tvd')}}
+
+
 def _run(ctx):
   s = ctx.section
   _, adversary_summary = ctx.inputs['consistent_adversary']
   lam, why = choose_adversary(s, adversary_summary)
-  try:
-    adversary = restore(adversary_workdir(ctx.out_dir, adversary_summary, lam))
-  except CheckpointError as e:
-    raise TrainingError(f'the adversary for λ={lam:g} cannot be restored ({e}); rerun '
-                        'experiment consistent_adversary') from e
+  others = [r['lambda'] for r in adversary_summary['rows'] if 'failed' not in r
+            and not np.isclose(r['lambda'], lam)] if s.every_adversary else []
+  adversaries = []
+  for one in [lam] + others:
+    try:
+      adversaries.append(restore(adversary_workdir(ctx.out_dir, adversary_summary, one)))
+    except CheckpointError as e:
+      raise TrainingError(f'the adversary for λ={one:g} cannot be restored ({e}); rerun '
+                          'experiment consistent_adversary') from e
+  guide_indices = GUIDE_INDICES + tuple((f'adversary_{one:g}', 3 + k) for k, one in enumerate(others))
+  lambda_of = {'adversary': lam, **{f'adversary_{one:g}': one for one in others}}
   splits = sorted({'train', ctx.cfg.train.select_on, ctx.split_name})
   guides = {}
   for split in splits:
     data = ctx.dataset.splits[split]
     _, base_alpha = ctx.outputs(ctx.model, ctx.params, split)
-    _, adversary_alpha = ctx.outputs(adversary.model, adversary.params, split)
-    guides[split] = [uniform_alpha(data.lengths, base_alpha.shape[1]), base_alpha, adversary_alpha]
+    guides[split] = [uniform_alpha(data.lengths, base_alpha.shape[1]), base_alpha]
+    guides[split] += [ctx.outputs(a.model, a.params, split)[1] for a in adversaries]
   member = ctx.member_config(**{'model.encoder': s.encoder, 'model.hidden_dim': s.hidden_dim})
-  objective = guided_objective([g for _, g in GUIDE_INDICES], guides)
-  for name, _ in GUIDE_INDICES:
+  objective = guided_objective([g for _, g in guide_indices], guides)
+  for name, _ in guide_indices:
     atomic_io.write_json(os.path.join(ctx.group_dir('guided'), name, 'objective.json'),
                          {'objective': 'W&P diagnostic model with imposed attention (§C.3)',
-                          'guide': name, 'adversary_lambda': lam if name == 'adversary' else None})
-  trained = ctx.train('guided', {name: member for name, _ in GUIDE_INDICES}, objective)
+                          'guide': name, 'adversary_lambda': lambda_of.get(name)})
+  trained = ctx.train('guided', {name: member for name, _ in guide_indices}, objective)
   rows, probs = [], []
-  for (name, index), params, selection in zip(GUIDE_INDICES, trained.params, trained.selections):
+  for (name, index), params, selection in zip(guide_indices, trained.params, trained.selections):
     if params is None:
       raise TrainingError(DIVERGED.format(what=f'the {name}-guided model'))
     metrics, p = ctx.evaluate(trained.model, params, ctx.split_name, objective,
                               {'guide': np.int32(index)})
-    rows.append({'guide': name, **metrics_row(metrics), 'selected_epoch': selection['epoch']})
+    extra = _adversary_row(adversary_summary, lambda_of[name]) if name in lambda_of else {}
+    rows.append({'guide': name, **metrics_row(metrics), 'selected_epoch': selection['epoch'], **extra})
     probs.append(p)
   summary = {'n': len(ctx.split), 'rows': rows, 'adversary_lambda': lam, 'adversary_choice': why,
              'encoder': s.encoder, 'hidden_dim': s.hidden_dim,

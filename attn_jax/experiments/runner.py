@@ -25,6 +25,15 @@ def _hash(value) -> str:
   return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+def _settings(cfg, name: str) -> dict:
+  """The experiment's config section, less settings added later at the value
+  that computes what ran before they existed (`config.ADDED_KEYS`), so
+  results keyed before then stay found."""
+  added = config_lib.ADDED_KEYS
+  return {k: v for k, v in cfg.experiment[name].to_dict().items()
+          if not (f'experiment.{name}.{k}' in added and v == added[f'experiment.{name}.{k}'])}
+
+
 def experiment_key(exp: Experiment, cfg, params_hash: str, data_fingerprint: str,
                    input_hashes: dict, input_models: dict) -> dict:
   """What the results depend on: the base model (its params and the config
@@ -37,7 +46,7 @@ def experiment_key(exp: Experiment, cfg, params_hash: str, data_fingerprint: str
   """
   models = {'experiment': exp.name, 'version': exp.version, 'params': params_hash,
             'data': data_fingerprint, 'training': _hash(config_lib.training_items(cfg)),
-            'settings': cfg.experiment[exp.name].to_dict(), 'inputs': dict(sorted(input_models.items()))}
+            'settings': _settings(cfg, exp.name), 'inputs': dict(sorted(input_models.items()))}
   key = {**models, 'split': cfg.analysis.split, 'inputs': dict(sorted(input_hashes.items())),
          'models': _hash(models)}
   key['hash'] = _hash(key)

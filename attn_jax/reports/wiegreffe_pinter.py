@@ -3,9 +3,11 @@
     python -m attn_jax.report wp RUN ... [--save results/wp] [--readme FILE]
 
 Reads each run's experiment summaries (`attn_jax.experiments.store`, or the
-copies `--save` writes) and makes five tables, each a README block: W&P
+copies `--save` writes) and makes six tables, each a README block: W&P
 Table 2 (uniform attention, `wp-table2`), Table 3 (the MLP with guide
-attention, `wp-table3`), the consistent adversary's λ sweep
+attention, `wp-table3`), the ADVERSARY guide along λ (`wp-adversary-guides`:
+the MLP guided by each λ's adversary, `experiment.guides.every_adversary`),
+the consistent adversary's λ sweep
 (`wp-lambda-sweep`), seed variance against J&W's adversary (`wp-seeds`) and
 each experiment's wall time (`wp-wall-time`). The row functions take
 `runs`: [(run name, dataset, {experiment: summary})].
@@ -29,7 +31,7 @@ MONOTONE_SLACK = 1e-3  # JSD falls within the printed precision (3 decimals) do 
 JW_ADVERSARY_TYPICAL = 0.5  # J&W's adversary max JSD where no dataset-specific value is published
 GUIDE_NAMES = {'uniform': 'UNIFORM', 'trained_mlp': 'Trained MLP', 'base': 'Base LSTM',
                'adversary': 'ADVERSARY'}
-BLOCKS = ('wp-table2', 'wp-table3', 'wp-lambda-sweep', 'wp-seeds', 'wp-wall-time')
+BLOCKS = ('wp-table2', 'wp-table3', 'wp-adversary-guides', 'wp-lambda-sweep', 'wp-seeds', 'wp-wall-time')
 
 
 def _f(x, digits: int = 3) -> str:
@@ -96,8 +98,7 @@ def table3_rows(runs: list) -> list[list[str]]:
       continue
     paper = published.WIEGREFFE_PINTER_TABLE3.get(dataset, {})
     by_guide = {r['guide']: r for r in s['rows']}
-    ordered = [g for g in GUIDE_NAMES if g in by_guide] + sorted(g for g in by_guide if g not in GUIDE_NAMES)
-    for guide in ordered:
+    for guide in (g for g in GUIDE_NAMES if g in by_guide):  # other λ: `adversary_guide_rows`
       r = by_guide[guide]
       label = GUIDE_NAMES.get(guide, guide)
       if guide == 'adversary' and s.get('adversary_lambda') is not None:
@@ -105,6 +106,34 @@ def table3_rows(runs: list) -> list[list[str]]:
       rows.append([dataset, name, label, f'{r["f1_pos"]:.3f} ({_f(paper.get(guide))})',
                    _f(r.get('accuracy')), _f(r.get('roc_auc')),
                    table3_verdict(by_guide, paper) if guide == 'adversary' else '', source_label(s)])
+  return rows
+
+
+def adversary_guide_rows(runs: list) -> list[list[str]]:
+  """The MLP guided by each trained λ's adversary (the chosen one, and the
+  others with `experiment.guides.every_adversary`): its F1 beside how far
+  that adversary's attention is from the base model's (JSD, train and test)
+  and its predictions (TVD ½|Δp|)."""
+  rows = [['dataset', 'run', 'adversary λ', 'adversary train JSD', 'adversary test JSD',
+           'adversary test TVD ½∣Δp∣', 'guided F1 (W&P ADVERSARY)', 'guided accuracy', 'chosen',
+           'from (documents, key)']]
+  for name, dataset, summaries in runs:
+    s = summaries.get('guides')
+    if s is None:
+      continue
+    paper = published.WIEGREFFE_PINTER_TABLE3.get(dataset, {}).get('adversary')
+    guided = [r for r in s['rows'] if r['guide'].startswith('adversary')]
+    sweep = (summaries.get('consistent_adversary') or {}).get('rows', [])
+    for r in sorted(guided, key=lambda r: r.get('adversary_lambda', s['adversary_lambda'])):
+      lam = r.get('adversary_lambda', s['adversary_lambda'])
+      # Summaries from before the guides recorded their adversary's numbers:
+      # the same run's λ sweep has them.
+      own = next((a for a in sweep if abs(a['lambda'] - lam) <= 1e-12 * max(1.0, lam)), {})
+      of = {k: r.get(f'adversary_{k}', own.get(k)) for k in ('train_mean_jsd', 'mean_jsd', 'mean_tvd')}
+      rows.append([dataset, name, f'{lam:g}', _f(of['train_mean_jsd']), _f(of['mean_jsd']),
+                   _f(of['mean_tvd']),
+                   f'{r["f1_pos"]:.3f} ({_f(paper)})', _f(r.get('accuracy')),
+                   'yes' if r['guide'] == 'adversary' else '', source_label(s)])
   return rows
 
 
@@ -257,12 +286,13 @@ def table3_notes(runs: list) -> list[str]:
 def tables(runs: list) -> dict:
   """README block -> (rows, notes below the table)."""
   return {'wp-table2': (table2_rows(runs), []), 'wp-table3': (table3_rows(runs), table3_notes(runs)),
+          'wp-adversary-guides': (adversary_guide_rows(runs), []),
           'wp-lambda-sweep': (sweep_rows(runs), sweep_notes(runs)),
           'wp-seeds': (seed_rows(runs), []), 'wp-wall-time': (wall_time_rows(runs), [])}
 
 
 def write(paths: list[str], save_to=None, readme=None) -> dict:
-  """Prints the five tables for the runs at `paths` (from `save_to` after
+  """Prints the six tables for the runs at `paths` (from `save_to` after
   copying there, if given) and rewrites their README blocks; returns
   {block: (rows, notes)}."""
   if readme:
@@ -284,6 +314,7 @@ COMMANDS.register(Command('wp', 40, 'RUN ... [--save results/wp]', "the W&P expe
 
 TITLES = {'wp-table2': 'W&P Table 2: F1 with learned and with uniform attention',
           'wp-table3': 'W&P Table 3: the diagnostic MLP with each guide\'s attention',
+          'wp-adversary-guides': 'The ADVERSARY guide along λ: guided F1 against the adversary\'s JSD',
           'wp-lambda-sweep': 'W&P Figure 5 / Table 5: the model-consistent adversary along λ',
           'wp-seeds': 'W&P Figure 3: seed variance against J&W\'s adversary',
           'wp-wall-time': 'Wall time of the W&P experiments'}
