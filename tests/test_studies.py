@@ -45,6 +45,24 @@ def test_the_table_has_one_row_per_arm_with_intervals_over_seeds(ran, tmp_path, 
   assert rows == report.write(TINY, str(tmp_path / 'results'))  # the saved files give the same table
 
 
+def test_a_rerun_with_other_settings_replaces_the_saved_model_whole(ran, tmp_path):
+  saved = tmp_path / 'results'
+  report.save(TINY, str(ran), str(saved))
+  model = saved / 'synthetic_average_dot' / 'seed0'
+  config = json.loads((model / 'config.json').read_text())
+  config['model']['embeddings_file'] = 'in_domain'  # as saved by an earlier run with other vectors
+  (model / 'config.json').write_text(json.dumps(config))
+  stale = model / 'analyses' / 'kendall' / 'test-9docs-0123456789abcdef'
+  stale.mkdir(parents=True)
+  (stale / 'summary.json').write_text('{}')
+  kept = saved / 'synthetic_bilstm_tanh' / 'seed0' / 'analyses' / 'kendall' / 'test-9docs-0123456789abcdef'
+  kept.mkdir(parents=True)  # the same model saved again: its folder is only updated
+  report.save(TINY, str(ran), str(saved))
+  assert not stale.exists() and kept.exists()
+  assert json.loads((model / 'config.json').read_text()) == json.loads(
+      (ran / 'synthetic_average_dot' / 'seed0' / 'config.json').read_text())
+
+
 def test_an_arm_not_run_yet_has_its_row_saying_so(ran):
   wider = Study('tiny', TINY.arms + (Arm('synthetic_cnn_tanh', 'synthetic', 'cnn', {'model.attention': 'tanh'},
                                          'smoke'),), analyses=TINY.analyses, seeds=2, description='a test')

@@ -10,6 +10,7 @@ from those saved files (so the documents show what is committed).
 """
 
 import os
+import shutil
 
 from attn_jax.core import atomic_io
 from attn_jax.core.registry import STAGES
@@ -168,11 +169,22 @@ def patterns(study, root: str) -> list[str]:
   return lines
 
 
+def _replaced(source: str, dest: str) -> bool:
+  """Whether a saved model folder holds another model than `source` (a rerun
+  with other settings, e.g. new default embeddings): then it is replaced
+  whole, so no result of the old model stays beside the new one's."""
+  saved, new = os.path.join(dest, 'config.json'), os.path.join(source, 'config.json')
+  return os.path.exists(saved) and os.path.exists(new) and (
+      atomic_io.read_json(saved) != atomic_io.read_json(new))
+
+
 def save(study, root: str, target: str) -> None:
   for arm in study.arms:
     arm_dir = os.path.join(root, study.folder_name(arm))
     for model in collect_arm(arm_dir)['models']:
       source, dest = os.path.join(arm_dir, model), os.path.join(target, study.folder_name(arm), model)
+      if os.path.abspath(source) != os.path.abspath(dest) and _replaced(source, dest):
+        shutil.rmtree(dest)
       os.makedirs(dest, exist_ok=True)
       for name in MODEL_FILES:
         if os.path.exists(os.path.join(source, name)):
