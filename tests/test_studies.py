@@ -40,6 +40,7 @@ def test_the_table_has_one_row_per_arm_with_intervals_over_seeds(ran, tmp_path, 
   assert all(r[1] == 'scratch σ=1.0' and r[2] == '2' and ' ± ' in r[3] for r in rows[1:])
   text = readme.read_text()
   assert '| synthetic_average_dot | scratch σ=1.0 | 2 |' in text and 'BiLSTM + tanh: τ(grad, LOO)' in text
+  assert "synthetic: J&W's pattern, τ(grad, LOO) above τ(α, ·) for the BiLSTM (tanh): " in text
   saved = tmp_path / 'results' / 'synthetic_average_dot' / 'seed1'
   assert (saved / 'eval.json').exists() and len(list((saved / 'analyses' / 'kendall').glob('test-*docs-*/summary.json'))) == 1
   assert rows == report.write(TINY, str(tmp_path / 'results'))  # the saved files give the same table

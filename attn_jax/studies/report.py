@@ -151,7 +151,14 @@ def patterns(study, root: str) -> list[str]:
         key = (arm.encoder, arm.overrides.get('model.attention'))
         alpha[key] = statistics.t_interval(per_seed)
         grad_loo[key] = statistics.t_interval(v['tau_gradient_loo'])
-    for key in sorted(k for k in alpha if k[0] == 'bilstm'):
+    bilstm = sorted(k for k in alpha if k[0] == 'bilstm')
+    if bilstm:  # J&W's headline: gradient and LOO agree far more with each other than with α
+      verdicts = [above(grad_loo[k], alpha[k]) for k in bilstm]
+      held = ('holds, intervals apart' if all(v == APART for v in verdicts) else
+              'does not hold' if any(v == NOT_ABOVE for v in verdicts) else 'holds on means only')
+      lines.append(f'{dataset}: J&W\'s pattern, τ(grad, LOO) above τ(α, ·) for the BiLSTM '
+                   f'({", ".join(k[1] for k in bilstm)}): {held}')
+    for key in bilstm:
       lines.append(f'{dataset}: BiLSTM + {key[1]}: τ(grad, LOO) {grad_loo[key]["mean"]:.3f} above '
                    f'τ(α, ·) {alpha[key]["mean"]:.3f}: {above(grad_loo[key], alpha[key])}')
     for attention in ('tanh', 'dot'):
