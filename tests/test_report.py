@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from attn_jax.reports import cli as report
 
 
@@ -28,6 +30,22 @@ def test_training_table_sets_measured_beside_published(tmp_path, capsys):
   assert 'old' not in text and text.startswith('intro\n') and text.endswith('rest\n')
   assert '| a | bilstm + tanh / softmax | N(0, 0.1²) | 3 | 10 | 0.800 (0.808) |' in text
   assert '`results/a/eval.json`' in text and (tmp_path / 'results' / 'b' / 'config.json').exists()
+
+
+def test_training_results_saved_under_other_names_say_their_vectors(tmp_path, capsys):
+  run = fake_run(tmp_path, 'sst_bilstm_tanh_softmax', 'sst', 0.8)
+  config = json.loads((tmp_path / 'sst_bilstm_tanh_softmax' / 'config.json').read_text())
+  config['model']['embeddings_file'], config['vectors'] = 'in_domain', {'sg': 1}
+  (tmp_path / 'sst_bilstm_tanh_softmax' / 'config.json').write_text(json.dumps(config))
+  report.main(['training', run, '--save', str(tmp_path / 'results'), '--save-as', 'sst_bilstm'])
+  assert (tmp_path / 'results' / 'sst_bilstm' / 'eval.json').exists()
+  assert '| sst_bilstm ' not in capsys.readouterr().out  # printed before saving: the workdir's name
+  readme = tmp_path / 'README.md'
+  readme.write_text('<!-- training-results:start -->\n<!-- training-results:end -->\n')
+  report.main(['training', str(tmp_path / 'results' / 'sst_bilstm'), '--readme', str(readme)])
+  assert '| sst_bilstm | bilstm + tanh / softmax | in-domain skip-gram vectors |' in readme.read_text()
+  with pytest.raises(SystemExit):
+    report.main(['training', run, '--save', str(tmp_path / 'results'), '--save-as', 'a', '--save-as', 'b'])
 
 
 def test_data_table_from_a_saved_file(tmp_path, capsys):

@@ -25,6 +25,9 @@ def parser() -> argparse.ArgumentParser:
   p.add_argument('runs', nargs='*', help='training, reproduce: workdirs or results/<run> folders; '
                  'data: a saved data_splits.json to show instead of measuring')
   p.add_argument('--save', help='folder to copy / write the result files into')
+  p.add_argument('--save-as', action='append', default=[], dest='save_as',
+                 help='training, analyses: the saved folder\'s name for each run, in order (default: the '
+                 'run folder\'s name), e.g. workdirs/sst_bilstm_tanh_softmax --save results --save-as sst_bilstm')
   p.add_argument('--readme', action='append', help='rewrite the table\'s block in this Markdown file (README.md '
                  'or docs/*.md; repeatable: each file that holds the block)')
   p.add_argument('--block', help='analyses: the blocks\' name (default: analysis)')

@@ -166,9 +166,18 @@ def load_run(path: str) -> dict:
   return {'name': name, 'path': path,
           'dataset': config['data']['dataset'], 'seed': config['seed'],
           'model': f'{model["encoder"]} + {model["attention"]} / {model["projection"]}',
-          'embed_init': (f'vectors: {os.path.basename(model["embeddings_file"])}'
-                         if model.get('embeddings_file') else f'N(0, {model.get("embed_init_std", 1.0):g}²)'),
+          'embed_init': _embeddings_label(model, config.get('vectors', {})),
           'results': results}
+
+
+def _embeddings_label(model: dict, vectors: dict) -> str:
+  """'in-domain skip-gram vectors', 'in-domain CBOW vectors', 'vectors: FILE' or 'N(0, σ²)'."""
+  source = model.get('embeddings_file')
+  if not source:
+    return f'N(0, {model.get("embed_init_std", 1.0):g}²)'
+  if source == 'in_domain':
+    return f'in-domain {"skip-gram" if vectors.get("sg") else "CBOW"} vectors'
+  return f'vectors: {os.path.basename(source)}'
 
 
 def data_source_cell(source) -> str:

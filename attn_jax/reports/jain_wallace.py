@@ -25,6 +25,7 @@ import numpy as np
 from attn_jax import config as config_lib
 from attn_jax.analysis import statistics
 from attn_jax.core import atomic_io
+from attn_jax.core.errors import ConfigError
 from attn_jax.papers import published
 from attn_jax.reports import render
 from attn_jax.reports.common import (RunFolder, load_run, load_stage_results, markdown, plain, root_of,
@@ -153,7 +154,7 @@ def timing_rows(runs: list[dict]) -> list[list[str]]:
 def _analyses(parser, args, argv) -> None:
   del parser, argv
   here = root_of(args.readme)
-  runs = [load_run(p) for p in args.runs]
+  runs = _loaded(args)
   if args.save:
     for run in runs:
       save_run_files(run, args.save)
@@ -238,10 +239,19 @@ def data_rows(measured: dict) -> list[list[str]]:
   return rows
 
 
+def _loaded(args) -> list[dict]:
+  """The runs named on the command line, each under its `--save-as` name if given."""
+  runs = [load_run(p) for p in args.runs]
+  names = getattr(args, 'save_as', None) or []
+  if names and len(names) != len(runs):
+    raise ConfigError(f'--save-as was given {len(names)} time(s) for {len(runs)} run(s): give one name per run')
+  return [{**run, 'name': name} for run, name in zip(runs, names)] if names else runs
+
+
 def _training(parser, args, argv) -> None:
   del parser, argv
   here = root_of(args.readme)
-  runs = [load_run(p) for p in args.runs]
+  runs = _loaded(args)
   print(plain(training_rows(runs)))
   if args.save:
     runs = [load_run(save_run_files(run, args.save)) for run in runs]
