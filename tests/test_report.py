@@ -124,7 +124,7 @@ def test_model_axis_and_vector_tables_from_their_files(tmp_path, capsys):
   report.main(['vectors', str(vectors), '--save', str(tmp_path / 'saved'), '--readme', str(readme)])
   text = readme.read_text()
   assert '| sst | bilstm | 5 | 1000 | 2100 | 2000 | 0.50x | 1.05x | 10 / 10 / 50 | +100 / +100 / +100 |' in text
-  assert '| sst | sst 8 (3) | 100 | 9 of 10 (90.0%) | 5 | 12 |' in text
+  assert '| sst | fastText CBOW | sst 8 (3) | 100 | 9 of 10 (90.0%) | – | 5 | 12 |' in text
   assert (tmp_path / 'saved' / 'sst.json').exists() and '`saved/sst.json`' in text
 
 
@@ -144,3 +144,15 @@ def test_train_throughput_table_from_its_file(tmp_path, capsys):
   assert '1.45x (1.33–1.50)' in capsys.readouterr().out
   assert ('| imdb | bilstm | 40 (1000 / 1250) | 3 | 100 | 150 | 1.45x (1.33–1.50) | 41000 → 0 | '
           '950 / 1010 | 0.0e+00 |') in readme.read_text()
+
+
+def test_vector_records_from_the_cache_get_their_mean_norm_and_a_recipe_name(tmp_path, capsys):
+  record = {'recipe': {'target': 'imdb', 'epochs': 5, 'sg': 1}, 'corpus_tokens': 100,
+            'corpus': {'imdb': {'documents': 8, 'held_out': 3, 'tokens': 100}},
+            'words_with_vectors': 2, 'vocabulary_words': 2, 'coverage': 1.0, 'seconds': 3.0}
+  (tmp_path / 'imdb_abc.json').write_text(json.dumps(record))
+  (tmp_path / 'imdb_abc.vec').write_text('2 2\ngood 3 4\nbad 0 1\n')  # norms 5 and 1
+  report.main(['vectors', str(tmp_path / 'imdb_abc.json'), '--save', str(tmp_path / 'saved')])
+  assert 'fastText skip-gram' in capsys.readouterr().out
+  saved = json.loads((tmp_path / 'saved' / 'imdb_skipgram.json').read_text())
+  assert saved['mean_norm'] == 3.0

@@ -17,6 +17,8 @@ axis, Meister's g_{h_p}(x), and the in-domain word vectors.
 
 import os
 
+import numpy as np
+
 from attn_jax.core import atomic_io
 from attn_jax.reports.common import markdown, plain, root_of, write_blocks
 from attn_jax.reports.registry import COMMANDS, Command
@@ -103,23 +105,47 @@ def training_rows(reports: list[dict]) -> list[list[str]]:
 
 
 def vector_rows(records: list[dict]) -> list[list[str]]:
-  rows = [['target', 'corpus documents by source (held out)', 'corpus tokens',
-           'vocabulary words with a vector', 'epochs', 'build seconds']]
+  rows = [['target', 'recipe', 'corpus documents by source (held out)', 'corpus tokens',
+           'vocabulary words with a vector', 'mean vector norm', 'epochs', 'build seconds']]
   for r in records:
     sources = ', '.join(f'{k} {v["documents"]} ({v["held_out"]})' for k, v in r['corpus'].items())
-    rows.append([r['recipe']['target'], sources, str(r['corpus_tokens']),
+    norm = r.get('mean_norm')
+    rows.append([r['recipe']['target'], recipe_name(r['recipe']), sources, str(r['corpus_tokens']),
                  f'{r["words_with_vectors"]} of {r["vocabulary_words"]} ({r["coverage"]:.1%})',
-                 str(r['recipe']['epochs']), f'{r["seconds"]:.0f}'])
+                 '–' if norm is None else f'{norm:.2f}', str(r['recipe']['epochs']), f'{r["seconds"]:.0f}'])
   return rows
+
+
+def recipe_name(recipe: dict) -> str:
+  """'fastText skip-gram', 'fastText CBOW', 'word2vec CBOW', ..."""
+  method = 'word2vec' if recipe.get('method') == 'word2vec' else 'fastText'
+  return f'{method} {"skip-gram" if recipe.get("sg") else "CBOW"}'
+
+
+def mean_norm(vec_path: str) -> float | None:
+  """The mean L2 norm of the rows of a word2vec text file (None if it is not there)."""
+  if not os.path.exists(vec_path):
+    return None
+  with open(vec_path) as f:
+    next(f)  # the header: count, dimension
+    norms = [float(np.linalg.norm(np.asarray(line.rstrip().split(' ')[1:], np.float64))) for line in f]
+  return float(np.mean(norms)) if norms else None
 
 
 def _vectors(parser, args, argv) -> None:
   del parser, argv
   here = root_of(args.readme)
   records = [atomic_io.read_json(p) for p in args.runs]
+  for path, record in zip(args.runs, records):
+    if 'mean_norm' not in record:  # the vectors file beside its record (the cache), if there
+      record['mean_norm'] = mean_norm(path[:-len('.json')] + '.vec')
   paths = list(args.runs)
   if args.save:
-    paths = [os.path.join(args.save, f'{r["recipe"]["target"]}.json') for r in records]
+    # CBOW records keep their first names (<target>.json); other recipes say theirs.
+    paths = [os.path.join(args.save, r['recipe']['target']
+                          + ('' if recipe_name(r['recipe']) == 'fastText CBOW' else
+                             '_' + recipe_name(r['recipe']).split()[-1].replace('-', '')) + '.json')
+             for r in records]
     for path, record in zip(paths, records):
       atomic_io.write_json(path, record)
   print(plain(vector_rows(records)))
