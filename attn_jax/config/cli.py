@@ -25,7 +25,7 @@ from attn_jax.core.registry import EXPERIMENTS, STAGES
 OWN_KEY_HELP = {
     'seed': 'initial parameters (and batch order unless train.batch_seed)',
     'sweep': "several models as one program, e.g. 'seed=0,1,2,3,4'",
-    'compilation_cache': "compiled programs kept here ('' off; default ~/.cache/attn_jax/jax)",
+    'compilation_cache': "the folder of compiled programs ('' off; default: docs/usage.md)",
     'devices': 'shard documents and models over N devices (default: all)',
     'data.manual_dir': 'the data folder (default: $ATTN_JAX_DATA)',
     'data.max_docs_per_split': 'a seeded sample of N documents per split (default: all)',
