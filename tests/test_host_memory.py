@@ -35,15 +35,17 @@ model = build_model(cfg.model, 500)
 tx = optimizer_lib.make_optimizer(cfg.train)
 state = step_lib.init_state(tx, model.init(jax.random.PRNGKey(0)))
 step = jax.jit(step_lib.make_train_step(model, tx), donate_argnums=0)
-state, loss = step(state, batches[0])  # compiles; its buffers are the ones to reuse
-jax.block_until_ready(loss)
-before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-for b in batches:
+for b in batches[:2]:  # compiles, and grows the heap to what a step needs
   state, loss = step(state, b)
-jax.block_until_ready(loss)
-faults = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / len(batches)
+  jax.block_until_ready(loss)
+faults = []
+for b in batches * 2:
+  before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+  state, loss = step(state, b)
+  jax.block_until_ready(loss)
+  faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 digest = hashlib.sha256(b''.join(np.asarray(x).tobytes() for x in jax.tree.leaves(state.params)))
-print(json.dumps({'status': host_memory.status(), 'faults_per_step': faults,
+print(json.dumps({'status': host_memory.status(), 'faults_per_step': min(faults),
                   'params_sha256': digest.hexdigest(), 'loss': float(loss)}))
 '''
 
@@ -76,6 +78,8 @@ def test_import_sets_it_and_the_variable_opts_out(both):
 def test_freed_buffers_are_reused_instead_of_faulted_in_again(both):
   # Each step's gate buffers are [32, 256, 512] floats (16 MiB) and more: with
   # glibc's defaults they come back from the kernel as fresh pages every step.
+  # The fewest of six steps: a kept heap may still grow in a step or two when
+  # other work shares the CPU (threads allocate in another order), never after.
   assert both['system']['faults_per_step'] > 4000
   assert both['kept']['faults_per_step'] < 0.1 * both['system']['faults_per_step']
 
