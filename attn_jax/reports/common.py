@@ -166,18 +166,28 @@ def load_run(path: str) -> dict:
   return {'name': name, 'path': path,
           'dataset': config['data']['dataset'], 'seed': config['seed'],
           'model': f'{model["encoder"]} + {model["attention"]} / {model["projection"]}',
-          'embed_init': _embeddings_label(model, config.get('vectors', {})),
+          'embed_init': _embeddings_label(config),
           'results': results}
 
 
-def _embeddings_label(model: dict, vectors: dict) -> str:
-  """'in-domain skip-gram vectors', 'in-domain CBOW vectors', 'vectors: FILE' or 'N(0, σ²)'."""
+def embeddings_source(config: dict) -> tuple[str, object]:
+  """What a saved run's embeddings started from: ('scratch', σ as recorded),
+  ('in_domain', 'skip-gram' or 'CBOW') or ('file', its name)."""
+  model = config['model']
   source = model.get('embeddings_file')
   if not source:
-    return f'N(0, {model.get("embed_init_std", 1.0):g}²)'
+    return 'scratch', model.get('embed_init_std', 1.0)
   if source == 'in_domain':
-    return f'in-domain {"skip-gram" if vectors.get("sg") else "CBOW"} vectors'
-  return f'vectors: {os.path.basename(source)}'
+    return 'in_domain', 'skip-gram' if config.get('vectors', {}).get('sg') else 'CBOW'
+  return 'file', os.path.basename(source)
+
+
+def _embeddings_label(config: dict) -> str:
+  """'in-domain skip-gram vectors', 'in-domain CBOW vectors', 'vectors: FILE' or 'N(0, σ²)'."""
+  kind, what = embeddings_source(config)
+  if kind == 'scratch':
+    return f'N(0, {what:g}²)'
+  return f'in-domain {what} vectors' if kind == 'in_domain' else f'vectors: {what}'
 
 
 def data_source_cell(source) -> str:

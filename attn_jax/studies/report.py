@@ -16,7 +16,7 @@ from attn_jax.core import atomic_io
 from attn_jax.core.registry import STAGES
 from attn_jax.papers import published
 from attn_jax.analysis import statistics
-from attn_jax.reports.common import markdown, plain, root_of, write_blocks
+from attn_jax.reports.common import embeddings_source, markdown, plain, root_of, write_blocks
 from attn_jax.stages import store
 from attn_jax.studies import runner
 from attn_jax.reports import ss_models
@@ -62,14 +62,8 @@ def embeddings_cell(arm_dir: str) -> str:
     path = os.path.join(member, 'config.json')
     if not os.path.exists(path):
       continue
-    cfg = atomic_io.read_json(path)
-    source = cfg['model'].get('embeddings_file')
-    if source is None:
-      names.add(f'scratch σ={cfg["model"].get("embed_init_std")}')
-    elif source == 'in_domain':
-      names.add('skip-gram' if cfg.get('vectors', {}).get('sg') else 'CBOW')
-    else:
-      names.add(os.path.basename(source))
+    kind, what = embeddings_source(atomic_io.read_json(path))
+    names.add(f'scratch σ={what}' if kind == 'scratch' else what)
   return ' + '.join(sorted(names)) or '–'
 
 
