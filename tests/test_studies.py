@@ -101,3 +101,27 @@ def test_another_seed_count_trains_and_reports_beside_the_study_not_over_it():
   assert three.seeds == 3 and [three.folder_name(a) for a in three.arms] == [
       'synthetic_bilstm_tanh-3seeds', 'synthetic_average_dot-3seeds']
   assert three.arms[0].config(three.seeds, three.analyses).sweep == 'seed=0,1,2'
+
+
+def test_an_arm_another_study_trained_is_analysed_from_its_models_not_trained_again(ran, tmp_path):
+  twin = Study('twin', (Arm('same_models', 'synthetic', 'average', {'model.attention': 'dot'}, 'smoke'),
+                        Arm('other_models', 'synthetic', 'average', {'model.attention': 'tanh'}, 'smoke')),
+               analyses='gradient,loo,kendall', seeds=2, description='a test')
+  logs = []
+  with jax.numpy_dtype_promotion('standard'):
+    runner.run(twin, str(tmp_path), only='same_models', overrides={'train.progress': False},
+               log=logs.append, reuse=[str(ran)])
+  assert any('training already finished' in line for line in logs)
+  assert any(f'the same models as {ran / "synthetic_average_dot"}' in line for line in logs)
+  for seed in ('seed0', 'seed1'):
+    here, there = tmp_path / 'same_models' / seed, ran / 'synthetic_average_dot' / seed
+    assert not (here / 'checkpoints').exists() and (there / 'checkpoints').exists()
+    assert json.loads((here / 'eval.json').read_text()) == json.loads((there / 'eval.json').read_text())
+    assert len(list((here / 'analyses' / 'kendall').glob('test-*/summary.json'))) == 1
+  record = json.loads((tmp_path / 'study.json').read_text())['arms']['same_models'][0]
+  assert record['completed'] and record['trained_in'] == str(ran / 'synthetic_average_dot')
+  # A different training config finds no source: it would train in its own folder.
+  cfg = twin.arms[1].config(twin.seeds, twin.analyses)
+  assert runner.trained_in(cfg, [str(ran)]) is None
+  with pytest.raises(Exception, match='no such folder'):
+    runner.trained_in(cfg, [str(tmp_path / 'nowhere')])

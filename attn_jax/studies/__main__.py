@@ -19,6 +19,9 @@ def main(argv=None) -> None:
                       'in <arm>-<S>seeds beside the study\'s own folders)')
   parser.add_argument('--variant', default=None,
                       help="every arm at this config variant, e.g. 'smoke' (in <arm>-smoke folders)")
+  parser.add_argument('--reuse', action='append', default=[],
+                      help='run: the root of another study (repeatable) whose arms with the same '
+                      'training config lend their trained models: trained once, analysed here')
   parser.add_argument('--no-progress', action='store_true', help='no progress bars (logs)')
   parser.add_argument('--save', default=None, help='report: copy the small result files here')
   parser.add_argument('--readme', action='append', help='report: rewrite the table\'s block in this Markdown '
@@ -30,7 +33,7 @@ def main(argv=None) -> None:
     if args.action == 'run':
       started = time.time()
       runner.run(study, root, args.only, None,
-                 {'train.progress': False} if args.no_progress else None)
+                 {'train.progress': False} if args.no_progress else None, reuse=args.reuse)
       print(f'{study.name}: done in {time.time() - started:.0f} s; results in {root} '
             f'(report: python -m attn_jax.studies report {study.name} --root={root})')
     else:

@@ -6,18 +6,25 @@ the study's, so neither replaces the other): a rerun skips what is finished, res
 (training from its latest checkpoint, a stage from its partial results), and
 does only what is missing. `<root>/study.json` records the wall time of each
 invocation per arm, so the report can say how long the study took.
+
+An arm whose models another study already trains (the same training keys and
+seeds: the fidelity study's IMDB skip-gram arm is the J&W grid's IMDB BiLSTM +
+tanh row) need not train them twice: with `reuse=[<other root>]` its models
+are restored from there (or trained there, once) and only its evaluations
+and analyses are written under `<root>/<arm>`.
 """
 
 import fnmatch
 import os
 import time
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
 import tqdm
 
 from attn_jax import config as config_lib, pipeline
 from attn_jax.core import atomic_io
-from attn_jax.core.errors import ConfigError
+from attn_jax.core.errors import AttnJaxError, ConfigError
+from attn_jax.runs import workdir as workdir_lib
 from attn_jax.studies.arms import Arm, Study
 
 
@@ -54,9 +61,34 @@ def _note(root: str, arm: str, entry: dict) -> None:
   atomic_io.write_json(record_path(root), record)
 
 
+def trained_in(cfg, roots: Sequence[str], exclude: str = '') -> Optional[str]:
+  """The first arm folder under `roots` (other studies' roots) whose models are
+  the ones `cfg` trains: the same training keys (`config.training_items`,
+  seeds included), whatever its analyses. None if there is none."""
+  wanted = config_lib.training_items(cfg)
+  for root in roots:
+    if not os.path.isdir(root):
+      raise ConfigError(f'--reuse={root}: no such folder; give the root of a study run before '
+                        '(e.g. workdirs/jw_grid)')
+    for name in sorted(os.listdir(root)):
+      path = os.path.join(root, name)
+      if os.path.abspath(path) == os.path.abspath(exclude) or not os.path.exists(
+          workdir_lib.paths(path)['config']):
+        continue
+      try:
+        saved = config_lib.training_items(workdir_lib.load_config(path))
+      except AttnJaxError:  # a damaged folder is not a source; its own study reports it
+        continue
+      if saved == wanted:
+        return path
+  return None
+
+
 def run(study: Study, root: str, only: Optional[str] = None, seeds: Optional[int] = None,
-        overrides: Optional[dict] = None, log: Callable[[str], None] = print) -> None:
-  """Runs the selected arms one after another (each resumable)."""
+        overrides: Optional[dict] = None, log: Callable[[str], None] = print,
+        reuse: Sequence[str] = ()) -> None:
+  """Runs the selected arms one after another (each resumable). `reuse`: the
+  roots of other studies whose trained models an arm may share (see above)."""
   study = study.with_seeds(seeds)
   arms = select(study, only)
   configs = []
@@ -72,12 +104,17 @@ def run(study: Study, root: str, only: Optional[str] = None, seeds: Optional[int
   with bar:
     for i, (arm, cfg) in enumerate(zip(arms, configs), 1):
       folder = study.folder_name(arm)
-      log(f'[{study.name} {i}/{len(arms)}] {arm.name}: {study.seeds} seed(s) -> '
-          f'{os.path.join(root, folder)}')
+      here = os.path.join(root, folder)
+      source = trained_in(cfg, reuse, exclude=here) if reuse else None
+      log(f'[{study.name} {i}/{len(arms)}] {arm.name}: {study.seeds} seed(s) -> {here}'
+          + (f' (the same models as {source}: trained there, analysed here)' if source else ''))
       started = time.time()
       entry = {'started': round(started, 1), 'seconds': None, 'completed': False,
-               'seeds': study.seeds}
+               'seeds': study.seeds, **({'trained_in': source} if source else {})}
       _note(root, folder, entry)
-      pipeline.run(cfg, os.path.join(root, folder), log)
+      if source:
+        pipeline.run(cfg, source, log, output_dir=here)
+      else:
+        pipeline.run(cfg, here, log)
       _note(root, folder, {**entry, 'seconds': round(time.time() - started, 1), 'completed': True})
       bar.update()
