@@ -20,6 +20,12 @@ reports tokens/s (best of 2 passes), minor page faults per step and peak
 RSS, and saves its final params: the arms must agree bit for bit.
 `--flax-baseline` adds the obvious Flax BiLSTM (`nn.Bidirectional` of
 `nn.RNN(nn.LSTMCell)`) as a row of each child.
+
+How far from this machine's limit: for the BiLSTM each child also counts the
+step's matmul FLOPs (`bilstm_matmul_flops`) and times, in the same process,
+one jitted f32 GEMM of the step's largest shape (the input projection of the
+mean padded batch) and a 2048² matmul: the achieved GFLOP/s against what a
+GEMM reaches here bounds any further speed-up that keeps the padded shapes.
 """
 
 import argparse
@@ -86,6 +92,32 @@ def _model(dataset: str, encoder: str, vocab_size: int) -> Model:
   return build_model(config_lib.default_config(dataset, encoder).model, vocab_size)
 
 
+def bilstm_matmul_flops(slots: int, embed_dim: int, hidden_dim: int) -> int:
+  """Matmul FLOPs of one BiLSTM training step over `slots` padded token slots:
+  per slot and direction the input projection (2·E·4H) and the recurrence
+  (2·H·4H) forward, twice that backward (the gradients of the input and of
+  the weights). Attention, decoder and optimizer are elementwise or smaller
+  by orders of magnitude and not counted."""
+  forward = 2 * slots * 2 * 4 * hidden_dim * (embed_dim + hidden_dim)
+  return 3 * forward
+
+
+def gemm_rate(rows: int, inner: int, cols: int, repeats: int = 20) -> float:
+  """FLOP/s of one jitted f32 [rows, inner] @ [inner, cols] here, best of 3."""
+  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+  a, b = jnp.ones((rows, inner), jnp.float32), jnp.ones((inner, cols), jnp.float32)
+  f = jax.jit(lambda x, y: x @ y)
+  f(a, b).block_until_ready()
+  best = float('inf')
+  for _ in range(3):
+    started = time.perf_counter()
+    for _ in range(repeats):
+      out = f(a, b)
+    out.block_until_ready()
+    best = min(best, time.perf_counter() - started)
+  return 2 * rows * inner * cols * repeats / best
+
+
 def _faults() -> int:
   return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
@@ -125,6 +157,13 @@ def child(args) -> dict:
     np.savez(path, *jax.tree.leaves(jax.tree.map(np.asarray, executor.to_checkpoint(state).params)))
     rows[encoder] = {'tokens_per_second': tokens / best, 'ms_per_step': best / len(batches) * 1e3,
                      'minor_faults_per_step': faults / len(batches), 'params_file': path}
+    if encoder == 'bilstm':
+      m = cfg.model
+      flops = bilstm_matmul_flops(slots, m.embed_dim, m.hidden_dim)
+      rows[encoder].update({
+          'matmul_gflop_per_step': flops / len(batches) / 1e9, 'gflops': flops / best / 1e9,
+          'input_gemm_gflops': gemm_rate(slots // len(batches), m.embed_dim, 8 * m.hidden_dim) / 1e9,
+          'matmul_2048_gflops': machine.matmul_peak(2048) / 1e9})
   return {'host_memory': host_memory.status(), 'tokens': tokens, 'padded_slots': slots,
           'peak_rss_mb': machine.rss_mb(peak=True), 'encoders': rows}
 
@@ -181,7 +220,12 @@ def main():
                             'median_tokens_per_second': float(np.median(rate[arm])),
                             'ms_per_step': [r['encoders'][encoder]['ms_per_step'] for r in runs[arm]],
                             'minor_faults_per_step': [r['encoders'][encoder]['minor_faults_per_step']
-                                                      for r in runs[arm]]} for arm in ARMS},
+                                                      for r in runs[arm]],
+                            **{k: [r['encoders'][encoder][k] for r in runs[arm]]
+                               for k in ('gflops', 'input_gemm_gflops', 'matmul_2048_gflops')
+                               if k in runs[arm][0]['encoders'][encoder]}} for arm in ARMS},
+                   **({'matmul_gflop_per_step': runs['kept'][0]['encoders'][encoder]['matmul_gflop_per_step']}
+                      if 'matmul_gflop_per_step' in runs['kept'][0]['encoders'][encoder] else {}),
                    'speedup_per_round': ratios, 'speedup_median': float(np.median(ratios)),
                    'max_abs_param_difference': difference})
   first = runs['kept'][0]
@@ -195,6 +239,11 @@ def main():
           f'{row["kept"]["median_tokens_per_second"]:>12.0f}{row["speedup_median"]:>9.2f}x'
           f'{np.median(row["system"]["minor_faults_per_step"]):>7.0f} → '
           f'{np.median(row["kept"]["minor_faults_per_step"]):<5.0f}{row["max_abs_param_difference"]:>11.1e}')
+  for row in rows:
+    if 'gflops' in row['kept']:
+      print(f'{row["encoder"]}: {row["matmul_gflop_per_step"]:.1f} GFLOP of matmuls a step; kept arm '
+            f'{np.median(row["kept"]["gflops"]):.0f} GFLOP/s against {np.median(row["kept"]["input_gemm_gflops"]):.0f} '
+            f'for its input GEMM alone and {np.median(row["kept"]["matmul_2048_gflops"]):.0f} for a 2048² matmul')
   print('peak RSS (MB): ' + ', '.join(f'{arm} {np.median([r["peak_rss_mb"] for r in runs[arm]]):.0f}'
                                       for arm in ARMS))
   if args.out:

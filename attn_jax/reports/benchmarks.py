@@ -88,7 +88,8 @@ def training_rows(reports: list[dict]) -> list[list[str]]:
   malloc as it comes against attn-jax's host memory setting, the same run."""
   rows = [['dataset', 'encoder', 'batches (real / padded tokens)', 'rounds',
            'system malloc: tokens/s', 'kept memory: tokens/s', 'speed-up (median of rounds; range)',
-           'page faults per step', 'peak RSS MB (system / kept)', 'max abs param difference']]
+           'page faults per step', 'peak RSS MB (system / kept)', 'max abs param difference',
+           'matmul GFLOP a step', 'kept: GFLOP/s (its input GEMM alone; 2048² matmul)']]
   for r in reports:
     rss = ' / '.join(f'{max(r["peak_rss_mb"][a]):.0f}' for a in ('system', 'kept'))
     for row in r['rows']:
@@ -100,8 +101,19 @@ def training_rows(reports: list[dict]) -> list[list[str]]:
                    f'{row["system"]["median_tokens_per_second"]:.0f}',
                    f'{row["kept"]["median_tokens_per_second"]:.0f}',
                    f'{row["speedup_median"]:.2f}x ({min(ratios):.2f}–{max(ratios):.2f})', faults, rss,
-                   f'{row["max_abs_param_difference"]:.1e}'])
+                   f'{row["max_abs_param_difference"]:.1e}', *_roofline(row)])
   return rows
+
+
+def _roofline(row: dict) -> list[str]:
+  """The kept arm's matmul rate against a GEMM's here (records since
+  2026-11-25; '–' before, or for encoders without a FLOP count)."""
+  kept = row['kept']
+  if 'gflops' not in kept:
+    return ['–', '–']
+  median = lambda k: sorted(kept[k])[len(kept[k]) // 2]
+  return [f'{row["matmul_gflop_per_step"]:.1f}',
+          f'{median("gflops"):.0f} ({median("input_gemm_gflops"):.0f}; {median("matmul_2048_gflops"):.0f})']
 
 
 def vector_rows(records: list[dict]) -> list[list[str]]:
