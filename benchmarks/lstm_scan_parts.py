@@ -1,0 +1,95 @@
+"""Where an IMDB BiLSTM training step's recurrence spends its time: the
+LSTM's forward scan, its backward scan with and without the one matmul a
+step, and dW_hh after it, each jitted alone on the mean padded batch of
+`train_throughput.py` (time-major [L, 2, B, 4H]; L = 221, B = 32, H = 128).
+
+    python benchmarks/lstm_scan_parts.py [--length=221] [--out=results/benchmarks/lstm_scan_parts_imdb.json]
+
+"backward, matmul removed" keeps every elementwise op and the loop and
+replaces the step's d_pre @ W_hhᵀ by a slice of d_pre of the same shape: what
+is left is what XLA:CPU spends per loop iteration whatever the arithmetic —
+the part of the step that neither a faster GEMM nor less arithmetic reaches.
+"""
+
+import argparse
+import os
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from attn_jax.core import atomic_io
+from attn_jax.models import bilstm
+
+
+def best_ms(f, *args, repeats: int = 20) -> float:
+  jax.block_until_ready(f(*args))
+  best = float('inf')
+  for _ in range(3):
+    started = time.perf_counter()
+    for _ in range(repeats):
+      out = f(*args)
+    jax.block_until_ready(out)
+    best = min(best, (time.perf_counter() - started) / repeats)
+  return best * 1e3
+
+
+def backward(with_matmul: bool):
+  """bilstm's backward scan (`_lstm_scan_bwd`'s loop), optionally without its matmul."""
+  def run(residuals, d_out):
+    hs, cs, acts, w_hh = residuals
+    zeros = jnp.zeros_like(hs[0])
+    c_prev = jnp.concatenate([zeros[None], cs[:-1]])
+
+    def step(carry, inputs):
+      dh_next, dc_next = carry
+      dh_out, act, c, c_before = inputs
+      dh = dh_out + dh_next
+      i, f, g, o = jnp.split(act, 4, axis=-1)
+      tanh_c = jnp.tanh(c)
+      dc = dc_next + dh * o * (1 - tanh_c * tanh_c)
+      d_pre = jnp.concatenate([dc * g * i * (1 - i), dc * c_before * f * (1 - f),
+                               dc * i * (1 - g * g), dh * tanh_c * o * (1 - o)], axis=-1)
+      nxt = (jnp.einsum('zbg,zhg->zbh', d_pre, w_hh) if with_matmul
+             else d_pre[..., :w_hh.shape[1]])
+      return (nxt, dc * f), d_pre
+
+    return jax.lax.scan(step, (zeros, zeros), (d_out, acts, cs, c_prev), reverse=True)[1]
+  return run
+
+
+def main():
+  parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+  parser.add_argument('--length', type=int, default=221)
+  parser.add_argument('--batch', type=int, default=32)
+  parser.add_argument('--hidden', type=int, default=128)
+  parser.add_argument('--out', default=None)
+  args = parser.parse_args()
+  length, batch, hidden = args.length, args.batch, args.hidden
+  rng = np.random.default_rng(0)
+  gates_x = jnp.asarray(rng.normal(size=(length, 2, batch, 4 * hidden)).astype(np.float32))
+  w_hh = jnp.asarray(0.1 * rng.normal(size=(2, hidden, 4 * hidden)).astype(np.float32))
+  d_out = jnp.asarray(rng.normal(size=(length, 2, batch, hidden)).astype(np.float32))
+  residuals = jax.jit(lambda g, w: (*bilstm._recurrence(g, w, 1), w))(gates_x, w_hh)  # pylint: disable=protected-access
+  parts = {
+      'forward scan': best_ms(jax.jit(lambda g, w: bilstm._recurrence(g, w, 1)), gates_x, w_hh),  # pylint: disable=protected-access
+      'backward scan': best_ms(jax.jit(backward(True)), residuals, d_out),
+      'backward scan, matmul removed': best_ms(jax.jit(backward(False)), residuals, d_out),
+      'dW_hh': best_ms(jax.jit(lambda h, d: jnp.einsum('lzbh,lzbg->zhg', h, d)), residuals[0],
+                       residuals[2]),
+      'forward + backward (lstm_scan, autodiff)': best_ms(jax.jit(jax.grad(
+          lambda g, w: jnp.sum(bilstm.lstm_scan(g, w) * d_out), argnums=(0, 1))), gates_x, w_hh),
+  }
+  for name, ms in parts.items():
+    print(f'{name:<42}{ms:8.1f} ms  ({ms / length * 1e3:.0f} µs per time step)')
+  if args.out:
+    atomic_io.write_json(args.out, {
+        'command': 'python benchmarks/lstm_scan_parts.py ' + ' '.join(sys.argv[1:]),
+        'length': length, 'batch': batch, 'hidden': hidden, 'cpus': os.cpu_count(),
+        'device': str(jax.devices()[0]), 'ms': parts})
+
+
+if __name__ == '__main__':
+  main()
