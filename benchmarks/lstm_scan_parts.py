@@ -6,9 +6,12 @@ step, and dW_hh after it, each jitted alone on the mean padded batch of
     python benchmarks/lstm_scan_parts.py [--length=221] [--out=results/benchmarks/lstm_scan_parts_imdb.json]
 
 "backward, matmul removed" keeps every elementwise op and the loop and
-replaces the step's d_pre @ W_hhᵀ by a slice of d_pre of the same shape: what
-is left is what XLA:CPU spends per loop iteration whatever the arithmetic —
-the part of the step that neither a faster GEMM nor less arithmetic reaches.
+replaces the step's d_pre @ W_hhᵀ by a slice of d_pre of the same shape:
+what is left is the loop's elementwise work (gates, tanh, the cell's
+derivatives) and its per-iteration cost. The last part runs the LSTMs of
+five models (Z = 10 directions) in one scan, as a vmapped model axis would:
+if the per-iteration cost were fixed dispatch, five models would cost little
+more than one.
 """
 
 import argparse
@@ -82,6 +85,11 @@ def main():
       'forward + backward (lstm_scan, autodiff)': best_ms(jax.jit(jax.grad(
           lambda g, w: jnp.sum(bilstm.lstm_scan(g, w) * d_out), argnums=(0, 1))), gates_x, w_hh),
   }
+  z = 10
+  many = lambda a: jnp.tile(a, (1, z // 2, 1, 1)) if a.ndim == 4 else jnp.tile(a, (z // 2, 1, 1))  # noqa: E731
+  gates_z, w_z, d_z = many(gates_x), many(w_hh), many(d_out)
+  parts['forward + backward, 5 models in one scan (Z = 10)'] = best_ms(jax.jit(jax.grad(
+      lambda g, w: jnp.sum(bilstm.lstm_scan(g, w) * d_z), argnums=(0, 1))), gates_z, w_z)
   for name, ms in parts.items():
     print(f'{name:<42}{ms:8.1f} ms  ({ms / length * 1e3:.0f} µs per time step)')
   if args.out:
