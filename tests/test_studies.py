@@ -125,3 +125,21 @@ def test_an_arm_another_study_trained_is_analysed_from_its_models_not_trained_ag
   assert runner.trained_in(cfg, [str(ran)]) is None
   with pytest.raises(Exception, match='no such folder'):
     runner.trained_in(cfg, [str(tmp_path / 'nowhere')])
+
+
+def test_agreement_counts_rows_within_the_tolerance_and_published_values_inside_intervals():
+  ci = lambda mean, half: {'mean': mean, 'low': mean - half, 'high': mean + half, 'n': 5}  # noqa: E731
+  paper = {'attention_gradient': (0.40, 0.2, 0.5), 'attention_loo': (0.30, 0.2, 0.4),
+           'gradient_loo': (0.50, 0.1, 0.9)}
+  close = {'attention_gradient': ci(0.45, 0.06), 'attention_loo': ci(0.37, 0.01),
+           'gradient_loo': ci(0.52, 0.01)}  # all within 0.08; only τ(α, grad)'s interval holds 0.40
+  far = {**close, 'gradient_loo': ci(0.70, 0.30)}  # 0.20 off, but its wide interval holds 0.50
+  lines = report.agreement([('a_bilstm', 'sst', close, paper), ('b_cnn', 'sst', far, paper),
+                            ('c_bilstm', 'imdb', close, paper)])
+  assert lines == [
+      "imdb: 1 of 1 rows with all three τ within 0.08 of J&W's (c_bilstm); 1 of 3 published τ inside our "
+      'intervals, 3 within 0.08 of our means',
+      "sst: 1 of 2 rows with all three τ within 0.08 of J&W's (a_bilstm); 3 of 6 published τ inside our "
+      'intervals, 5 within 0.08 of our means',
+      "all datasets: 2 of 3 rows with all three τ within 0.08 of J&W's (a_bilstm, c_bilstm); 4 of 9 "
+      'published τ inside our intervals, 8 within 0.08 of our means']

@@ -127,6 +127,41 @@ def above(a: dict, *others: dict) -> str:
   return APART if all(a['low'] > b['high'] for b in others) else MEANS_ONLY
 
 
+TAU_PAIRS = ('attention_gradient', 'attention_loo', 'gradient_loo')
+
+
+def agreement(rows: list[tuple[str, str, dict, dict]], tolerance: float = 0.08) -> list[str]:
+  """How close the grid's τ are to J&W's, counted per dataset and overall.
+
+  rows: (arm, dataset, {pair: seed interval}, {pair: J&W's (mean, std, sig)})
+  for each arm with seeds and published τ. A row "agrees" when all three of
+  its τ means are within `tolerance` of J&W's; a published τ is "inside"
+  when it lies in our 95 % interval over seeds."""
+  def counts(subset):
+    agree = [arm for arm, _, ci, paper in subset
+             if all(p in paper and abs(ci[p]['mean'] - paper[p][0]) <= tolerance for p in TAU_PAIRS)]
+    pairs = [(ci[p], paper[p][0]) for _, _, ci, paper in subset for p in TAU_PAIRS if p in paper]
+    inside = sum(bool(statistics.contains(c, value)) for c, value in pairs)
+    near = sum(abs(c['mean'] - value) <= tolerance for c, value in pairs)
+    return (f'{len(agree)} of {len(subset)} rows with all three τ within {tolerance:g} of J&W\'s'
+            + (f' ({", ".join(agree)})' if agree else '')
+            + f'; {inside} of {len(pairs)} published τ inside our intervals, {near} within {tolerance:g} of our means')
+  lines = [f'{d}: {counts([r for r in rows if r[1] == d])}' for d in sorted({r[1] for r in rows})]
+  return lines + ([f'all datasets: {counts(rows)}'] if len({r[1] for r in rows}) > 1 else [])
+
+
+def agreement_rows(study, root: str) -> list[tuple[str, str, dict, dict]]:
+  out = []
+  for arm in study.arms:
+    c = collect_arm(os.path.join(root, study.folder_name(arm)))['ci']
+    paper = {pair: v for pair, v in published.JAIN_WALLACE_GRID.get(
+        (arm.dataset, arm.encoder, arm.overrides.get('model.attention')), {}).get('tau', {}).items()
+             if v and v[0] is not None}  # J&W left some cells blank
+    if paper and all(c[f'tau_{p}']['n'] > 0 for p in TAU_PAIRS):
+      out.append((arm.name, arm.dataset, {p: c[f'tau_{p}'] for p in TAU_PAIRS}, paper))
+  return out
+
+
 def patterns(study, root: str) -> list[str]:
   """J&W's qualitative claims, checked per dataset on the intervals over seeds:
   τ(grad, LOO) above τ(α, ·) for the BiLSTM; the Average encoder with the
@@ -254,7 +289,8 @@ def write(study, root: str, save_to: str | None = None, readme=None) -> list[lis
     root = save_to
   rows = (fidelity_rows if study.kind == 'fidelity' else grid_rows)(study, root)
   print(plain(rows))
-  notes = ([] if study.kind == 'fidelity' else patterns(study, root)) + totals(study, root)
+  notes = ([] if study.kind == 'fidelity' else
+           patterns(study, root) + agreement(agreement_rows(study, root))) + totals(study, root)
   print('\n'.join(notes))
   if readme:
     here = root_of(readme)
