@@ -113,11 +113,19 @@ def test_an_arm_another_study_trained_is_analysed_from_its_models_not_trained_ag
                log=logs.append, reuse=[str(ran)])
   assert any('training already finished' in line for line in logs)
   assert any(f'the same models as {ran / "synthetic_average_dot"}' in line for line in logs)
+  # The source's finished analyses with the same keys are copied, not computed again.
+  assert any('6 finished analysis result(s) of the same models copied' in line for line in logs)
+  assert sum('skipped' in line for line in logs) == 2 * 3  # gradient, loo, kendall of both seeds
   for seed in ('seed0', 'seed1'):
     here, there = tmp_path / 'same_models' / seed, ran / 'synthetic_average_dot' / seed
     assert not (here / 'checkpoints').exists() and (there / 'checkpoints').exists()
     assert json.loads((here / 'eval.json').read_text()) == json.loads((there / 'eval.json').read_text())
     assert len(list((here / 'analyses' / 'kendall').glob('test-*/summary.json'))) == 1
+    assert not (here / 'analyses' / 'permutation').exists()  # not one of this study's analyses
+    for stage in ('gradient', 'loo', 'kendall'):
+      mine, theirs = [next((d / 'analyses' / stage).glob('test-*')) for d in (here, there)]
+      assert mine.name == theirs.name and (mine / 'results.npz').read_bytes() == (
+          theirs / 'results.npz').read_bytes()
   record = json.loads((tmp_path / 'study.json').read_text())['arms']['same_models'][0]
   assert record['completed'] and record['trained_in'] == str(ran / 'synthetic_average_dot')
   # A different training config finds no source: it would train in its own folder.

@@ -11,11 +11,14 @@ An arm whose models another study already trains (the same training keys and
 seeds: the fidelity study's IMDB skip-gram arm is the J&W grid's IMDB BiLSTM +
 tanh row) need not train them twice: with `reuse=[<other root>]` its models
 are restored from there (or trained there, once) and only its evaluations
-and analyses are written under `<root>/<arm>`.
+and analyses are written under `<root>/<arm>`; finished analyses of those
+models with the same key (same model, data and settings) are copied, not
+computed again.
 """
 
 import fnmatch
 import os
+import shutil
 import time
 from typing import Callable, Optional, Sequence
 
@@ -25,6 +28,7 @@ from attn_jax import config as config_lib, pipeline
 from attn_jax.core import atomic_io
 from attn_jax.core.errors import AttnJaxError, ConfigError
 from attn_jax.runs import workdir as workdir_lib
+from attn_jax.stages import store
 from attn_jax.studies.arms import Arm, Study
 
 
@@ -84,6 +88,38 @@ def trained_in(cfg, roots: Sequence[str], exclude: str = '') -> Optional[str]:
   return None
 
 
+def lend_analyses(cfg, source: str, here: str, log: Callable[[str], None]) -> int:
+  """Copies into `here` the finished, intact results of `cfg.analyses` that
+  the models in `source` already have (each model's folder at the same place
+  under both); a stage then finds its keyed folder and skips. Returns how
+  many result folders were copied."""
+  stages = [s.strip() for s in cfg.analyses.split(',') if s.strip()]
+  copied = 0
+  for folder, _, _ in os.walk(source):
+    if os.path.basename(folder) != 'analyses':
+      continue
+    model = os.path.relpath(os.path.dirname(folder), source)
+    for stage in stages:
+      for name in sorted(os.listdir(os.path.join(folder, stage))) if os.path.isdir(
+          os.path.join(folder, stage)) else []:
+        src = os.path.join(folder, stage, name)
+        dst = os.path.normpath(os.path.join(here, model, 'analyses', stage, name))
+        try:
+          summary = atomic_io.read_json(os.path.join(src, store.SUMMARY))
+        except (OSError, ValueError):
+          continue  # unfinished or damaged: computed here instead
+        if os.path.exists(dst) or store.damage(src, summary) is not None:
+          continue
+        partial = dst + '.lending'
+        shutil.rmtree(partial, ignore_errors=True)
+        shutil.copytree(src, partial)
+        os.replace(partial, dst)  # whole or not at all
+        copied += 1
+  if copied:
+    log(f'{copied} finished analysis result(s) of the same models copied from {source}')
+  return copied
+
+
 def run(study: Study, root: str, only: Optional[str] = None, seeds: Optional[int] = None,
         overrides: Optional[dict] = None, log: Callable[[str], None] = print,
         reuse: Sequence[str] = ()) -> None:
@@ -113,6 +149,7 @@ def run(study: Study, root: str, only: Optional[str] = None, seeds: Optional[int
                'seeds': study.seeds, **({'trained_in': source} if source else {})}
       _note(root, folder, entry)
       if source:
+        lend_analyses(cfg, source, here, log)
         pipeline.run(cfg, source, log, output_dir=here)
       else:
         pipeline.run(cfg, here, log)
