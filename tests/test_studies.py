@@ -122,6 +122,7 @@ def test_an_arm_another_study_trained_is_analysed_from_its_models_not_trained_ag
     assert json.loads((here / 'eval.json').read_text()) == json.loads((there / 'eval.json').read_text())
     assert len(list((here / 'analyses' / 'kendall').glob('test-*/summary.json'))) == 1
     assert not (here / 'analyses' / 'permutation').exists()  # not one of this study's analyses
+    assert (here / 'metrics.jsonl').read_bytes() == (there / 'metrics.jsonl').read_bytes()
     for stage in ('gradient', 'loo', 'kendall'):
       mine, theirs = [next((d / 'analyses' / stage).glob('test-*')) for d in (here, there)]
       assert mine.name == theirs.name and (mine / 'results.npz').read_bytes() == (

@@ -88,14 +88,23 @@ def trained_in(cfg, roots: Sequence[str], exclude: str = '') -> Optional[str]:
   return None
 
 
+TRAINING_RECORDS = ('metrics.jsonl', 'embeddings.json')
+
+
 def lend_analyses(cfg, source: str, here: str, log: Callable[[str], None]) -> int:
-  """Copies into `here` the finished, intact results of `cfg.analyses` that
-  the models in `source` already have (each model's folder at the same place
-  under both); a stage then finds its keyed folder and skips. Returns how
-  many result folders were copied."""
+  """Copies into `here` each model's training records (per-epoch metrics,
+  the vectors' coverage) and the finished, intact results of `cfg.analyses`
+  that the models in `source` already have (each model's folder at the same
+  place under both); a stage then finds its keyed folder and skips. Returns
+  how many result folders were copied."""
   stages = [s.strip() for s in cfg.analyses.split(',') if s.strip()]
   copied = 0
-  for folder, _, _ in os.walk(source):
+  for folder, _, files in os.walk(source):
+    for name in TRAINING_RECORDS:  # what the report reads of each model's training
+      dst = os.path.join(here, os.path.relpath(folder, source), name)
+      if name in files and not os.path.exists(dst):
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        atomic_io.copy_file(os.path.join(folder, name), dst)
     if os.path.basename(folder) != 'analyses':
       continue
     model = os.path.relpath(os.path.dirname(folder), source)
