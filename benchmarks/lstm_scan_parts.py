@@ -40,26 +40,13 @@ def best_ms(f, *args, repeats: int = 20) -> float:
 
 
 def backward(with_matmul: bool):
-  """bilstm's backward scan (`_lstm_scan_bwd`'s loop), optionally without its matmul."""
+  """bilstm's backward loop (`bilstm.backward_scan`), optionally with a slice of
+  the same shape in place of its matmul."""
   def run(residuals, d_out):
-    hs, cs, acts, w_hh = residuals
-    zeros = jnp.zeros_like(hs[0])
-    c_prev = jnp.concatenate([zeros[None], cs[:-1]])
-
-    def step(carry, inputs):
-      dh_next, dc_next = carry
-      dh_out, act, c, c_before = inputs
-      dh = dh_out + dh_next
-      i, f, g, o = jnp.split(act, 4, axis=-1)
-      tanh_c = jnp.tanh(c)
-      dc = dc_next + dh * o * (1 - tanh_c * tanh_c)
-      d_pre = jnp.concatenate([dc * g * i * (1 - i), dc * c_before * f * (1 - f),
-                               dc * i * (1 - g * g), dh * tanh_c * o * (1 - o)], axis=-1)
-      nxt = (jnp.einsum('zbg,zhg->zbh', d_pre, w_hh) if with_matmul
-             else d_pre[..., :w_hh.shape[1]])
-      return (nxt, dc * f), d_pre
-
-    return jax.lax.scan(step, (zeros, zeros), (d_out, acts, cs, c_prev), reverse=True)[1]
+    _, cs, acts, w_hh = residuals
+    to_previous_h = ((lambda d: jnp.einsum('zbg,zhg->zbh', d, w_hh)) if with_matmul
+                     else (lambda d: d[..., :w_hh.shape[1]]))
+    return bilstm.backward_scan(d_out, cs, acts, to_previous_h)
   return run
 
 

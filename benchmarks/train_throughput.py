@@ -102,22 +102,6 @@ def bilstm_matmul_flops(slots: int, embed_dim: int, hidden_dim: int) -> int:
   return 3 * forward
 
 
-def gemm_rate(rows: int, inner: int, cols: int, repeats: int = 20) -> float:
-  """FLOP/s of one jitted f32 [rows, inner] @ [inner, cols] here, best of 3."""
-  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
-  a, b = jnp.ones((rows, inner), jnp.float32), jnp.ones((inner, cols), jnp.float32)
-  f = jax.jit(lambda x, y: x @ y)
-  f(a, b).block_until_ready()
-  best = float('inf')
-  for _ in range(3):
-    started = time.perf_counter()
-    for _ in range(repeats):
-      out = f(a, b)
-    out.block_until_ready()
-    best = min(best, time.perf_counter() - started)
-  return 2 * rows * inner * cols * repeats / best
-
-
 def _faults() -> int:
   return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
@@ -162,7 +146,7 @@ def child(args) -> dict:
       flops = bilstm_matmul_flops(slots, m.embed_dim, m.hidden_dim)
       rows[encoder].update({
           'matmul_gflop_per_step': flops / len(batches) / 1e9, 'gflops': flops / best / 1e9,
-          'input_gemm_gflops': gemm_rate(slots // len(batches), m.embed_dim, 8 * m.hidden_dim) / 1e9,
+          'input_gemm_gflops': machine.matmul_rate(slots // len(batches), m.embed_dim, 8 * m.hidden_dim) / 1e9,
           'matmul_2048_gflops': machine.matmul_peak(2048) / 1e9})
   return {'host_memory': host_memory.status(), 'tokens': tokens, 'padded_slots': slots,
           'peak_rss_mb': machine.rss_mb(peak=True), 'encoders': rows}

@@ -76,9 +76,14 @@ def _lstm_scan_fwd(gates_x, w_hh, unroll):
   return hs, (hs, cs, acts, w_hh)
 
 
-def _lstm_scan_bwd(unroll, residuals, d_out):
-  hs, cs, acts, w_hh = residuals
-  zeros = jnp.zeros_like(hs[0])
+def backward_scan(d_out, cs, acts, to_previous_h, unroll: int = 1):
+  """The backward loop of `lstm_scan`: [L, Z, B, H] output gradients and the
+  forward residuals -> [L, Z, B, 4H] gradients of the gate pre-activations.
+
+  `to_previous_h` maps a step's d_pre to the gradient it sends to the previous
+  h (d_pre @ W_hhᵀ; benchmarks/lstm_scan_parts.py swaps it to time the loop
+  without its matmul)."""
+  zeros = jnp.zeros_like(d_out[0])
   c_prev = jnp.concatenate([zeros[None], cs[:-1]])
 
   def step(carry, inputs):
@@ -90,11 +95,16 @@ def _lstm_scan_bwd(unroll, residuals, d_out):
     dc = dc_next + dh * o * (1 - tanh_c * tanh_c)
     d_pre = jnp.concatenate([dc * g * i * (1 - i), dc * c_before * f * (1 - f),
                              dc * i * (1 - g * g), dh * tanh_c * o * (1 - o)], axis=-1)
-    return (jnp.einsum('zbg,zhg->zbh', d_pre, w_hh), dc * f), d_pre
+    return (to_previous_h(d_pre), dc * f), d_pre
 
   inputs = (d_out, acts, cs, c_prev)
-  _, d_pre = jax.lax.scan(step, (zeros, zeros), inputs, reverse=True, unroll=unroll)
-  h_prev = jnp.concatenate([zeros[None], hs[:-1]])
+  return jax.lax.scan(step, (zeros, zeros), inputs, reverse=True, unroll=unroll)[1]
+
+
+def _lstm_scan_bwd(unroll, residuals, d_out):
+  hs, cs, acts, w_hh = residuals
+  d_pre = backward_scan(d_out, cs, acts, lambda d: jnp.einsum('zbg,zhg->zbh', d, w_hh), unroll)
+  h_prev = jnp.concatenate([jnp.zeros_like(hs[:1]), hs[:-1]])
   d_w_hh = jnp.einsum('lzbh,lzbg->zhg', h_prev, d_pre)
   return d_pre, d_w_hh
 

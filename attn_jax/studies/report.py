@@ -17,7 +17,7 @@ from attn_jax.core.registry import STAGES
 from attn_jax.papers import published
 from attn_jax.analysis import statistics
 from attn_jax.reports.common import embeddings_source, markdown, plain, root_of, write_blocks
-from attn_jax.stages import store
+from attn_jax.stages import feature_importance, store
 from attn_jax.studies import runner
 from attn_jax.reports import ss_models
 from attn_jax.studies.collect import STATISTICS, collect_arm, models as collect_models
@@ -127,7 +127,7 @@ def above(a: dict, *others: dict) -> str:
   return APART if all(a['low'] > b['high'] for b in others) else MEANS_ONLY
 
 
-TAU_PAIRS = ('attention_gradient', 'attention_loo', 'gradient_loo')
+TAU_PAIRS = tuple(feature_importance.PAIRS)  # J&W's three τ
 
 
 def agreement(rows: list[tuple[str, str, dict, dict]], tolerance: float = 0.08) -> list[str]:

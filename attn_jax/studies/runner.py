@@ -100,24 +100,19 @@ def lend_analyses(cfg, source: str, here: str, log: Callable[[str], None]) -> in
   stages = [s.strip() for s in cfg.analyses.split(',') if s.strip()]
   copied = 0
   for folder, _, files in os.walk(source):
+    model = os.path.relpath(folder, source)
     for name in TRAINING_RECORDS:  # what the report reads of each model's training
-      dst = os.path.join(here, os.path.relpath(folder, source), name)
+      dst = os.path.join(here, model, name)
       if name in files and not os.path.exists(dst):
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         atomic_io.copy_file(os.path.join(folder, name), dst)
-    if os.path.basename(folder) != 'analyses':
-      continue
-    model = os.path.relpath(os.path.dirname(folder), source)
     for stage in stages:
-      for name in sorted(os.listdir(os.path.join(folder, stage))) if os.path.isdir(
-          os.path.join(folder, stage)) else []:
-        src = os.path.join(folder, stage, name)
-        dst = os.path.normpath(os.path.join(here, model, 'analyses', stage, name))
-        try:
-          summary = atomic_io.read_json(os.path.join(src, store.SUMMARY))
-        except (OSError, ValueError):
-          continue  # unfinished or damaged: computed here instead
-        if os.path.exists(dst) or store.damage(src, summary) is not None:
+      stage_dir = store.stage_root(folder, stage)
+      for name in sorted(os.listdir(stage_dir)) if os.path.isdir(stage_dir) else []:
+        src = os.path.join(stage_dir, name)
+        dst = os.path.normpath(os.path.join(store.stage_root(os.path.join(here, model), stage), name))
+        # Only finished, intact results; the rest is computed here.
+        if os.path.exists(dst) or store.read_summary(src)[0] is None:
           continue
         partial = dst + '.lending'
         shutil.rmtree(partial, ignore_errors=True)
