@@ -12,9 +12,11 @@ functions (embed → encode → score → project → decode), and
 """
 
 # First, before anything starts JAX's backend: XLA:CPU's freed buffers are
-# kept for the next step instead of being unmapped (attn_jax.core.host_memory).
-from attn_jax.core import host_memory
+# kept for the next step instead of being unmapped (attn_jax.core.host_memory),
+# and XLA:GPU's ops are the deterministic ones (attn_jax.core.determinism).
+from attn_jax.core import determinism, host_memory
 host_memory.reuse_freed_memory()
+determinism.use_deterministic_gpu_ops()
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
 from attn_jax import analysis

@@ -43,7 +43,7 @@ import numpy as np
 
 import machine
 from attn_jax import config as config_lib
-from attn_jax.core import atomic_io, host_memory
+from attn_jax.core import atomic_io, determinism, host_memory
 from attn_jax.data import batching, sources
 from attn_jax.data.batching import Batch
 from attn_jax.data.dataset import load_dataset
@@ -148,7 +148,8 @@ def child(args) -> dict:
           'matmul_gflop_per_step': flops / len(batches) / 1e9, 'gflops': flops / best / 1e9,
           'input_gemm_gflops': machine.matmul_rate(slots // len(batches), m.embed_dim, 8 * m.hidden_dim) / 1e9,
           'matmul_2048_gflops': machine.matmul_peak(2048) / 1e9})
-  return {'host_memory': host_memory.status(), 'tokens': tokens, 'padded_slots': slots,
+  return {'host_memory': host_memory.status(), 'gpu_determinism': determinism.status(),
+          'tokens': tokens, 'padded_slots': slots,
           'peak_rss_mb': machine.rss_mb(peak=True), 'encoders': rows}
 
 
@@ -237,6 +238,7 @@ def main():
         'tokens': first['tokens'], 'padded_slots': first['padded_slots'],
         'device': str(jax.devices()[0]), 'cpus': os.cpu_count(),
         'host_memory': {arm: runs[arm][0]['host_memory'] for arm in ARMS},
+        'gpu_determinism': runs['kept'][0]['gpu_determinism'],
         'peak_rss_mb': {arm: [r['peak_rss_mb'] for r in runs[arm]] for arm in ARMS},
         'rows': rows})
 

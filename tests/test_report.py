@@ -142,15 +142,20 @@ def test_train_throughput_table_from_its_file(tmp_path, capsys):
   readme.write_text('<!-- training-benchmarks:start --><!-- training-benchmarks:end -->\n')
   report.main(['train-throughput', str(bench), '--readme', str(readme)])
   assert '1.45x (1.33–1.50)' in capsys.readouterr().out
-  assert ('| imdb | bilstm | 40 (1000 / 1250) | 3 | 100 | 150 | 1.45x (1.33–1.50) | 41000 → 0 | '
-          '950 / 1010 | 0.0e+00 | – | – |') in readme.read_text()  # a record without the FLOP count
+  assert ('| – | imdb | bilstm | 40 (1000 / 1250) | 3 | 100 | 150 | 1.45x (1.33–1.50) | 41000 → 0 | '
+          '950 / 1010 | 0.0e+00 | – | – | – |') in readme.read_text()  # a record without the FLOP count
   record = json.loads(bench.read_text())
   record['rows'][0]['matmul_gflop_per_step'] = 18.64
   record['rows'][0]['kept'].update(gflops=[150.0, 160.0, 170.0], input_gemm_gflops=[200.0, 210.0, 190.0],
                                    matmul_2048_gflops=[300.0, 280.0, 290.0])
   bench.write_text(json.dumps(record))
   report.main(['train-throughput', str(bench), '--readme', str(readme)])
-  assert '| 0.0e+00 | 18.6 | 160 (200; 290) |' in readme.read_text()
+  assert '| 0.0e+00 | 18.6 | 160 (200; 290) | – |' in readme.read_text()
+  record.update(device='cuda:0', cpus=16, gpu_determinism='on')  # a GPU run says how it ran
+  bench.write_text(json.dumps(record))
+  report.main(['train-throughput', str(bench), '--readme', str(readme)])
+  assert readme.read_text().count('| cuda:0, 16 CPUs | imdb | bilstm |') == 1
+  assert '| 160 (200; 290) | on |' in readme.read_text()
 
 
 def test_vector_records_from_the_cache_get_their_mean_norm_and_a_recipe_name(tmp_path, capsys):

@@ -86,23 +86,38 @@ def state_importance_rows(reports: list[dict]) -> list[list[str]]:
 def training_rows(reports: list[dict]) -> list[list[str]]:
   """`benchmarks/train_throughput.py` records: training tokens/s with glibc's
   malloc as it comes against attn-jax's host memory setting, the same run."""
-  rows = [['dataset', 'encoder', 'batches (real / padded tokens)', 'rounds',
+  rows = [['device', 'dataset', 'encoder', 'batches (real / padded tokens)', 'rounds',
            'system malloc: tokens/s', 'kept memory: tokens/s', 'speed-up (median of rounds; range)',
            'page faults per step', 'peak RSS MB (system / kept)', 'max abs param difference',
-           'matmul GFLOP a step', 'kept: GFLOP/s (its input GEMM alone; 2048² matmul)']]
+           'matmul GFLOP a step', 'kept: GFLOP/s (its input GEMM alone; 2048² matmul)',
+           'XLA:GPU deterministic ops']]
   for r in reports:
     rss = ' / '.join(f'{max(r["peak_rss_mb"][a]):.0f}' for a in ('system', 'kept'))
     for row in r['rows']:
       ratios = row['speedup_per_round']
       faults = ' → '.join(f'{sorted(row[a]["minor_faults_per_step"])[len(ratios) // 2]:.0f}'
                           for a in ('system', 'kept'))
-      rows.append([r['dataset'], row['encoder'],
+      rows.append([_device(r), r['dataset'], row['encoder'],
                    f'{r["batches"]} ({r["tokens"]} / {r["padded_slots"]})', str(len(ratios)),
                    f'{row["system"]["median_tokens_per_second"]:.0f}',
                    f'{row["kept"]["median_tokens_per_second"]:.0f}',
                    f'{row["speedup_median"]:.2f}x ({min(ratios):.2f}–{max(ratios):.2f})', faults, rss,
-                   f'{row["max_abs_param_difference"]:.1e}', *_roofline(row)])
+                   f'{row["max_abs_param_difference"]:.1e}', *_roofline(row),
+                   _gpu_determinism(r)])
   return rows
+
+
+def _device(record: dict) -> str:
+  """'cpu:0, 2 CPUs', 'cuda:0, 16 CPUs' ('–' for records without it)."""
+  device = record.get('device', '–')
+  return f'{device}, {record["cpus"]} CPUs' if 'cpus' in record else device
+
+
+def _gpu_determinism(record: dict) -> str:
+  """attn_jax.core.determinism's status in the run; '–' on a CPU, where it changes nothing."""
+  if not str(record.get('device', '')).startswith(('cuda', 'gpu', 'rocm')):
+    return '–'
+  return record.get('gpu_determinism', 'not recorded')
 
 
 def _roofline(row: dict) -> list[str]:
