@@ -185,6 +185,15 @@ def test_every_adversary_guides_one_more_model_per_other_lambda(suite):
   for row in found['rows'][3:]:
     assert row['adversary_mean_jsd'] == sweep[row['adversary_lambda']]['mean_jsd']
   assert found['rows'][4]['adversary_lambda'] == other
+  # Where each guide's test attention sits against the base model's.
+  base_focus = found['rows'][2]['attention_focus']
+  assert base_focus['mean_shared_mass'] == pytest.approx(1.0) and base_focus['same_argmax_share'] == 1.0
+  for row in found['rows'][2:]:
+    focus = row['attention_focus']
+    assert 0 < focus['mean_max_alpha'] <= 1 and 0 <= focus['mean_shared_mass'] <= 1 + 1e-6
+    assert 0 < sum(share for _, share in focus['argmax_words']) <= 1 + 1e-9
+    assert all(isinstance(word, str) for word, _ in focus['argmax_words'])
+  assert 'attention_focus' not in found['rows'][0] and 'attention_focus' not in found['rows'][1]
   # The models of a program are independent: the four guides come out as before.
   assert [r['f1_pos'] for r in found['rows'][:4]] == [r['f1_pos'] for r in before['rows']]
 

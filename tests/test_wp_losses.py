@@ -146,3 +146,34 @@ def test_guide_minus_one_is_the_models_own_attention():
   assert no_guides['guides'].shape == (0, 3, tokens.shape[1])
   alone = guided_logits(model, params, tokens, lengths, {'guide': jnp.int32(-1)}, no_guides)
   np.testing.assert_allclose(alone, own, rtol=1e-6)
+
+
+def test_attention_focus_equals_a_float64_loop():
+  from attn_jax.analysis import attention_focus  # pylint: disable=g-import-not-at-top
+  rng = np.random.default_rng(3)
+  n, width = 7, 9
+  lengths = rng.integers(3, width + 1, n).astype(np.int32)  # SOS + words + EOS
+  alpha, beta = np.zeros((n, width)), np.zeros((n, width))
+  for i, length in enumerate(lengths):
+    for x in (alpha, beta):
+      x[i, 1:length - 1] = rng.dirichlet(np.full(length - 2, 0.3))
+  alpha[0] = beta[0]  # identical rows: everything shared, same argmax
+  alpha[1, :] = 0.0
+  alpha[1, lengths[1] - 2] = 1.0  # all mass on the last word
+  got = jax.jit(attention_focus)(jnp.asarray(alpha, jnp.float32), jnp.asarray(beta, jnp.float32),
+                                 jnp.asarray(lengths))
+  for i in range(n):
+    words = range(1, lengths[i] - 1)
+    top_a = max(words, key=lambda t: (alpha[i, t], -t))
+    top_b = max(words, key=lambda t: (beta[i, t], -t))
+    assert got.max_alpha[i] == pytest.approx(max(alpha[i, t] for t in words), abs=1e-6)
+    assert got.shared_mass[i] == pytest.approx(sum(min(alpha[i, t], beta[i, t]) for t in words),
+                                               abs=1e-6)
+    assert got.shared_mass[i] == pytest.approx(
+        1 - 0.5 * sum(abs(alpha[i, t] - beta[i, t]) for t in words), abs=1e-6)
+    assert int(got.argmax[i]) == top_a
+    assert bool(got.same_argmax[i]) == (top_a == top_b)
+    assert bool(got.argmax_is_last_word[i]) == (top_a == lengths[i] - 2)
+  assert got.shared_mass[0] == pytest.approx(1.0) and bool(got.same_argmax[0])
+  assert got.max_alpha[1] == 1.0 and bool(got.argmax_is_last_word[1])
+  assert got.max_alpha.dtype == jnp.float32 and got.argmax.dtype == jnp.int32

@@ -215,3 +215,23 @@ def test_report_wp_names_a_missing_readme_marker_and_writes_nothing(tmp_path, ca
   err = capsys.readouterr().err
   assert "no '<!-- wp-seeds:end -->' marker" in err and 'add the lines' in err
   assert readme.read_text() == text
+
+
+def test_adversary_guide_rows_say_where_the_adversarys_attention_sits():
+  guides = guides_summary(0.82, 0.33)
+  focus = lambda m, shared, same, words: {'mean_max_alpha': m, 'mean_shared_mass': shared,  # noqa: E731
+                                          'same_argmax_share': same, 'argmax_last_word_share': 0.1,
+                                          'argmax_words': words}
+  by_guide = {r['guide']: r for r in guides['rows']}
+  by_guide['base']['attention_focus'] = focus(0.35, 1.0, 1.0, [['good', 0.05], ['bad', 0.04]])
+  by_guide['adversary']['attention_focus'] = focus(0.97, 0.02, 0.01, [['.', 0.6], ['the', 0.1]])
+  rows = wp_report.adversary_guide_rows([('wp_sst', 'sst', {'guides': guides,
+                                                            'consistent_adversary': adversary_summary()})])
+  header, row = rows
+  cells = dict(zip(header, row))
+  assert cells['max α (base)'] == '0.97 (0.35)' and cells['mass shared with base'] == '0.02'
+  assert cells['same top word as base'] == '1%'
+  assert cells['top words (share of documents)'] == '. 60%, the 10% (base: good 5%, bad 4%)'
+  del by_guide['adversary']['attention_focus']  # a summary from before it was recorded
+  row = wp_report.adversary_guide_rows([('wp_sst', 'sst', {'guides': guides})])[1]
+  assert dict(zip(header, row))['max α (base)'] == '–'

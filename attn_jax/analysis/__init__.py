@@ -12,6 +12,7 @@ Kendall τ runs on the host (scipy) over the arrays these return.
 """
 
 from attn_jax.analysis.adversarial import Adversaries, adversarial_attention, max_jsd_within
+from attn_jax.analysis.attention_focus import Focus, attention_focus
 from attn_jax.analysis.divergences import attention_kl, binary_js, jw_jsd, jw_kl, wp_tvd
 from attn_jax.analysis.erasure import (FlipPoint, SingleErasure, decision_gradient, erase,
                                        erase_until_flip, random_rankings, ranking,
@@ -25,8 +26,8 @@ from attn_jax.analysis.loo import LeaveOneOut, leave_one_out
 from attn_jax.analysis.permutation import Permutation, permutation_test, permute_attention, word_permutations
 
 __all__ = [
-    'Adversaries', 'FlipPoint', 'LeaveOneOut', 'Permutation', 'SingleErasure',
-    'adversarial_attention', 'attention_deletion', 'attention_kl', 'binary_js',
+    'Adversaries', 'FlipPoint', 'Focus', 'LeaveOneOut', 'Permutation', 'SingleErasure',
+    'adversarial_attention', 'attention_deletion', 'attention_focus', 'attention_kl', 'binary_js',
     'decision_gradient', 'embedding_gradient', 'erase', 'erase_until_flip', 'gradient_importance',
     'hidden_gradient', 'input_gradient', 'jw_jsd', 'jw_kl', 'kendall_tau', 'leave_one_out',
     'max_jsd_within', 'normalise', 'normalised_entropy', 'normalised_loo', 'permutation_test',

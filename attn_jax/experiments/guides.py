@@ -19,15 +19,20 @@ data only (the smallest-TVD adversary if none qualifies). With
 `every_adversary`, one more model per other trained λ is guided by that λ's
 adversary (members `adversary_<λ>`), in the same program: the guided F1
 along the adversaries' JSD from the base attention, which says how much of
-W&P's ADVERSARY row depends on how disjoint the chosen adversary is.
+W&P's ADVERSARY row depends on how disjoint the chosen adversary is. Each
+adversary's row also says where its test-set attention sits against the base
+model's (`attention_focus`): how peaked, how much mass they share, and which
+words it attends most — what the non-contextual MLP is left to read.
 """
 
+import collections
 import os
 
 import ml_collections
 import numpy as np
 from ml_collections import config_dict
 
+from attn_jax.analysis.attention_focus import attention_focus
 from attn_jax.core import atomic_io
 from attn_jax.core.errors import CheckpointError, ConfigError, TrainingError
 from attn_jax.core.registry import EXPERIMENTS, Section
@@ -84,6 +89,20 @@ def _adversary_row(adversary_summary: dict, lam: float) -> dict:
                                       ('mean_jsd', 'mean_tvd', 'train_mean_jsd', 'train_mean_tvd')}}
 
 
+def focus_summary(alpha: np.ndarray, base_alpha: np.ndarray, split, words, top: int = 5) -> dict:
+  """`attention_focus` of `alpha` against `base_alpha` on `split`, as means
+  over its documents, and the `top` words `alpha` attends most often (word,
+  share of documents)."""
+  f = attention_focus(alpha, base_alpha, split.lengths)
+  argmax = np.asarray(f.argmax)
+  counts = collections.Counter(words[int(seq[i])] for seq, i in zip(split.sequences, argmax))
+  return {'mean_max_alpha': float(np.mean(f.max_alpha)),
+          'mean_shared_mass': float(np.mean(f.shared_mass)),
+          'same_argmax_share': float(np.mean(f.same_argmax)),
+          'argmax_last_word_share': float(np.mean(f.argmax_is_last_word)),
+          'argmax_words': [[w, c / len(split)] for w, c in counts.most_common(top)]}
+
+
 def _run(ctx):
   s = ctx.section
   _, adversary_summary = ctx.inputs['consistent_adversary']
@@ -113,6 +132,10 @@ def _run(ctx):
                          {'objective': 'W&P diagnostic model with imposed attention (§C.3)',
                           'guide': name, 'adversary_lambda': lambda_of.get(name)})
   trained = ctx.train('guided', {name: member for name, _ in guide_indices}, objective)
+  test, words = ctx.dataset.splits[ctx.split_name], ctx.dataset.vocab.tokens
+  test_guides = guides[ctx.split_name]
+  focus = {name: focus_summary(test_guides[index], test_guides[1], test, words)
+           for name, index in guide_indices if index >= 1}  # the base model and each adversary
   rows, probs = [], []
   for (name, index), params, selection in zip(guide_indices, trained.params, trained.selections):
     if params is None:
@@ -120,6 +143,8 @@ def _run(ctx):
     metrics, p = ctx.evaluate(trained.model, params, ctx.split_name, objective,
                               {'guide': np.int32(index)})
     extra = _adversary_row(adversary_summary, lambda_of[name]) if name in lambda_of else {}
+    if name in focus:
+      extra['attention_focus'] = focus[name]
     rows.append({'guide': name, **metrics_row(metrics), 'selected_epoch': selection['epoch'], **extra})
     probs.append(p)
   summary = {'n': len(ctx.split), 'rows': rows, 'adversary_lambda': lam, 'adversary_choice': why,

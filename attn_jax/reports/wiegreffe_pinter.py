@@ -116,7 +116,8 @@ def adversary_guide_rows(runs: list) -> list[list[str]]:
   and its predictions (TVD ½|Δp|)."""
   rows = [['dataset', 'run', 'adversary λ', 'adversary train JSD', 'adversary test JSD',
            'adversary test TVD ½∣Δp∣', 'guided F1 (W&P ADVERSARY)', 'guided accuracy', 'chosen',
-           'from (documents, key)']]
+           'max α (base)', 'mass shared with base', 'same top word as base',
+           'top words (share of documents)', 'from (documents, key)']]
   for name, dataset, summaries in runs:
     s = summaries.get('guides')
     if s is None:
@@ -124,6 +125,7 @@ def adversary_guide_rows(runs: list) -> list[list[str]]:
     paper = published.WIEGREFFE_PINTER_TABLE3.get(dataset, {}).get('adversary')
     guided = [r for r in s['rows'] if r['guide'].startswith('adversary')]
     sweep = (summaries.get('consistent_adversary') or {}).get('rows', [])
+    base = next((r.get('attention_focus') for r in s['rows'] if r['guide'] == 'base'), None)
     for r in sorted(guided, key=lambda r: r.get('adversary_lambda', s['adversary_lambda'])):
       lam = r.get('adversary_lambda', s['adversary_lambda'])
       # Summaries from before the guides recorded their adversary's numbers:
@@ -133,8 +135,21 @@ def adversary_guide_rows(runs: list) -> list[list[str]]:
       rows.append([dataset, name, f'{lam:g}', _f(of['train_mean_jsd']), _f(of['mean_jsd']),
                    _f(of['mean_tvd']),
                    f'{r["f1_pos"]:.3f} ({_f(paper)})', _f(r.get('accuracy')),
-                   'yes' if r['guide'] == 'adversary' else '', source_label(s)])
+                   'yes' if r['guide'] == 'adversary' else '', *_focus_cells(r.get('attention_focus'), base),
+                   source_label(s)])
   return rows
+
+
+def _focus_cells(focus, base) -> list[str]:
+  """Where an adversary's test attention sits (`guides.focus_summary`) beside
+  the base model's; '–' for summaries from before it was recorded."""
+  if focus is None:
+    return ['–'] * 4
+  words = ', '.join(f'{w} {share:.0%}' for w, share in focus['argmax_words'][:3])
+  base_words = '' if base is None else ' (base: ' + ', '.join(
+      f'{w} {share:.0%}' for w, share in base['argmax_words'][:3]) + ')'
+  return [f'{focus["mean_max_alpha"]:.2f} ({_f(base and base["mean_max_alpha"], 2)})',
+          f'{focus["mean_shared_mass"]:.2f}', f'{focus["same_argmax_share"]:.0%}', words + base_words]
 
 
 def trained_rows(summary: dict) -> list[dict]:
