@@ -74,3 +74,20 @@ def test_guard_mappings_drops_compiled_programs_near_the_limit(monkeypatch):
   assert compilation.guard_mappings(('train', (8, 4, 24)))      # a new one past 60 %: dropped
   assert cleared == [1]
   assert not compilation.guard_mappings(('train', (8, 4, 24)))
+
+
+def test_every_program_is_counted_on_shapes_already_seen(monkeypatch):
+  """A study's second model compiles new programs for the first one's shapes:
+  the call sites' keys name the program, so the count is taken again."""
+  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+  from attn_jax.data.dataset import EncodedSplit  # pylint: disable=g-import-not-at-top
+  from attn_jax.training import evaluation  # pylint: disable=g-import-not-at-top
+  keys = []
+  monkeypatch.setattr(compilation, 'guard_mappings', keys.append)
+  split = EncodedSplit([np.array([2, 5, 6, 3], np.int32)] * 3, np.zeros(3, np.int32), ['a', 'b', 'c'])
+  predicts = [lambda params, tokens, lengths, member, extra, k=k: jnp.full(tokens.shape[0], k, jnp.float32)
+              for k in (0.25, 0.75)]
+  for predict in predicts:
+    evaluation.predict_split(predict, None, split, 2, (8,))
+  assert len(keys) == 4 and len(set(keys)) == 2  # two batches of one shape, per program
+  assert {k[1] for k in keys} == {id(p) for p in predicts}

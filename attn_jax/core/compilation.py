@@ -83,7 +83,12 @@ def enable_cache(directory: str | None) -> str | None:
 # mappings ("LLVM compilation error: Cannot allocate memory"). So when a
 # program meets a new shape, the mappings are counted, and past a share of
 # the limit every compiled program is dropped: those still needed are read
-# back from the persistent cache (under a second) or compiled again.
+# back from the persistent cache (under a second) or compiled again. A key
+# names the program as well as the shape (the callers pass the id of the
+# executor, model or predict function): a study that runs many models over
+# the same length buckets compiles new programs for shapes it has seen, and
+# with shape-only keys never counted again — an IMDB grid process, its fourth
+# configuration's adversarial stage, died of exactly that error.
 
 MAPS_SHARE = 0.6
 _seen_shapes: set = set()
@@ -106,7 +111,7 @@ def _map_limit() -> int:
 
 
 def guard_mappings(key) -> bool:
-  """Called before running a program on `key` (its name and shapes); when
+  """Called before running a program on `key` (its name, identity and shapes); when
   the key is new and the process holds more than `MAPS_SHARE` of its allowed
   memory mappings, drops every compiled program (`jax.clear_caches`).
   Returns whether it did."""

@@ -140,7 +140,7 @@ def _compute(ctx: AnalysisContext, stage: Stage, directory: str, key_hash: str, 
     if done[b]:
       continue
     started, compiled = time.time(), compilation.seconds()
-    compilation.guard_mappings((stage.name, batch.tokens.shape))
+    compilation.guard_mappings((stage.name, id(ctx.model), batch.tokens.shape))
     rows = {k: np.asarray(v) for k, v in stage.compute(ctx, batch).items()}
     estimate.add(costs[b], time.time() - started, compilation.seconds() - compiled)
     real = batch.index >= 0

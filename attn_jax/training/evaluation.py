@@ -30,7 +30,7 @@ def predict_split(predict: Callable, params, split: EncodedSplit, batch_size: in
   probs = None
   for batch in eval_batches(split, batch_size, buckets):
     extra = inputs(batch.index, batch.tokens.shape[1]) if inputs else {}
-    compilation.guard_mappings(('predict', batch.tokens.shape))
+    compilation.guard_mappings(('predict', id(predict), batch.tokens.shape))
     out = np.asarray(predict(params, batch.tokens, batch.lengths, member or {}, extra))
     if classes > 2:  # the class axis goes first while rows are placed
       out = np.moveaxis(out, -1, 0)

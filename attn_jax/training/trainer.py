@@ -317,7 +317,7 @@ def _train_epoch(p: _Program, run: _Run, epoch: int, bar: tqdm.tqdm) -> None:
   for index in range(run.progress['batch'], len(batches)):
     batch = batches[index]
     inputs = p.objective.batch_inputs('train', batch.index, batch.tokens.shape[1])
-    compilation.guard_mappings(('train', batch.tokens.shape))
+    compilation.guard_mappings(('train', id(p.executor), batch.tokens.shape))
     run.state, losses = p.executor.step(run.state, batch, p.dropout_keys, p.values, inputs,
                                         run.active)
     _drop_non_finite(p, run, losses, epoch, index, len(batches), bar)
