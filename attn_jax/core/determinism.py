@@ -20,17 +20,11 @@ run-to-run-varying GPU kernels.
 
 import os
 
+from attn_jax.core.host_memory import backend_running
+
 FLAG = '--xla_gpu_deterministic_ops'
 
 _status = ['not set']
-
-
-def _backend_running() -> bool:
-  try:
-    from jax._src import xla_bridge  # pylint: disable=g-import-not-at-top
-    return bool(xla_bridge.backends_are_initialized())
-  except (ImportError, AttributeError):  # a JAX without it: assume not
-    return False
 
 
 def use_deterministic_gpu_ops() -> str:
@@ -45,7 +39,7 @@ def use_deterministic_gpu_ops() -> str:
     value = given[-1].partition('=')[2].lower() or 'true'
     state = 'on' if value in ('true', '1') else 'off'
     _status[0] = f'{state} (XLA_FLAGS sets {given[-1]})'
-  elif _backend_running():
+  elif backend_running():
     _status[0] = ('late: JAX was already running before attn_jax was imported; import '
                   f'attn_jax first, or set XLA_FLAGS={FLAG}=true, for deterministic GPU ops')
   else:

@@ -46,7 +46,8 @@ def _glibc():
   return libc
 
 
-def _backend_running() -> bool:
+def backend_running() -> bool:
+  """Whether JAX has started a backend in this process (settings read at its start are late)."""
   try:
     from jax._src import xla_bridge  # pylint: disable=g-import-not-at-top
     return bool(xla_bridge.backends_are_initialized())
@@ -68,7 +69,7 @@ def reuse_freed_memory() -> str:
   if libc is None:
     _status[0] = 'off (not glibc)'
     return _status[0]
-  late = _backend_running()
+  late = backend_running()
   done = all(libc.mallopt(param, value) == 1 for param, value in
              ((_M_ARENA_MAX, 1), (_M_MMAP_MAX, 0), (_M_TRIM_THRESHOLD, _INT_MAX)))
   if not done:
