@@ -118,6 +118,7 @@ def test_report_prints_every_table_saves_and_fills_the_readme(meister, tmp_path,
   assert len(made['meister-sweep'][0]) == 1 + 4 and len(made['meister-table5'][0]) == 1 + 2
   text = readme.read_text()
   assert 'python -m attn_jax.report meister results/' in text and '| synthetic |' in text
+  assert made['meister-table3'][0][1][3] == 'N(0, 1²)'  # the smoke config's embeddings, from config.json
   again = meister_report.write([str(tmp_path / 'results' / workdir.name)])  # from the saved copy alone
   assert again['meister-table6'][0] == made['meister-table6'][0]
   assert 'meister-table1' in capsys.readouterr().out

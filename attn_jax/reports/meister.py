@@ -56,7 +56,7 @@ def load(path: str) -> dict:
       stages[stage] = found.summary
   return {'name': run['name'], 'path': path, 'dataset': run['dataset'],
           'encoder': config['model']['encoder'], 'projection': config['model']['projection'],
-          'accuracy': run['results'].get('accuracy'), 'stages': stages,
+          'accuracy': run['results'].get('accuracy'), 'embeddings': run['embed_init'], 'stages': stages,
           'experiments': load_experiment_summaries(path)}
 
 
@@ -176,11 +176,14 @@ def sweep_rows(runs: list) -> list[list[str]]:
 
 
 def table3_rows(runs: list) -> list[list[str]]:
-  rows = [['dataset', 'model', 'run', 'test accuracy (Meister, softmax)', 'verdict']]
+  # The embeddings column keeps runs made before and after a default changed
+  # (CBOW -> skip-gram vectors, 2026-11-25) from being compared unawares.
+  rows = [['dataset', 'model', 'run', 'embeddings', 'test accuracy (Meister, softmax)', 'verdict']]
   for r in runs:
     paper = published.MEISTER_TABLE3.get((r['dataset'], r['encoder']))
     verdict = _verdict(r['accuracy'], paper, MEAN_CLOSE) if r['projection'] == 'softmax' else '(Meister: softmax only)'
-    rows.append([r['dataset'], model_key(r), r['name'], f'{_f(r["accuracy"], 3)} ({_f(paper)})', verdict])
+    rows.append([r['dataset'], model_key(r), r['name'], r.get('embeddings', '–'),
+                 f'{_f(r["accuracy"], 3)} ({_f(paper)})', verdict])
   return rows
 
 
