@@ -50,3 +50,39 @@ def test_contains():
   interval = {'low': 0.2, 'high': 0.4}
   assert statistics.contains(interval, 0.3) and not statistics.contains(interval, 0.41)
   assert statistics.contains(interval, None) is None
+
+
+@pytest.mark.parametrize('n_a, n_b, scale_b, shift', [(2, 2, 1.0, 0.0), (5, 3, 4.0, 0.5), (5, 5, 0.1, -0.2),
+                                                      (3, 9, 2.5, 1.0), (10, 4, 0.01, 0.03)])
+def test_welch_t_test_equals_scipys(n_a, n_b, scale_b, shift):
+  rng = np.random.default_rng(n_a * 100 + n_b)
+  a, b = rng.normal(0.4, 0.05, size=n_a), rng.normal(0.4 + shift, 0.05 * scale_b, size=n_b)
+  got = statistics.welch_t_test(a, b)
+  ref = scipy.stats.ttest_ind(a, b, equal_var=False)
+  np.testing.assert_allclose([got['t'], got['df'], got['p']], [ref.statistic, ref.df, ref.pvalue], rtol=1e-10)
+  assert (got['n_a'], got['n_b']) == (n_a, n_b)
+  assert got['mean_a'] == pytest.approx(a.mean()) and got['mean_b'] == pytest.approx(b.mean())
+
+
+def test_welch_t_test_drops_missing_values_and_needs_two_on_each_side():
+  a, b = [0.1, None, 0.3, float('nan'), 0.2], [0.5, 0.6, 0.4]
+  got = statistics.welch_t_test(a, b)
+  ref = scipy.stats.ttest_ind([0.1, 0.3, 0.2], b, equal_var=False)
+  assert got['n_a'] == 3 and got['p'] == pytest.approx(ref.pvalue, rel=1e-10)
+  one = statistics.welch_t_test([0.4], b)
+  assert one['p'] is None and one['t'] is None and one['df'] is None
+  assert one['n_a'] == 1 and one['mean_a'] == 0.4
+  empty = statistics.welch_t_test([None, float('nan')], b)
+  assert empty['n_a'] == 0 and empty['mean_a'] is None and empty['p'] is None
+
+
+@pytest.mark.filterwarnings('ignore:Precision loss')  # scipy's, about the constant side
+def test_welch_t_test_of_constant_samples_is_decided_by_their_means():
+  same = statistics.welch_t_test([0.5, 0.5, 0.5], [0.5, 0.5])
+  assert (same['t'], same['df'], same['p']) == (0.0, None, 1.0)  # scipy: NaN
+  apart = statistics.welch_t_test([0.5, 0.5], [0.7, 0.7, 0.7])
+  assert apart['t'] == -math.inf and apart['p'] == 0.0
+  # One side constant is an ordinary test: all the spread is the other side's.
+  got = statistics.welch_t_test([0.5, 0.5, 0.5], [0.4, 0.6, 0.55])
+  ref = scipy.stats.ttest_ind([0.5, 0.5, 0.5], [0.4, 0.6, 0.55], equal_var=False)
+  np.testing.assert_allclose([got['t'], got['df'], got['p']], [ref.statistic, ref.df, ref.pvalue], rtol=1e-10)

@@ -1,8 +1,10 @@
 """In-domain word vectors: the corpus holds out the target's dev and test
-text, training is deterministic, and a config naming them builds, caches and
-loads them."""
+text, training is deterministic (across processes and the parent's OpenBLAS
+kernel: the child's is pinned), a build says whether it matches the committed
+record, and a config naming them builds, caches and loads them."""
 
 import io
+import json
 import os
 import subprocess
 import sys
@@ -15,7 +17,7 @@ from attn_jax import config as config_lib
 from attn_jax.data.dataset import load_dataset
 from attn_jax.core.errors import ConfigError
 from attn_jax.models import build_model
-from attn_jax.vectors import build, corpus, fasttext
+from attn_jax.vectors import blas, build, corpus, fasttext
 from conftest import requires_real_data
 
 gensim = pytest.importorskip('gensim')
@@ -90,6 +92,104 @@ def test_training_is_deterministic_across_processes(tmp_path):
   assert len(digests) == 1
 
 
+# dim 50: on this tiny corpus the Haswell, SkylakeX and Prescott kernels give
+# three different sets of vectors when not pinned (smaller dims can agree).
+SKIPGRAM = {**RECIPE, 'sg': 1}
+requires_avx2 = pytest.mark.skipif(
+    not blas.has_avx2(), reason=f'the pinned {blas.PINNED_BLAS_KERNEL} kernel needs x86-64 with AVX2')
+
+
+def vectors_digest(text, code, kernel):
+  """sha256 of the vectors `code` makes from `text` in a fresh process whose
+  OPENBLAS_CORETYPE is `kernel` (None: unset), and that process's own kernel."""
+  script = ('import hashlib, scipy.linalg; from attn_jax.vectors import blas, fasttext; '
+            f'text, dim, recipe = {text!r}, 50, {SKIPGRAM!r}; wv = {code}; '
+            'print(hashlib.sha256(wv.vectors.tobytes() + " ".join(wv.index_to_key).encode()).hexdigest(), '
+            'blas.in_use()["kernel"])')
+  env = {k: v for k, v in os.environ.items() if k != blas.ENV_VAR}
+  if kernel:
+    env[blas.ENV_VAR] = kernel
+  out = subprocess.run([sys.executable, '-c', script], env=env, capture_output=True, text=True)
+  assert out.returncode == 0, out.stderr
+  return out.stdout.split()
+
+
+@requires_avx2
+def test_the_pinned_kernel_gives_the_same_bytes_whatever_the_parents_kernel(tmp_path):
+  text = tiny_corpus(tmp_path)
+  found = [vectors_digest(text, 'fasttext.train_vectors(text, dim, recipe)', kernel)
+           for kernel in ('SkylakeX', 'Prescott', 'Sandybridge', None)]
+  assert len({digest for digest, _ in found}) == 1
+  assert len({parent_kernel for _, parent_kernel in found}) > 1  # the parents did differ
+  # ... and the bytes are those of training in a process running the pinned kernel itself.
+  assert found[0][0] == vectors_digest(text, 'fasttext.train_here(text, dim, recipe)',
+                                       blas.PINNED_BLAS_KERNEL)[0]
+
+
+@requires_avx2
+def test_unpinned_training_differs_between_kernels(tmp_path):
+  """The control: without the pin this corpus does tell the kernels apart, so
+  the test above can fail."""
+  text = tiny_corpus(tmp_path)
+  haswell, prescott = (vectors_digest(text, 'fasttext.train_here(text, dim, recipe)', kernel)
+                       for kernel in ('Haswell', 'Prescott'))
+  assert haswell[1] == 'Haswell' and prescott[1] != 'Haswell'
+  assert haswell[0] != prescott[0]
+
+
+def test_without_avx2_the_machines_own_kernel_is_used_and_said_so(tmp_path, monkeypatch):
+  monkeypatch.setattr(blas, 'has_avx2', lambda: False)
+  monkeypatch.delenv(blas.ENV_VAR, raising=False)
+  logs, epochs = [], []
+  wv, environment = fasttext.train(tiny_corpus(tmp_path), 8, RECIPE, lambda *a: epochs.append(a),
+                                   words=['w3', 'not-in-corpus', 'w1'], log=logs.append)
+  assert len(logs) == 1 and 'not be byte-identical' in logs[0]
+  assert not environment['pinned'] and environment['gensim'] == gensim.__version__
+  assert wv.index_to_key == ['w3', 'w1'] and [done for done, _ in epochs] == [1, 2]
+  monkeypatch.setattr(blas.platform, 'machine', lambda: 'aarch64')
+  assert blas.has_avx2() is False
+
+
+def test_an_error_in_the_training_child_is_the_same_config_error(tmp_path, monkeypatch):
+  fake = tmp_path / 'site' / 'gensim'
+  fake.mkdir(parents=True)
+  (fake / '__init__.py').write_text('raise ImportError("no gensim here")\n')
+  monkeypatch.setenv('PYTHONPATH', str(tmp_path / 'site'))
+  with pytest.raises(ConfigError, match='needs gensim: pip install'):
+    fasttext.train_vectors(tiny_corpus(tmp_path), 8, RECIPE)
+
+
+def test_a_build_says_whether_it_matches_the_committed_record(tmp_path, monkeypatch):
+  monkeypatch.setattr(build, 'records_directory', lambda: str(tmp_path))
+  recipe = {'target': 'sst', 'sg': 1, 'dim': 300}
+  info = {'recipe': recipe, 'corpus_tokens': 1000, 'sha256': 'a' * 64,
+          'environment': {'kernel': 'SkylakeX', 'gensim': '4.4.0'}}
+  logs = []
+  build.check_against_record('sst', info, logs.append)
+  assert not logs  # no record: nothing to say
+  (tmp_path / 'sst_skipgram.json').write_text(json.dumps(
+      {'recipe': recipe, 'corpus_tokens': 1000, 'sha256': 'a' * 64}))
+  (tmp_path / 'sst.json').write_text(json.dumps(
+      {'recipe': {**recipe, 'sg': 0}, 'corpus_tokens': 1000, 'sha256': 'b' * 64}))
+  build.check_against_record('sst', info, logs.append)
+  assert logs == [f'vectors match the committed record results/vectors/sst_skipgram.json '
+                  f'(sha256 {"a" * 12})']
+  logs.clear()
+  build.check_against_record('sst', {**info, 'recipe': {**recipe, 'sg': 0}}, logs.append)
+  assert len(logs) == 1 and 'differ from the committed record results/vectors/sst.json' in logs[0]
+  assert 'a' * 12 in logs[0] and 'b' * 12 in logs[0] and 'SkylakeX' in logs[0]
+  assert 'gensim 4.4.0' in logs[0] and 'may differ' in logs[0]
+  logs.clear()
+  for other in ({**info, 'corpus_tokens': 999}, {**info, 'recipe': {**recipe, 'dim': 200}}):
+    build.check_against_record('sst', other, logs.append)
+  assert not logs  # another corpus or recipe: the record says nothing about it
+
+
+def test_the_records_folder_is_the_checkouts():
+  assert build.records_directory() == os.path.join(
+      os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'results', 'vectors')
+
+
 def test_bad_corpora_are_refused():
   cfg = config_lib.default_config('sst', 'bilstm')
   cfg.vectors.corpora = 'sst,wikipedia'
@@ -111,6 +211,7 @@ def test_a_config_naming_in_domain_vectors_builds_caches_and_loads_them(tfds_dir
   info = build.describe(path)
   assert info['corpus']['sst'] == {'documents': 8544, 'tokens': info['corpus_tokens'], 'held_out': 3311}
   assert 0.1 < info['coverage'] < 1 and info['recipe']['dim'] == 16
+  assert info['environment']['gensim'] == gensim.__version__ and info['environment']['kernel']
   assert build.ensure_vectors(cfg, data.vocab, logs.append) == path  # cached: not built again
   assert sum('building' in line for line in logs) == 1
   model = build_model(cfg.model, len(data.vocab))

@@ -13,7 +13,8 @@ Two kinds, for two questions:
   statistic, take the 2.5 % and 97.5 % quantiles.
 
 "Within published?" asks whether the published number lies inside the
-interval (`contains`): no fixed tolerance.
+interval (`contains`): no fixed tolerance. "Do two implementations agree?"
+asks whether their per-seed values could share one mean (`welch_t_test`).
 """
 
 import math
@@ -78,3 +79,46 @@ def contains(interval: dict, value: Optional[float]) -> Optional[bool]:
   if value is None or not math.isfinite(interval.get('low', math.nan)):
     return None
   return bool(interval['low'] <= value <= interval['high'])
+
+
+def _finite(values) -> np.ndarray:
+  return np.asarray([v for v in values if v is not None and math.isfinite(v)], np.float64)
+
+
+def welch_t_test(a, b) -> dict:
+  """Welch's two-sample t-test of equal means, variances not assumed equal.
+
+  For comparing two implementations over their seeds: each side's seeds
+  scatter by their own amount (different code, different noise), so the
+  pooled-variance Student test does not fit. With means m, sample variances
+  s² (ddof 1) and sizes n of the values that are neither None nor NaN,
+
+      v_a = s_a² / n_a,  v_b = s_b² / n_b
+      t   = (m_a − m_b) / √(v_a + v_b)
+      df  = (v_a + v_b)² / (v_a² / (n_a − 1) + v_b² / (n_b − 1))   (Welch–Satterthwaite)
+      p   = 2 · P(T_df > |t|)                                        (two-sided)
+
+  as `scipy.stats.ttest_ind(a, b, equal_var=False)`.
+
+  Returns:
+    {'t', 'df', 'p', 'n_a', 'n_b', 'mean_a', 'mean_b'}. A mean is None for a
+    side with no values; t, df and p are None when either side has fewer
+    than 2 values (no spread to test against). When both sides are constant
+    (v_a + v_b = 0) df is None and the test is decided by the means alone:
+    equal means give t = 0, p = 1; different means t = ±inf, p = 0 (scipy
+    returns NaN for the first).
+  """
+  x, y = _finite(a), _finite(b)
+  out = {'t': None, 'df': None, 'p': None, 'n_a': len(x), 'n_b': len(y),
+         'mean_a': float(x.mean()) if len(x) else None, 'mean_b': float(y.mean()) if len(y) else None}
+  if len(x) < 2 or len(y) < 2:
+    return out
+  # An exactly constant side has no spread (np.var can leave rounding dust).
+  va, vb = (float(v.var(ddof=1)) / len(v) if v.min() < v.max() else 0.0 for v in (x, y))
+  difference = out['mean_a'] - out['mean_b']
+  if va + vb == 0:
+    return {**out, 't': 0.0 if difference == 0 else math.copysign(math.inf, difference),
+            'p': 1.0 if difference == 0 else 0.0}
+  t = difference / math.sqrt(va + vb)
+  df = (va + vb) ** 2 / (va ** 2 / (len(x) - 1) + vb ** 2 / (len(y) - 1))
+  return {**out, 't': float(t), 'df': float(df), 'p': float(2 * scipy.stats.t.sf(abs(t), df))}

@@ -36,9 +36,10 @@ def _word_vectors(path: str, vocab, dim: int):
   return matrix.copy(), found
 
 
-def initial_params(model: Model, cfg: ml_collections.ConfigDict, dataset: Dataset, log,
-                   workdir: str | None = None):
-  """Fresh params, with pretrained word vectors when the config names some.
+def pretrained_matrix(cfg: ml_collections.ConfigDict, dataset: Dataset, log) -> tuple[np.ndarray, dict] | None:
+  """The embedding matrix the config's word vectors give, before training
+  (float32 [len(vocab), embed_dim]), and a record of it; None when the config
+  trains embeddings from scratch.
 
   Words the file lacks start at zero (J&W's torchtext loading). With
   `model.shuffle_embeddings` the rows of the words found are permuted among
@@ -46,10 +47,9 @@ def initial_params(model: Model, cfg: ml_collections.ConfigDict, dataset: Datase
   `model.embeddings_norm` they are scaled to that mean L2 norm (same
   directions): controls for what in the vectors matters.
   """
-  params = model.init(trainer.init_key(cfg.seed))
   path = embeddings_path(cfg, dataset, log)
   if not path:
-    return params
+    return None
   matrix, found = _word_vectors(path, dataset.vocab, cfg.model.embed_dim)
   log(f'pretrained vectors: {found} of {len(dataset.vocab)} vocabulary words found in {path}')
   rows = np.flatnonzero(np.any(matrix != 0, axis=1))
@@ -57,10 +57,22 @@ def initial_params(model: Model, cfg: ml_collections.ConfigDict, dataset: Datase
     matrix[rows] = matrix[np.random.default_rng(cfg.seed).permutation(rows)]
   if cfg.model.embeddings_norm and len(rows):
     matrix[rows] *= cfg.model.embeddings_norm / np.linalg.norm(matrix[rows], axis=1).mean()
+  return matrix, {
+      'file': os.path.abspath(path), 'vocabulary': len(dataset.vocab), 'found': found,
+      'coverage': found / max(len(dataset.vocab) - 4, 1),
+      'mean_norm_found': float(np.linalg.norm(matrix[rows], axis=1).mean()) if len(rows) else None,
+      'shuffled': bool(cfg.model.shuffle_embeddings), 'rescaled_to': cfg.model.embeddings_norm}
+
+
+def initial_params(model: Model, cfg: ml_collections.ConfigDict, dataset: Dataset, log,
+                   workdir: str | None = None):
+  """Fresh params, with pretrained word vectors when the config names some
+  (`pretrained_matrix`); their record goes to `workdir/embeddings.json`."""
+  params = model.init(trainer.init_key(cfg.seed))
+  pretrained = pretrained_matrix(cfg, dataset, log)
+  if pretrained is None:
+    return params
+  matrix, record = pretrained
   if workdir is not None:
-    atomic_io.write_json(os.path.join(workdir, 'embeddings.json'), {
-        'file': os.path.abspath(path), 'vocabulary': len(dataset.vocab), 'found': found,
-        'coverage': found / max(len(dataset.vocab) - 4, 1),
-        'mean_norm_found': float(np.linalg.norm(matrix[rows], axis=1).mean()) if len(rows) else None,
-        'shuffled': bool(cfg.model.shuffle_embeddings), 'rescaled_to': cfg.model.embeddings_norm})
+    atomic_io.write_json(os.path.join(workdir, 'embeddings.json'), record)
   return {**params, 'embedding': {'table': jax.numpy.asarray(matrix)}}

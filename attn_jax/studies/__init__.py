@@ -5,6 +5,7 @@ one program and analysed, with a table of mean ± 95 % CI over seeds.
     python -m attn_jax.studies run jw_grid --only='sst_*,20news_*'
     python -m attn_jax.studies run ss_models [--only='imdb_ratings_*']
     python -m attn_jax.studies report jw_grid [--root=...] [--save=results/jw_grid] [--readme=README.md --readme=docs/jain_wallace.md]
+    python -m attn_jax.studies report jw_grid --root=results/jw_grid [--reference=results/jw_reference]  # + J&W's own code
 """
 
 from attn_jax.studies import fidelity, jw_grid, ss_models

@@ -24,6 +24,10 @@ def main(argv=None) -> None:
                       'training config lend their trained models: trained once, analysed here')
   parser.add_argument('--no-progress', action='store_true', help='no progress bars (logs)')
   parser.add_argument('--save', default=None, help='report: copy the small result files here')
+  parser.add_argument('--reference', default=None,
+                      help='report: J&W\'s own code on the same inputs (python -m benchmarks.jw_reference), '
+                      'shown beside the J&W grid when it holds any arm (default: jw_reference beside the '
+                      'folder the table is read from, e.g. results/jw_reference)')
   parser.add_argument('--readme', action='append', help='report: rewrite the table\'s block in this Markdown '
                       'file (repeatable: each file that holds it)')
   args = parser.parse_args(argv)
@@ -38,7 +42,7 @@ def main(argv=None) -> None:
             f'(report: python -m attn_jax.studies report {study.name} --root={root})')
     else:
       from attn_jax.studies import report  # pylint: disable=g-import-not-at-top
-      report.write(study, root, args.save, args.readme)
+      report.write(study, root, args.save, args.readme, args.reference)
   except AttnJaxError as e:
     errors.exit_with(e)
 

@@ -1,7 +1,9 @@
 """A study's table: per arm, mean ± 95 % CI over seeds, beside J&W's numbers.
 
 `python -m attn_jax.studies report STUDY --root=WORKDIRS [--save=results/STUDY]
-[--readme=README.md --readme=docs/jain_wallace.md]` prints the table; `--save` copies each model's small
+[--reference=results/jw_reference] [--readme=README.md --readme=docs/jain_wallace.md]`
+prints the table (for the J&W grid, then J&W's own code on the same inputs
+beside it, when `--reference` holds any arm); `--save` copies each model's small
 result files (eval.json, config.json, metrics.jsonl, embeddings.json,
 analyses/*/summary.json) and the study's wall-time record into
 `results/STUDY/<arm>/<model>/`, and `--readme` rewrites the table's block in each
@@ -16,9 +18,9 @@ from attn_jax.core import atomic_io
 from attn_jax.core.registry import STAGES
 from attn_jax.papers import published
 from attn_jax.analysis import statistics
-from attn_jax.reports.common import embeddings_source, markdown, plain, root_of, write_blocks
+from attn_jax.reports.common import embeddings_source, markdown, plain, root_of, with_notes, write_blocks
 from attn_jax.stages import feature_importance, store
-from attn_jax.studies import runner
+from attn_jax.studies import jw_reference, runner
 from attn_jax.reports import ss_models
 from attn_jax.studies.collect import STATISTICS, collect_arm, models as collect_models
 
@@ -205,6 +207,100 @@ def patterns(study, root: str) -> list[str]:
   return lines
 
 
+REFERENCE_COLUMNS = (('accuracy', 'accuracy'), ('tau_attention_gradient', 'τ(α, grad)'),
+                     ('tau_attention_loo', 'τ(α, LOO)'), ('tau_gradient_loo', 'τ(grad, LOO)'))
+
+
+def _published(arm) -> dict:
+  """J&W's published numbers of a study arm's configuration, {statistic: value}."""
+  paper = published.JAIN_WALLACE_GRID.get((arm.dataset, arm.encoder, arm.overrides.get('model.attention')), {})
+  return {**paper.get('test', {}), **{f'tau_{p}': v[0] for p, v in paper.get('tau', {}).items() if v}}
+
+
+def reference_comparisons(study, root: str, reference: str) -> list[tuple[str, dict, dict]]:
+  """(arm, jw_reference.compare, published) for each arm of the reference, in
+  the study's order. A reference arm is the study's arm of the same name, or
+  a variant of it named with a suffix (`sst_bilstm_tanh_scratch`: attn-jax's
+  side from `jw_reference.EXTRA_OURS`), compared with J&W's published
+  numbers of that configuration."""
+  out = []
+  for name in jw_reference.arms(reference):
+    matches = [a for a in study.arms if name == a.name or name.startswith(a.name + '_')]
+    arm = max(matches, key=lambda a: len(a.name), default=None)
+    folder = study.folder_name(arm) if arm is not None and arm.name == name else None
+    place = study.arms.index(arm) if arm is not None else len(study.arms)
+    out.append((place, name, jw_reference.compare(os.path.join(reference, name),
+                                                  jw_reference.ours_dir(root, name, folder)),
+                _published(arm) if arm is not None else {}))
+  return [row[1:] for row in sorted(out, key=lambda row: row[:2])]
+
+
+def verdict(test: dict) -> str:
+  """Welch's t-test at α = 0.05: 'agree', 'differ (p=…)', '–' under 2 seeds a side."""
+  agree = jw_reference.agree(test)
+  if agree is None:
+    return '–'
+  return 'agree' if agree else f'differ (p={test["p"]:.3f})' if test['p'] >= 0.001 else 'differ (p<0.001)'
+
+
+def reference_rows(comparisons) -> list[list[str]]:
+  """Per arm and statistic: attn-jax, J&W's code on the same inputs, J&W's
+  published number, and whether the two implementations differ."""
+  rows = [['configuration', 'seeds (ours / J&W code)',
+           *[f'{label}: {side}' for _, label in REFERENCE_COLUMNS
+             for side in ('attn-jax', 'J&W code', 'J&W published', 'Welch')]]]
+  for arm, c, paper in comparisons:
+    ours, theirs = c['ours']['ci'], c['theirs']['ci']
+    rows.append([arm, f'{ours["accuracy"]["n"]} / {len(c["theirs"]["seeds"])}',
+                 *[text for s, _ in REFERENCE_COLUMNS for text in (
+                     cell(ours[s]), cell(theirs[s]), '–' if paper.get(s) is None else f'{paper[s]:.3f}',
+                     verdict(c['tests'][s]))]])
+  return rows
+
+
+def reference_notes(comparisons) -> list[str]:
+  """How many rows agree on all four statistics, and per row where each τ's
+  gap to the published number comes from (`jw_reference.gap_source`)."""
+  tested = [(arm, c) for arm, c, _ in comparisons
+            if all(jw_reference.agree(c['tests'][s]) is not None for s, _ in REFERENCE_COLUMNS)]
+  agreeing = [arm for arm, c in tested if all(jw_reference.agree(c['tests'][s]) for s, _ in REFERENCE_COLUMNS)]
+  untested = len(comparisons) - len(tested)
+  lines = [f'{len(agreeing)} of {len(tested)} rows with all four statistics agreeing (Welch\'s t-test over '
+           f'seeds, two-sided, α = {jw_reference.ALPHA:g})' + (f' ({", ".join(agreeing)})' if agreeing else '')
+           + (f'; {untested} row(s) with < 2 seeds on a side or a statistic missing not counted' if untested else '')]
+  lines.append(f'gap to J&W\'s published τ: "{jw_reference.INPUTS}" = outside attn-jax\'s interval and the two '
+               f'implementations agree; "{jw_reference.CODE}" = outside and they differ; "{jw_reference.INSIDE}" = '
+               f'inside; "{jw_reference.UNKNOWN}" = no published value, interval or test')
+  for arm, c, paper in comparisons:
+    lines.append(f'{arm}: ' + ', '.join(
+        f'{label} {jw_reference.gap_source(c["ours"]["ci"][s], paper.get(s), c["tests"][s])}'
+        for s, label in REFERENCE_COLUMNS[1:]))
+  return lines
+
+
+def reference_table(study, root: str, reference: str, readme=None) -> list[list[str]] | None:
+  """Prints J&W's code on the same inputs beside attn-jax (and rewrites the
+  `jw_reference-table` block of those `readme` files that hold it: README.md
+  carries only the grid's table); None, printing nothing, when `reference`
+  holds no arm."""
+  comparisons = reference_comparisons(study, root, reference)
+  if not comparisons:
+    return None
+  rows, notes = reference_rows(comparisons), reference_notes(comparisons)
+  print('\n' + plain(rows) + '\n' + '\n'.join(notes))
+  if readme:
+    here = root_of(readme)
+    source, ref = os.path.relpath(root, here), os.path.relpath(reference, here)
+    default = os.path.abspath(reference) == os.path.abspath(jw_reference.default_folder(root))
+    write_blocks(readme, 'jw_reference-table', with_notes(rows, notes),
+                 f'python -m attn_jax.studies report {study.name} --root={source}'
+                 + (f' --seeds={study.seeds}' if study.folder_suffix else '')
+                 + ('' if default else f' --reference={ref}'),
+                 [f'{ref}/<arm>/<seed>/summary.json', f'{source}/<arm>/<seed>/eval.json',
+                  f'{source}/<arm>/<seed>/analyses/kendall/*/summary.json'], optional=True)
+  return rows
+
+
 def _replaced(source: str, dest: str) -> bool:
   """Whether a saved model folder holds another model than `source` (a rerun
   with other settings, e.g. new default embeddings): then it is replaced
@@ -278,10 +374,14 @@ def totals(study, root: str) -> list[str]:
           for d, (total, arms, cut) in by_dataset.items()]
 
 
-def write(study, root: str, save_to: str | None = None, readme=None) -> list[list[str]]:
+def write(study, root: str, save_to: str | None = None, readme=None,
+          reference: str | None = None) -> list[list[str]]:
   """Prints the study's table (from `save_to` after copying there, if given) and
   rewrites `readme`'s block; returns the rows. S&S's study (kind 'ss') prints
-  `report ss`'s tables of its finished arms instead."""
+  `report ss`'s tables of its finished arms instead. A grid is followed by
+  J&W's own code on the same inputs (`reference_table`), read from
+  `reference`, by default `jw_reference` beside the folder the table is read
+  from (`save_to`'s, else `root`'s: results/jw_reference for results/jw_grid)."""
   if study.kind == 'ss':
     return _ss_tables(study, root, save_to, readme)
   if save_to:
@@ -301,4 +401,6 @@ def write(study, root: str, save_to: str | None = None, readme=None) -> list[lis
                  + (f' --seeds={study.seeds}' if study.folder_suffix else ''),
                  [f'{source}/<arm>/<seed>/eval.json', f'{source}/<arm>/<seed>/analyses/*/summary.json',
                   f'{source}/study.json'])
+  if study.kind == 'grid':
+    reference_table(study, root, reference or jw_reference.default_folder(root), readme)
   return rows

@@ -8,7 +8,11 @@ as a word2vec text file that `load_word_vectors` reads. Words the corpus
 lacks (fewer than `min_count` occurrences) are not in the file and start at
 zero, as J&W's missing fastText words did. The file is cached under a key of
 everything it depends on — recipe, source files, vocabulary — so a second
-run finds it, and a changed recipe or source builds a new one.
+run finds it, and a changed recipe or source builds a new one. Training runs
+in a child process with OpenBLAS's kernel pinned (`blas`), so the same key
+gives the same bytes on any x86-64 machine with AVX2; each build or cache hit
+says in one line whether the file matches the committed record of its recipe
+in results/vectors.
 """
 
 import hashlib
@@ -99,7 +103,9 @@ def ensure_vectors(cfg: ml_collections.ConfigDict, vocab: Vocabulary,
     DataError: a source dataset's files are missing or damaged.
   """
   path = vectors_path(cfg, vocab)
-  if describe(path) is not None:
+  info = describe(path)
+  if info is not None:
+    check_against_record(cfg.data.dataset, info, log)
     return path
   os.makedirs(os.path.dirname(path), exist_ok=True)
   r = recipe(cfg)
@@ -117,15 +123,49 @@ def ensure_vectors(cfg: ml_collections.ConfigDict, vocab: Vocabulary,
     bar = tqdm.tqdm(total=r['epochs'], unit='epoch', desc='vectors', dynamic_ncols=True,
                     disable=not cfg.train.progress)
     with bar:
-      wv = fasttext.train_vectors(text.name, r['dim'], r, lambda done, s: bar.update(1))
+      wv, environment = fasttext.train(text.name, r['dim'], r, lambda done, s: bar.update(1),
+                                       words=vocab.tokens[4:], log=log)
   words = [w for w in vocab.tokens[4:] if w in wv.key_to_index]
   matrix = np.stack([wv[w] for w in words]) if words else np.zeros((0, r['dim']), np.float32)
   atomic_io.atomic_write(path, lambda f: _write_vec(f, words, matrix))
   info = {'recipe': r, 'corpus': counts, 'corpus_tokens': tokens,
           'vocabulary_words': len(vocab) - 4, 'words_with_vectors': len(words),
           'coverage': len(words) / max(len(vocab) - 4, 1),
-          'seconds': round(time.time() - started, 1), 'sha256': atomic_io.sha256_file(path)}
+          'seconds': round(time.time() - started, 1), 'sha256': atomic_io.sha256_file(path),
+          'environment': environment}
   atomic_io.write_json(path[:-len('.vec')] + '.json', info)
   log(f'vectors for {len(words)} of {len(vocab) - 4} vocabulary words '
       f'({info["coverage"]:.1%}) in {info["seconds"]:.0f} s')
+  check_against_record(cfg.data.dataset, info, log)
   return path
+
+
+def records_directory() -> str:
+  """results/vectors of the checkout this package is in (absent in an installed wheel)."""
+  package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  return os.path.join(os.path.dirname(package), 'results', 'vectors')
+
+
+def _environment(info: dict) -> str:
+  found = info.get('environment')
+  if not found:
+    return 'OpenBLAS kernel and gensim version not recorded'
+  return f'OpenBLAS kernel {found.get("kernel")}, gensim {found.get("gensim")}'
+
+
+def check_against_record(dataset: str, info: dict, log: Callable[[str], None]) -> None:
+  """One line: do these vectors have the sha256 of the committed record of the
+  same recipe and corpus (results/vectors/<dataset>[_skipgram].json)? Says
+  nothing if there is no such record."""
+  name = f'{dataset}_skipgram.json' if info['recipe'].get('sg') else f'{dataset}.json'
+  record = atomic_io.read_json_object(os.path.join(records_directory(), name))
+  if (record is None or record.get('recipe') != info['recipe']
+      or record.get('corpus_tokens') != info.get('corpus_tokens')):
+    return
+  if record.get('sha256') == info['sha256']:
+    log(f'vectors match the committed record results/vectors/{name} (sha256 {info["sha256"][:12]})')
+  else:
+    log(f'vectors differ from the committed record results/vectors/{name}: sha256 '
+        f'{info["sha256"][:12]} here ({_environment(info)}), {str(record.get("sha256"))[:12]} '
+        f'recorded ({_environment(record)}); results computed from these vectors may differ '
+        'from the committed ones')

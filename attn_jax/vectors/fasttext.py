@@ -2,14 +2,26 @@
 or word2vec's (no n-grams; S&S's 200-d vectors) with `method='word2vec'`.
 
 gensim is an optional dependency (`pip install 'attn-jax[vectors]'`). With one
-worker thread and a fixed seed its training is deterministic: the same corpus
-gives the same vectors, bit for bit.
+worker thread and a fixed seed its training is deterministic for a given
+OpenBLAS kernel, so `train` runs it in a child process (`worker`) with the
+kernel pinned (`blas`): the same corpus then gives the same vectors, bit for
+bit, on any x86-64 machine with AVX2.
 """
 
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
 import time
-from typing import Callable
+from typing import Callable, Optional, Sequence
 
+import numpy as np
+
+from attn_jax.core import errors
 from attn_jax.core.errors import ConfigError
+from attn_jax.vectors import blas
 
 # gensim options a recipe sets; anything else is gensim's default.
 RECIPE_KEYS = ('epochs', 'window', 'min_count', 'sg', 'negative', 'min_n', 'max_n', 'seed')
@@ -29,14 +41,103 @@ def _gensim():
 
 def train_vectors(corpus_path: str, dim: int, recipe: dict,
                   on_epoch: Callable[[int, float], None] = lambda epoch, seconds: None):
-  """Trains on a one-document-per-line file; returns gensim's KeyedVectors.
+  """Trains on a one-document-per-line file under the pinned BLAS kernel;
+  returns gensim's KeyedVectors of the corpus vocabulary (see `train`)."""
+  return train(corpus_path, dim, recipe, on_epoch)[0]
+
+
+def train(corpus_path: str, dim: int, recipe: dict,
+          on_epoch: Callable[[int, float], None] = lambda epoch, seconds: None,
+          words: Optional[Sequence[str]] = None, log: Callable[[str], None] = print):
+  """Trains in a child process whose OpenBLAS kernel is pinned (`blas`).
 
   Args:
     corpus_path: space-separated tokens, one document a line.
     dim: vector size.
     recipe: the `RECIPE_KEYS` values.
     on_epoch: called after each epoch with (epochs done, seconds so far).
+    words: if given, only these words' vectors come back (those the corpus
+      vocabulary has, in this order), not the whole vocabulary's.
+    log: gets one line if this CPU cannot run the pinned kernel.
+
+  Returns:
+    (KeyedVectors, environment): plain gensim KeyedVectors of the in-vocabulary
+    words (the fastText n-gram table stays in the child: their vectors are the
+    same bytes `wv[word]` gives there), and the child's BLAS kernel and library
+    versions (`blas.in_use`).
+
+  Raises:
+    ConfigError (or another AttnJaxError) raised in the child, e.g. gensim is
+    not installed; TrainingError if the child fails otherwise.
   """
+  folder = os.path.dirname(os.path.abspath(corpus_path))
+  with tempfile.TemporaryDirectory(prefix='vectors-job-', dir=folder) as job:
+    with open(os.path.join(job, 'job.json'), 'w', encoding='utf-8') as f:
+      json.dump({'corpus_path': os.path.abspath(corpus_path), 'dim': dim, 'recipe': recipe,
+                 'words': None if words is None else list(words)}, f)
+    status, result, stderr = _run_worker(job, on_epoch, blas.child_environment(log))
+    if 'error' in result:
+      error = getattr(errors, result['error'], None)
+      if not (isinstance(error, type) and issubclass(error, errors.AttnJaxError)):
+        error = ConfigError
+      raise error(result['message'])
+    if status != 0 or 'keys' not in result:
+      raise errors.TrainingError(f'training the word vectors failed in their child process '
+                                 f'({_exit_reason(status)}): {_last_line(stderr)}')
+    vectors = np.load(os.path.join(job, 'vectors.npy'))
+  from gensim.models import KeyedVectors  # pylint: disable=g-import-not-at-top
+  wv = KeyedVectors(dim)
+  wv.add_vectors(result['keys'], vectors)
+  return wv, result['environment']
+
+
+def _run_worker(job: str, on_epoch: Callable[[int, float], None], env: dict):
+  """Runs `worker` on `job`, passing its `epoch N SECONDS` lines to `on_epoch`;
+  returns its exit status, result.json ({} if none) and stderr."""
+  # A checkout run as `python /path/run.py` from elsewhere: let the child import it too
+  # (an installed package's site-packages is on its path already).
+  package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+  if os.path.basename(package_root) not in ('site-packages', 'dist-packages'):
+    env['PYTHONPATH'] = os.pathsep.join(p for p in (package_root, env.get('PYTHONPATH')) if p)
+  with tempfile.TemporaryFile('w+', encoding='utf-8', errors='replace') as stderr:
+    child = subprocess.Popen([sys.executable, '-m', 'attn_jax.vectors.worker', job], env=env,
+                             stdout=subprocess.PIPE, stderr=stderr, text=True)
+    try:
+      for line in child.stdout:
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == 'epoch':
+          on_epoch(int(parts[1]), float(parts[2]))
+      status = child.wait()
+    finally:  # an interrupted or failed parent leaves no child training
+      if child.poll() is None:
+        child.kill()
+        child.wait()
+      child.stdout.close()
+    stderr.seek(0)
+    message = stderr.read()
+  try:
+    with open(os.path.join(job, 'result.json'), encoding='utf-8') as f:
+      result = json.load(f)
+  except (OSError, ValueError):
+    result = {}
+  return status, result, message
+
+
+def _exit_reason(status: int) -> str:
+  if status == -getattr(signal, 'SIGKILL', 9):
+    return 'killed by SIGKILL: out of memory?'
+  return f'killed by signal {-status}' if status < 0 else f'exit status {status}'
+
+
+def _last_line(text: str) -> str:
+  lines = text.strip().splitlines()
+  return lines[-1] if lines else 'it wrote no message'
+
+
+def train_here(corpus_path: str, dim: int, recipe: dict,
+               on_epoch: Callable[[int, float], None] = lambda epoch, seconds: None):
+  """Trains in this process, under whatever BLAS kernel it loaded (the
+  child's `worker` calls this); returns gensim's KeyedVectors."""
   fasttext, callback_base = _gensim()
 
   class EpochCallback(callback_base):

@@ -1,0 +1,100 @@
+"""J&W's own code on attn-jax's inputs: its per-seed numbers beside ours.
+
+`python -m benchmarks.jw_reference` trains J&W's PyTorch models (their code,
+minimally changed) on exactly the splits, vocabulary and embedding matrix an
+attn-jax arm used, one seed at a time, and writes
+
+    <reference>/<arm>/seed<k>/summary.json   accuracy, roc_auc, f1_pos, the three τ, ...
+                                             (any value null: not computed)
+
+This reads those files and, for the same arm, attn-jax's seeds
+(`attn_jax.studies.collect`), and asks per statistic whether the two
+implementations differ over their seeds (Welch's t-test, two-sided, α =
+0.05). It separates two reasons attn-jax may miss J&W's published number: if
+J&W's own code on our inputs lands where attn-jax does, the gap comes from the
+inputs (data, vocabulary, vectors), not from the reimplementation.
+"""
+
+import os
+import re
+from typing import Optional
+
+from attn_jax.analysis import statistics
+from attn_jax.core import atomic_io
+from attn_jax.studies import collect
+
+# What the summaries may hold, and the four the table tests.
+STATISTICS = ('accuracy', 'f1_pos', 'roc_auc', 'tau_attention_gradient', 'tau_attention_loo', 'tau_gradient_loo')
+COMPARED = ('accuracy', 'tau_attention_gradient', 'tau_attention_loo', 'tau_gradient_loo')
+ALPHA = 0.05
+
+# Reference arms whose attn-jax side is not `<root>/<arm>` (e.g. from-scratch
+# embeddings trained in another study): {arm: its attn-jax folder}.
+EXTRA_OURS: dict[str, str] = {}
+
+INPUTS, CODE, INSIDE, UNKNOWN = 'inputs', 'code', '—', 'n/a'
+
+
+def default_folder(root: str) -> str:
+  """The reference's usual place: `jw_reference` beside the grid's folder
+  (results/jw_grid -> results/jw_reference)."""
+  return os.path.join(os.path.dirname(os.path.normpath(root)), 'jw_reference')
+
+
+def _seed_files(arm_dir: str) -> list[str]:
+  """`seed<k>/summary.json` of an arm, in seed order."""
+  if not os.path.isdir(arm_dir):
+    return []
+  seeds = sorted(int(m.group(1)) for n in os.listdir(arm_dir) if (m := re.fullmatch(r'seed(\d+)', n)))
+  paths = [os.path.join(arm_dir, f'seed{k}', 'summary.json') for k in seeds]
+  return [p for p in paths if os.path.isfile(p)]
+
+
+def arms(reference: str) -> list[str]:
+  """The arms with at least one finished reference model, by name."""
+  if not os.path.isdir(reference):
+    return []
+  return sorted(n for n in os.listdir(reference) if _seed_files(os.path.join(reference, n)))
+
+
+def read_arm(arm_dir: str) -> dict:
+  """{'seeds': [k], 'values': {stat: [per seed]}, 'ci': {stat: t_interval}};
+  a summary that does not read (being written) is left out, like a model
+  without its eval.json in `collect`."""
+  read = [(path, atomic_io.read_json_object(path)) for path in _seed_files(arm_dir)]
+  read = [(int(os.path.basename(os.path.dirname(p))[4:]), s) for p, s in read if s is not None]
+  values = {name: [s.get(name) for _, s in read] for name in STATISTICS}
+  return {'seeds': [k for k, _ in read], 'values': values,
+          'ci': {name: statistics.t_interval(v) for name, v in values.items()}}
+
+
+def ours_dir(root: str, arm: str, folder: Optional[str] = None) -> str:
+  """The attn-jax folder an arm is compared with: `EXTRA_OURS`'s entry, else
+  `<root>/<folder or arm>`."""
+  return EXTRA_OURS.get(arm) or os.path.join(root, folder or arm)
+
+
+def compare(reference_arm: str, ours: str) -> dict:
+  """{'ours': collect_arm, 'theirs': read_arm, 'tests': {stat: welch_t_test(ours, theirs)}}."""
+  mine, theirs = collect.collect_arm(ours), read_arm(reference_arm)
+  return {'ours': mine, 'theirs': theirs,
+          'tests': {s: statistics.welch_t_test(mine['values'][s], theirs['values'][s]) for s in COMPARED}}
+
+
+def agree(test: dict) -> Optional[bool]:
+  """p ≥ α; None when the test could not run (< 2 seeds on a side)."""
+  return None if test['p'] is None else test['p'] >= ALPHA
+
+
+def gap_source(ours: dict, published: Optional[float], test: dict) -> str:
+  """Why attn-jax's interval misses J&W's published value: INSIDE when it does
+  not miss it; INPUTS when it misses it and J&W's code on our inputs agrees
+  with attn-jax; CODE when it misses it and the two implementations differ;
+  UNKNOWN without a published value, an interval or a test."""
+  inside = statistics.contains(ours, published)
+  if inside is None:
+    return UNKNOWN
+  if inside:
+    return INSIDE
+  verdict = agree(test)
+  return UNKNOWN if verdict is None else INPUTS if verdict else CODE

@@ -1,0 +1,215 @@
+"""One seed of one configuration through J&W's own code, on attn-jax's inputs.
+
+    python benchmarks/jw_child.py --code=DIR --inputs=FILE.npz --config=lstm \\
+        --seed=0 --out=DIR [--threads=N]
+
+Run by `benchmarks/jw_reference.py` in a process of its own (attn-jax is not
+imported here: only J&W's code, PyTorch and their dependencies). `--code` holds
+the patched copy `Transparency/` (`jw_patches.prepare`). The steps are J&W's
+`ExperimentsBC.train_dataset` and `run_experiments_on_latest_model`, called
+directly (theirs swallow every exception): their dataset loader, config,
+`Trainer.train` (8 epochs, dev ROC-AUC selection), `Evaluator.evaluate`, the
+gradient, permutation and adversarial experiments, and leave-one-out
+(`remove_and_run`, which their script has commented out but their τ(·, LOO)
+figures read). The numbers are then taken from J&W's own plotting functions:
+`process_grads` + `plot_correlation_between_grad_and_loo` with scipy's
+`kendalltau` (the per-document τ are recorded as their loop computes them),
+`plot_multi_adversarial` (max JSD within ε per document), and the
+permutation outputs. Only seeding, resuming and the summary are ours.
+
+A killed run resumes: a trained model is found by J&W's `get_latest_model`
+(a folder with `evaluate.json`), each experiment's pickle counts once its
+`.done` marker is written, and every step reseeds from (seed, step), so a
+resumed seed gives the numbers an uninterrupted one gives.
+"""
+
+import argparse
+import ast
+import json
+import os
+import random
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXPERIMENTS = ('gradient', 'permutation', 'adversarial', 'remove_and_run')
+PDUMP = {'gradient': 'gradients', 'permutation': 'permutations', 'adversarial': 'multi_adversarial',
+         'remove_and_run': 'remove_and_run'}
+
+
+def seed_all(seed: int) -> None:
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  import torch  # pylint: disable=g-import-not-at-top
+  random.seed(seed)
+  np.random.seed(seed)
+  torch.manual_seed(seed)
+
+
+def selected_epoch(model_dir: str, metric: str = 'roc_auc'):
+  """The epoch (0-based) J&W's `Trainer.train` saved last: strictly better
+  than every earlier saved one, never epoch 0 (their `i > 0`)."""
+  try:
+    with open(os.path.join(model_dir, 'epoch.txt')) as f:
+      history = [ast.literal_eval(line) for line in f if line.strip()]
+  except (OSError, ValueError, SyntaxError):
+    return None
+  best, chosen = 0.0, None
+  for i, metrics in enumerate(history):
+    if metrics[metric] > best and i > 0:
+      best, chosen = metrics[metric], i
+  return chosen
+
+
+def _mean(values):
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  values = np.asarray(values, float)
+  values = values[~np.isnan(values)]
+  return float(values.mean()) if len(values) else None
+
+
+def _by_class(values, predicted_pos, reduce):
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  values = np.asarray(values, float)
+  return {'neg': reduce(values[~predicted_pos]) if (~predicted_pos).any() else None,
+          'pos': reduce(values[predicted_pos]) if predicted_pos.any() else None}
+
+
+def main(argv=None) -> None:
+  parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+  parser.add_argument('--code', required=True, help='folder holding the patched Transparency/')
+  parser.add_argument('--inputs', required=True)
+  parser.add_argument('--config', required=True, help="J&W's configuration key, e.g. lstm, cnn_dot")
+  parser.add_argument('--seed', type=int, required=True)
+  parser.add_argument('--out', required=True)
+  parser.add_argument('--threads', type=int, default=0)
+  args = parser.parse_args(argv)
+
+  sys.path.insert(0, os.path.abspath(args.code))
+  sys.path.insert(1, HERE)
+  sys.path.append(os.path.join(HERE, 'jw_shims'))  # last: installed packages win
+  import matplotlib  # pylint: disable=g-import-not-at-top
+  matplotlib.use('Agg')
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  import pandas as pd  # pylint: disable=g-import-not-at-top
+  import torch  # pylint: disable=g-import-not-at-top
+  from scipy.stats import kendalltau  # pylint: disable=g-import-not-at-top
+  import jw_inputs  # pylint: disable=g-import-not-at-top
+  if args.threads:
+    torch.set_num_threads(args.threads)
+
+  out = os.path.abspath(args.out)
+  os.makedirs(out, exist_ok=True)
+  os.chdir(out)  # J&W's code writes some files relative to the working folder
+  started = time.time()
+  inputs = jw_inputs.read(args.inputs)
+
+  from Transparency.preprocess.vectorizer import Vectorizer  # pylint: disable=g-import-not-at-top
+  from Transparency.Trainers.DatasetBC import datasets  # pylint: disable=g-import-not-at-top
+  from Transparency.configurations import configurations  # pylint: disable=g-import-not-at-top
+  from Transparency.Trainers.TrainerBC import Trainer, Evaluator  # pylint: disable=g-import-not-at-top
+  from Transparency.common_code.common import get_latest_model, pload  # pylint: disable=g-import-not-at-top
+  from Transparency.Trainers import PlottingBC  # pylint: disable=g-import-not-at-top
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+
+  data_dir = os.path.join(out, 'data')
+  key = jw_inputs.write_vectorizer(inputs, Vectorizer, data_dir)
+  dataset = datasets[key](argparse.Namespace(data_dir=data_dir, output_dir=os.path.join(out, 'outputs')))
+  config = configurations[args.config](dataset)
+  exp_dir = os.path.join(config['training']['basepath'], config['training']['exp_dirname'])
+
+  latest = get_latest_model(exp_dir) if os.path.isdir(exp_dir) else None
+  seconds = {}
+  if latest is None:
+    tick = time.time()
+    seed_all(args.seed)
+    trainer = Trainer(dataset, config=config, _type=dataset.trainer_type)
+    trainer.train(dataset.train_data, dataset.dev_data, n_iters=8, save_on_metric=dataset.save_on_metric)
+    latest = trainer.model.dirname
+    evaluator = Evaluator(dataset, latest, _type=dataset.trainer_type)
+    evaluator.evaluate(dataset.test_data, save_results=True)  # evaluate.json: training is done
+    seconds['train'] = round(time.time() - tick, 1)
+  else:
+    evaluator = Evaluator(dataset, latest, _type=dataset.trainer_type)
+    evaluator.evaluate(dataset.test_data, save_results=False)
+  test = dataset.test_data
+  model = evaluator.model
+  timings = os.path.join(latest, 'attn_jax_seconds.json')
+  if os.path.exists(timings):  # a resumed seed keeps the times of the steps done before
+    with open(timings) as f:
+      seconds = {**json.load(f), **seconds}
+
+  for step, name in enumerate(EXPERIMENTS, 1):
+    done = os.path.join(latest, name + '.done')
+    pickle_path = os.path.join(latest, PDUMP[name] + '_pdump.pkl')
+    if os.path.exists(done):
+      continue
+    if os.path.exists(pickle_path):  # written by a killed run: J&W's pdump is not atomic
+      os.remove(pickle_path)
+    tick = time.time()
+    seed_all(args.seed * 1000 + step)
+    getattr(evaluator, name + '_experiment')(test, force_run=False)
+    seconds[name] = round(time.time() - tick, 1)
+    with open(timings, 'w') as f:
+      json.dump(seconds, f)
+    open(done, 'w').close()
+
+  # τ as J&W's code computes them: their loop calls the measure for the pairs
+  # (LOO, gradient), (LOO, α), (α, gradient) of each document in turn.
+  taus = []
+  def recording_kendalltau(a, b):
+    result = kendalltau(a, b)
+    taus.append(result[0])
+    return result
+  grads = pload(model, 'gradients')
+  PlottingBC.process_grads(grads)
+  PlottingBC.plot_correlation_between_grad_and_loo(test, grads, pload(model, 'remove_and_run'),
+                                                   recording_kendalltau, 'kendalltau', dirname=latest)
+  plt.close('all')
+  per_doc = {'tau_gradient_loo': taus[0::3], 'tau_attention_loo': taus[1::3],
+             'tau_attention_gradient': taus[2::3]}
+  csv = pd.read_csv(os.path.join(latest, 'CorrStats_kendalltau.csv'), index_col=0)
+  jw_csv = {name: csv.loc[row, 'mean'] for name, row in
+            (('tau_attention_gradient', 'al'), ('tau_attention_loo', 'ag'), ('tau_gradient_loo', 'gl'))}
+
+  emax_jsd, _, _ = PlottingBC.plot_multi_adversarial(test, pload(model, 'multi_adversarial'), dirname=latest)
+  plt.close('all')
+  yhat = np.asarray(test.yt_hat)
+  predicted_pos = yhat[:, 0] > 0.5
+  # J&W's plot_permutations: the median over 100 permutations of |Δŷ| per document.
+  perm_median = np.median(np.abs(np.array(pload(model, 'permutations')) - yhat[:, None, :]).mean(-1), 1)
+
+  with open(os.path.join(latest, 'evaluate.json')) as f:
+    evaluation = json.load(f)
+  summary = {
+      'jw_config': args.config, 'seed': args.seed, 'dataset': inputs['record']['dataset'],
+      'embeddings': 'scratch' if inputs['embeddings'] is None else 'in_domain',
+      'accuracy': evaluation.get('accuracy'), 'roc_auc': evaluation.get('roc_auc'),
+      'f1_pos': evaluation.get('1/f1-score'),
+      **{name: _mean(values) for name, values in per_doc.items()},
+      'tau_nan_documents': {name: int(np.isnan(np.asarray(v, float)).sum()) for name, v in per_doc.items()},
+      'tau_by_class': {name: _by_class(v, predicted_pos, _mean) for name, v in per_doc.items()},
+      'jw_csv_mean': {k: (None if pd.isna(v) else float(v)) for k, v in jw_csv.items()},
+      **{f'adversarial_{c}': v for c, v in _by_class(emax_jsd, predicted_pos, _mean).items()},
+      **{f'permutation_{c}': v for c, v in
+         _by_class(perm_median, predicted_pos, lambda x: float(np.median(x))).items()},
+      'documents': len(test.X),
+      'sizes': {'train': len(dataset.train_data.X), 'dev': len(dataset.dev_data.X), 'test': len(test.X)},
+      'selected_epoch': selected_epoch(latest),
+      'seconds': seconds, 'total_seconds': round(time.time() - started, 1),
+      'device': torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'cpu',
+      'torch': torch.__version__, 'threads': torch.get_num_threads(),
+      'inputs': {'file': os.path.basename(args.inputs), 'fingerprint': inputs['record']['fingerprint'],
+                 'vectors_sha256': inputs['record'].get('vectors', {}).get('sha256')},
+      'model_dir': os.path.relpath(latest, out),
+  }
+  with open(os.path.join(args.code, 'Transparency', 'attn_jax_changes.json')) as f:
+    summary.update(json.load(f))
+  with open(os.path.join(out, 'summary.json.partial'), 'w') as f:
+    json.dump(summary, f, indent=1, sort_keys=True)
+  os.replace(os.path.join(out, 'summary.json.partial'), os.path.join(out, 'summary.json'))
+  print(json.dumps({k: summary[k] for k in ('accuracy', 'tau_attention_gradient', 'tau_attention_loo',
+                                            'tau_gradient_loo', 'total_seconds')}))
+
+
+if __name__ == '__main__':
+  main()

@@ -1,0 +1,104 @@
+"""attn-jax's inputs of one configuration in the files J&W's trainers read.
+
+`export` (in the attn-jax process) writes one `.npz` per dataset and embedding
+choice: the vocabulary, the embedding matrix the attn-jax model starts from
+(`attn_jax.runs.initial_params.pretrained_matrix`: the same bytes), and every
+split as token ids with [SOS] .. [EOS] (J&W's `Vectorizer.convert_to_sequence`
+layout) and labels. `write_vectorizer` (in the child, beside J&W's code) fills
+J&W's own `Vectorizer` object with them and pickles it where J&W's dataset
+loader (`Trainers/DatasetBC.py`) looks, so J&W's length filter, sorting and
+positive-class weight are applied by their code, to our splits.
+
+Nothing here imports J&W's code at module level: the child passes its
+`Vectorizer` class in.
+"""
+
+import json
+import os
+import pickle
+
+import numpy as np
+
+SPLITS = ('train', 'dev', 'test')
+
+# attn-jax dataset -> (J&W's `datasets` key, where J&W's loader reads the pickle)
+JW_DATASETS = {
+    'sst': ('sst', 'preprocess/SST/vec_sst.p'),
+    'imdb': ('imdb', 'preprocess/IMDB/vec_imdb.p'),
+    '20news': ('20News_sports', 'preprocess/20News/vec_20news_sports.p'),
+}
+
+
+def export(cfg, folder: str, log=print) -> str:
+  """Writes (once) the inputs of `cfg` (an attn-jax config) under `folder`;
+  returns the `.npz` path. The file name carries the data fingerprint and the
+  vectors' sha256, so a changed input never reuses an old file."""
+  # attn-jax is imported here only: the child process never needs it.
+  from attn_jax.core import atomic_io  # pylint: disable=g-import-not-at-top
+  from attn_jax.data.dataset import load_dataset  # pylint: disable=g-import-not-at-top
+  from attn_jax.runs.initial_params import pretrained_matrix  # pylint: disable=g-import-not-at-top
+
+  dataset = load_dataset(cfg.data)
+  pretrained = pretrained_matrix(cfg, dataset, log)
+  record = {'dataset': cfg.data.dataset, 'fingerprint': dataset.fingerprint,
+            'embed_dim': cfg.model.embed_dim, 'embeddings': 'scratch' if pretrained is None else 'pretrained',
+            'sizes': {s: len(dataset.splits[s]) for s in SPLITS}}
+  if pretrained is not None:
+    matrix, vectors = pretrained
+    sidecar = vectors['file'][:-len('.vec')] + '.json' if vectors['file'].endswith('.vec') else None
+    sha = (atomic_io.read_json(sidecar).get('sha256') if sidecar and os.path.exists(sidecar)
+           else atomic_io.sha256_file(vectors['file']))
+    record['vectors'] = {**vectors, 'sha256': sha}
+  tag = 'scratch' if pretrained is None else record['vectors']['sha256'][:8]
+  path = os.path.join(folder, f'{cfg.data.dataset}-{dataset.fingerprint[:8]}-{tag}.npz')
+  if os.path.exists(path):
+    return path
+  arrays = {'tokens': np.asarray(dataset.vocab.tokens, dtype=str),
+            'record': np.asarray(json.dumps(record, sort_keys=True))}
+  if pretrained is not None:
+    arrays['embeddings'] = pretrained[0].astype(np.float32)
+  for split in SPLITS:
+    seqs = dataset.splits[split].sequences
+    arrays[f'{split}_ids'] = np.concatenate(seqs).astype(np.int64)
+    arrays[f'{split}_offsets'] = np.cumsum([0] + [len(s) for s in seqs]).astype(np.int64)
+    arrays[f'{split}_labels'] = np.asarray(dataset.splits[split].labels, np.int64)
+  os.makedirs(folder, exist_ok=True)
+  atomic_io.atomic_write(path, lambda f: np.savez(f, **arrays), mode='wb')
+  log(f'inputs for J&W\'s code: {path} ({", ".join(f"{s} {n}" for s, n in record["sizes"].items())} documents, '
+      f'{len(dataset.vocab)} words, {record["embeddings"]} embeddings)')
+  return path
+
+
+def read(path: str) -> dict:
+  """{'record', 'tokens', 'embeddings' (or None), split: (sequences, labels)}."""
+  with np.load(path, allow_pickle=False) as z:
+    out = {'record': json.loads(str(z['record'])), 'tokens': [str(t) for t in z['tokens']],
+           'embeddings': z['embeddings'] if 'embeddings' in z.files else None}
+    for split in SPLITS:
+      ids, offsets = z[f'{split}_ids'], z[f'{split}_offsets']
+      out[split] = ([ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])],
+                    z[f'{split}_labels'].tolist())
+  return out
+
+
+def write_vectorizer(inputs: dict, vectorizer_class, data_dir: str) -> str:
+  """J&W's `Vectorizer` holding `inputs` (from `read`), pickled where J&W's
+  loader for the dataset reads it under `data_dir`; returns J&W's dataset key.
+
+  J&W's vectorizer gives ids 0-3 to PAD, UNK, SOS, EOS and the words after;
+  attn-jax's vocabulary has the same layout, so ids pass unchanged."""
+  key, relpath = JW_DATASETS[inputs['record']['dataset']]
+  vec = vectorizer_class()
+  vec.word2idx = {w: i for i, w in enumerate(inputs['tokens'])}
+  vec.idx2word = dict(enumerate(inputs['tokens']))
+  vec.vocab_size = len(inputs['tokens'])
+  vec.embeddings = inputs['embeddings']
+  vec.word_dim = inputs['record']['embed_dim']
+  vec.seq_text = {s: inputs[s][0] for s in SPLITS}
+  vec.label = {s: inputs[s][1] for s in SPLITS}
+  path = os.path.join(data_dir, relpath)
+  os.makedirs(os.path.dirname(path), exist_ok=True)
+  with open(path + '.partial', 'wb') as f:
+    pickle.dump(vec, f)
+  os.replace(path + '.partial', path)
+  return key

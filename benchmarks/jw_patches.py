@@ -1,0 +1,148 @@
+"""A copy of J&W's repository that runs under a current PyTorch, made by
+changing as little as possible.
+
+`prepare(jw_repo, dest)` copies the Python files of the user's checkout of
+successar/AttentionExplanation into `dest/Transparency/` (the package name
+their imports use) and applies `CHANGES` to the copy; the checkout itself is
+never touched and the project ships none of J&W's code. Each change is an
+exact replacement of one line of theirs: if an anchor is missing (another
+commit of their repository), `prepare` stops and names the file and line.
+What no longer installs (allennlp 0.8.3, torchtext, spaCy 2's `en` model) is
+stood in for by `benchmarks/jw_shims/`, not patched.
+"""
+
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+
+# The files J&W's binary-classification runs import (plus their licence).
+FILES = (
+    'LICENSE', 'README.md', '__init__.py', 'configurations.py', 'ExperimentsBC.py',
+    'Trainers/__init__.py', 'Trainers/DatasetBC.py', 'Trainers/TrainerBC.py', 'Trainers/PlottingBC.py',
+    'common_code/__init__.py', 'common_code/common.py', 'common_code/kendall_top_k.py',
+    'common_code/metrics.py', 'common_code/plotting.py',
+    'model/__init__.py', 'model/Binary_Classification.py', 'model/LR.py', 'model/modelUtils.py',
+    'model/modules/Attention.py', 'model/modules/Decoder.py', 'model/modules/Encoder.py',
+    'preprocess/vectorizer.py',
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Change:
+  file: str
+  old: str
+  new: str
+  why: str
+  count: int = 1  # how many times the line occurs (all are replaced)
+
+
+CHANGES = (
+    Change('common_code/common.py', 'from IPython.core.display import HTML, display',
+           'from IPython.display import HTML, display',
+           'IPython >= 8 no longer exports `display` from IPython.core.display'),
+    Change('common_code/metrics.py', 'from pandas.io.json.normalize import nested_to_record',
+           'from pandas.io.json._normalize import nested_to_record',
+           'pandas >= 1.0 moved nested_to_record'),
+    Change('model/modules/Attention.py', "attn_odds.masked_fill_(masks, -float('inf'))",
+           "attn_odds.masked_fill_(masks.bool(), -float('inf'))",
+           'PyTorch 2 rejects uint8 masks in masked_fill_ (deprecated since 1.2); same positions masked'),
+    Change('model/Binary_Classification.py', "log_attn.masked_fill_(data.masks.unsqueeze(1), -float('inf'))",
+           "log_attn.masked_fill_(data.masks.unsqueeze(1).bool(), -float('inf'))",
+           'the same, in the adversary (optimisation loop and final attention)', count=2),
+    Change('model/modules/Encoder.py',
+           'packseq = nn.utils.rnn.pack_padded_sequence(embedding, lengths, batch_first=True, '
+           'enforce_sorted=False)',
+           'packseq = nn.utils.rnn.pack_padded_sequence(embedding, lengths.cpu(), batch_first=True, '
+           'enforce_sorted=False)',
+           'PyTorch >= 1.7 wants the lengths on the CPU (a no-op there; needed on a GPU)'),
+    Change('common_code/plotting.py', "mpl.style.use('seaborn-poster')",
+           "mpl.style.use('seaborn-v0_8-poster')",
+           'matplotlib 3.6 renamed the seaborn styles'),
+    Change('common_code/plotting.py', 'from matplotlib import tight_layout',
+           'import types; tight_layout = types.SimpleNamespace(get_renderer=lambda fig: '
+           'fig.canvas.get_renderer())',
+           'matplotlib 3.6 removed matplotlib.tight_layout.get_renderer; the figure canvas gives the '
+           'same renderer'),
+    Change('common_code/plotting.py', "plt.savefig(os.path.join(dirname, filename + '.png'), "
+           "bbox_inches=extent, dpi=1000)",
+           "pass  # attn-jax reference run: figures off (their numbers are in the .csv tables)",
+           "J&W's figures are not used by the comparison; each is saved three times (PNG at 1000 dpi, "
+           'SVG, PDF), seconds per figure per model', count=1),
+    Change('common_code/plotting.py', "plt.savefig(os.path.join(dirname, filename + '.svg'), "
+           'bbox_inches=extent)', 'pass', 'the same (SVG)'),
+    Change('common_code/plotting.py', "plt.savefig(os.path.join(dirname, filename + '.pdf'), "
+           'bbox_inches=extent)', 'pass', 'the same (PDF)'),
+)
+
+
+class PatchError(Exception):
+  pass
+
+
+def commit_of(jw_repo: str) -> str | None:
+  """The checkout's git commit, if it is a git work tree."""
+  try:
+    out = subprocess.run(['git', '-C', jw_repo, 'rev-parse', 'HEAD'], capture_output=True,
+                         text=True, check=True)
+    return out.stdout.strip()
+  except (OSError, subprocess.CalledProcessError):
+    return None
+
+
+def prepare(jw_repo: str, dest: str) -> dict:
+  """Copies and patches J&W's code into `dest/Transparency`; returns a record
+  of the source commit and the changes (also written to
+  `dest/Transparency/attn_jax_changes.json`). Idempotent: an existing copy made
+  from the same commit with the same changes is kept.
+
+  Raises:
+    PatchError: a file or an anchor line is missing from the checkout.
+  """
+  missing = [f for f in FILES if not os.path.isfile(os.path.join(jw_repo, f))]
+  if missing:
+    raise PatchError(f'{jw_repo} is not a checkout of J&W\'s repository (successar/AttentionExplanation): '
+                     f'missing {", ".join(missing[:4])}{" ..." if len(missing) > 4 else ""}. '
+                     'Give --jw-repo the folder of a clone of it.')
+  record = {'jw_commit': commit_of(jw_repo), 'changes': [dataclasses.asdict(c) for c in CHANGES]}
+  package = os.path.join(dest, 'Transparency')
+  marker = os.path.join(package, 'attn_jax_changes.json')
+  if os.path.exists(marker):
+    with open(marker) as f:
+      if json.load(f) == record:
+        return record
+  tmp = package + '.partial'
+  shutil.rmtree(tmp, ignore_errors=True)
+  for name in FILES:
+    os.makedirs(os.path.dirname(os.path.join(tmp, name)), exist_ok=True)
+    shutil.copyfile(os.path.join(jw_repo, name), os.path.join(tmp, name))
+  for change in CHANGES:
+    path = os.path.join(tmp, change.file)
+    with open(path, encoding='utf-8') as f:
+      text = f.read()
+    found = text.count(change.old)
+    if found != change.count:
+      raise PatchError(f'{change.file}: expected {change.count} line(s) "{change.old}", found {found} '
+                       f'(the checkout is another version of J&W\'s code than {CHECKED_COMMIT[:7]}; '
+                       'check out that commit)')
+    with open(path, 'w', encoding='utf-8') as f:
+      f.write(text.replace(change.old, change.new))
+  with open(os.path.join(tmp, 'attn_jax_changes.json'), 'w') as f:
+    json.dump(record, f, indent=1)
+  shutil.rmtree(package, ignore_errors=True)
+  os.replace(tmp, package)
+  return record
+
+
+# The commit of successar/AttentionExplanation these changes were written for.
+CHECKED_COMMIT = '425a89a49a8b3bffc3f5e8338287e2ecd0cf1fa2'
+
+
+def markdown_table() -> str:
+  """The changes as a Markdown table (docs/jain_wallace.md)."""
+  rows = ['| file | change | why |', '|---|---|---|']
+  for c in CHANGES:
+    times = f' (×{c.count})' if c.count > 1 else ''
+    rows.append(f'| `{c.file}` | `{c.old}` → `{c.new}`{times} | {c.why} |')
+  return '\n'.join(rows)
