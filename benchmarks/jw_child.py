@@ -104,7 +104,7 @@ def main(argv=None) -> None:
   inputs = jw_inputs.read(args.inputs)
 
   from Transparency.preprocess.vectorizer import Vectorizer  # pylint: disable=g-import-not-at-top
-  from Transparency.Trainers.DatasetBC import datasets  # pylint: disable=g-import-not-at-top
+  from Transparency.Trainers.DatasetBC import Dataset, set_balanced_pos_weight  # pylint: disable=g-import-not-at-top
   from Transparency.configurations import configurations  # pylint: disable=g-import-not-at-top
   from Transparency.Trainers.TrainerBC import Trainer, Evaluator  # pylint: disable=g-import-not-at-top
   from Transparency.common_code.common import get_latest_model, pload  # pylint: disable=g-import-not-at-top
@@ -112,8 +112,12 @@ def main(argv=None) -> None:
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 
   data_dir = os.path.join(out, 'data')
-  key = jw_inputs.write_vectorizer(inputs, Vectorizer, data_dir)
-  dataset = datasets[key](argparse.Namespace(data_dir=data_dir, output_dir=os.path.join(out, 'outputs')))
+  name, relpath = jw_inputs.write_vectorizer(inputs, Vectorizer, data_dir)
+  # J&W's loaders (`SST_dataset`, ...) are `Dataset(...)` + `set_balanced_pos_weight`
+  # with their length bounds; the splits come filtered already (jw_inputs).
+  dataset = Dataset(name=name, path=relpath, min_length=0, max_length=10**9,
+                    args=argparse.Namespace(data_dir=data_dir, output_dir=os.path.join(out, 'outputs')))
+  set_balanced_pos_weight(dataset)
   config = configurations[args.config](dataset)
   exp_dir = os.path.join(config['training']['basepath'], config['training']['exp_dirname'])
 

@@ -6,8 +6,12 @@ choice: the vocabulary, the embedding matrix the attn-jax model starts from
 split as token ids with [SOS] .. [EOS] (J&W's `Vectorizer.convert_to_sequence`
 layout) and labels. `write_vectorizer` (in the child, beside J&W's code) fills
 J&W's own `Vectorizer` object with them and pickles it where J&W's dataset
-loader (`Trainers/DatasetBC.py`) looks, so J&W's length filter, sorting and
-positive-class weight are applied by their code, to our splits.
+loader (`Trainers/DatasetBC.py`) looks. The splits are already length-filtered
+(attn-jax's `length_filter` is J&W's `filterbylength`, giving their split
+sizes), so the child builds J&W's `Dataset` with bounds that keep every
+document — a second pass of `filterbylength` would drop each split's longest
+documents again — and their sorting and positive-class weight apply as in
+their loaders.
 
 Nothing here imports J&W's code at module level: the child passes its
 `Vectorizer` class in.
@@ -81,9 +85,10 @@ def read(path: str) -> dict:
   return out
 
 
-def write_vectorizer(inputs: dict, vectorizer_class, data_dir: str) -> str:
+def write_vectorizer(inputs: dict, vectorizer_class, data_dir: str) -> tuple[str, str]:
   """J&W's `Vectorizer` holding `inputs` (from `read`), pickled where J&W's
-  loader for the dataset reads it under `data_dir`; returns J&W's dataset key.
+  loader for the dataset reads it under `data_dir`; returns J&W's dataset name
+  and the pickle's path relative to `data_dir`.
 
   J&W's vectorizer gives ids 0-3 to PAD, UNK, SOS, EOS and the words after;
   attn-jax's vocabulary has the same layout, so ids pass unchanged."""
@@ -101,4 +106,4 @@ def write_vectorizer(inputs: dict, vectorizer_class, data_dir: str) -> str:
   with open(path + '.partial', 'wb') as f:
     pickle.dump(vec, f)
   os.replace(path + '.partial', path)
-  return key
+  return key, relpath

@@ -36,44 +36,45 @@ class Change:
   new: str
   why: str
   count: int = 1  # how many times the line occurs (all are replaced)
+  what: str = ''  # the change in words (the docs' table)
 
 
 CHANGES = (
     Change('common_code/common.py', 'from IPython.core.display import HTML, display',
            'from IPython.display import HTML, display',
-           'IPython >= 8 no longer exports `display` from IPython.core.display'),
+           'IPython >= 8 no longer exports `display` from IPython.core.display', what='import `HTML`, `display` from `IPython.display`'),
     Change('common_code/metrics.py', 'from pandas.io.json.normalize import nested_to_record',
            'from pandas.io.json._normalize import nested_to_record',
-           'pandas >= 1.0 moved nested_to_record'),
+           'pandas >= 1.0 moved nested_to_record', what='import `nested_to_record` from `pandas.io.json._normalize`'),
     Change('model/modules/Attention.py', "attn_odds.masked_fill_(masks, -float('inf'))",
            "attn_odds.masked_fill_(masks.bool(), -float('inf'))",
-           'PyTorch 2 rejects uint8 masks in masked_fill_ (deprecated since 1.2); same positions masked'),
+           'PyTorch 2 rejects uint8 masks in masked_fill_ (deprecated since 1.2); same positions masked', what='attention mask passed to `masked_fill_` as `.bool()`'),
     Change('model/Binary_Classification.py', "log_attn.masked_fill_(data.masks.unsqueeze(1), -float('inf'))",
            "log_attn.masked_fill_(data.masks.unsqueeze(1).bool(), -float('inf'))",
-           'the same, in the adversary (optimisation loop and final attention)', count=2),
+           'the same, in the adversary (optimisation loop and final attention)', count=2, what='the adversary\'s mask as `.bool()`'),
     Change('model/modules/Encoder.py',
            'packseq = nn.utils.rnn.pack_padded_sequence(embedding, lengths, batch_first=True, '
            'enforce_sorted=False)',
            'packseq = nn.utils.rnn.pack_padded_sequence(embedding, lengths.cpu(), batch_first=True, '
            'enforce_sorted=False)',
-           'PyTorch >= 1.7 wants the lengths on the CPU (a no-op there; needed on a GPU)'),
+           'PyTorch >= 1.7 wants the lengths on the CPU (a no-op there; needed on a GPU)', what='`lengths.cpu()` into `pack_padded_sequence`'),
     Change('common_code/plotting.py', "mpl.style.use('seaborn-poster')",
            "mpl.style.use('seaborn-v0_8-poster')",
-           'matplotlib 3.6 renamed the seaborn styles'),
+           'matplotlib 3.6 renamed the seaborn styles', what='style `seaborn-v0_8-poster`'),
     Change('common_code/plotting.py', 'from matplotlib import tight_layout',
            'import types; tight_layout = types.SimpleNamespace(get_renderer=lambda fig: '
            'fig.canvas.get_renderer())',
            'matplotlib 3.6 removed matplotlib.tight_layout.get_renderer; the figure canvas gives the '
-           'same renderer'),
+           'same renderer', what='`tight_layout.get_renderer(fig)` is `fig.canvas.get_renderer()`'),
     Change('common_code/plotting.py', "plt.savefig(os.path.join(dirname, filename + '.png'), "
            "bbox_inches=extent, dpi=1000)",
            "pass  # attn-jax reference run: figures off (their numbers are in the .csv tables)",
            "J&W's figures are not used by the comparison; each is saved three times (PNG at 1000 dpi, "
-           'SVG, PDF), seconds per figure per model', count=1),
+           'SVG, PDF), seconds per figure per model', what='figure files not saved (PNG)'),
     Change('common_code/plotting.py', "plt.savefig(os.path.join(dirname, filename + '.svg'), "
-           'bbox_inches=extent)', 'pass', 'the same (SVG)'),
+           'bbox_inches=extent)', 'pass', 'the same (SVG)', what='figure files not saved (SVG)'),
     Change('common_code/plotting.py', "plt.savefig(os.path.join(dirname, filename + '.pdf'), "
-           'bbox_inches=extent)', 'pass', 'the same (PDF)'),
+           'bbox_inches=extent)', 'pass', 'the same (PDF)', what='figure files not saved (PDF)'),
 )
 
 
@@ -144,5 +145,5 @@ def markdown_table() -> str:
   rows = ['| file | change | why |', '|---|---|---|']
   for c in CHANGES:
     times = f' (×{c.count})' if c.count > 1 else ''
-    rows.append(f'| `{c.file}` | `{c.old}` → `{c.new}`{times} | {c.why} |')
+    rows.append(f'| `{c.file}` | {c.what}{times} | {c.why} |')
   return '\n'.join(rows)

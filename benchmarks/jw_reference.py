@@ -24,6 +24,7 @@ time of the seeds finished in this invocation.
 """
 
 import argparse
+import concurrent.futures
 import fnmatch
 import json
 import os
@@ -74,9 +75,56 @@ def run_seed(code: str, inputs: str, config: str, seed: int, out: str, threads: 
                           env={**os.environ, **(env or {})}, check=False)
 
 
+def plan_seeds(args, root: str, code: str) -> list[dict]:
+  """Writes the inputs and returns one job per (arm, seed) (attn-jax runs here)."""
+  jobs, inputs_by_key = [], {}
+  for name, arm in arms(args.only, args.embeddings):
+    cfg = arm_config(arm, args.embeddings)
+    key = (cfg.data.dataset, cfg.model.embeddings_file)
+    if key not in inputs_by_key:
+      inputs_by_key[key] = jw_inputs.export(cfg, os.path.join(root, 'inputs'))
+    jobs += [{'arm': name, 'config': jw_config(arm), 'seed': s,
+              'inputs': os.path.relpath(inputs_by_key[key], root)} for s in range(args.seeds)]
+  # Seed by seed across the arms: a run cut short has every arm's first seeds.
+  return sorted(jobs, key=lambda j: j['seed'])
+
+
+def run_jobs(jobs: list[dict], root: str, code: str, threads: int, parallel: int, save: str | None) -> list[str]:
+  """Runs the jobs not done yet, `parallel` children at a time; returns the failed ones."""
+  todo = [j for j in jobs if not os.path.exists(os.path.join(root, j['arm'], f"seed{j['seed']}", 'summary.json'))]
+  print(f'{len(jobs)} seeds planned, {len(jobs) - len(todo)} already done, {parallel} at a time', flush=True)
+  started, failed = time.time(), []
+
+  def one(job):
+    out = os.path.join(root, job['arm'], f"seed{job['seed']}")
+    tick = time.time()
+    result = run_seed(code, os.path.join(root, job['inputs']), job['config'], job['seed'], out, threads)
+    return job, out, result, time.time() - tick
+
+  with concurrent.futures.ThreadPoolExecutor(max(parallel, 1)) as pool:
+    for done, (job, out, result, seconds) in enumerate(pool.map(one, todo), 1):
+      name, seed = job['arm'], job['seed']
+      summary = os.path.join(out, 'summary.json')
+      if result.returncode != 0 or not os.path.exists(summary):
+        failed.append(f'{name} seed {seed}')
+        print(f'{name} seed {seed}: FAILED (exit {result.returncode}); see {out}/log.txt', flush=True)
+        continue
+      with open(summary) as f:
+        s = json.load(f)
+      if save:
+        target = os.path.join(save, name, f'seed{seed}')
+        os.makedirs(target, exist_ok=True)
+        shutil.copyfile(summary, os.path.join(target, 'summary.json'))
+      left = (len(todo) - done) * (time.time() - started) / done
+      print(f'{name} seed {seed}: accuracy {s["accuracy"]:.3f}, τ(α, grad) {s["tau_attention_gradient"]:.3f}, '
+            f'τ(α, LOO) {s["tau_attention_loo"]:.3f}, τ(grad, LOO) {s["tau_gradient_loo"]:.3f} '
+            f'[{seconds:.0f} s; {done}/{len(todo)}, about {left / 60:.0f} min left]', flush=True)
+  return failed
+
+
 def main(argv=None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-  parser.add_argument('--jw-repo', required=True, help="a checkout of J&W's repository (successar/AttentionExplanation)")
+  parser.add_argument('--jw-repo', help="a checkout of J&W's repository (successar/AttentionExplanation)")
   parser.add_argument('--only', default=None, help="glob patterns of grid arms, comma-separated (e.g. 'sst_*')")
   parser.add_argument('--seeds', type=int, default=5)
   parser.add_argument('--embeddings', choices=['default', 'scratch'], default='default',
@@ -84,53 +132,45 @@ def main(argv=None) -> None:
   parser.add_argument('--root', default='workdirs/jw_reference')
   parser.add_argument('--save', default=None, help='copy each seed\'s summary.json to SAVE/<arm>/seed<k>/')
   parser.add_argument('--threads', type=int, default=0, help='PyTorch threads per seed (0: its default)')
+  parser.add_argument('--parallel', type=int, default=1, help='seeds run at the same time')
   parser.add_argument('--prepare-only', action='store_true',
-                      help='write the inputs and the patched code, train nothing (e.g. to carry them elsewhere)')
+                      help='write the inputs, the patched code and ROOT/plan.json; train nothing')
+  parser.add_argument('--from-plan', action='store_true',
+                      help='run ROOT/plan.json as written by --prepare-only (no attn-jax needed: '
+                      'e.g. on a GPU host that has only PyTorch)')
   args = parser.parse_args(argv)
 
   root = os.path.abspath(args.root)
   code = os.path.join(root, 'code')
-  try:
-    record = jw_patches.prepare(os.path.expanduser(args.jw_repo), code)
-  except jw_patches.PatchError as e:
-    sys.exit(f'jw_reference: {e}')
-  print(f"J&W's code: {args.jw_repo} (commit {record['jw_commit'] or 'unknown'}), "
-        f'{len(record["changes"])} changes in {code}/Transparency')
-  plan, inputs_by_key = [], {}
-  for name, arm in arms(args.only, args.embeddings):
-    cfg = arm_config(arm, args.embeddings)
-    key = (cfg.data.dataset, cfg.model.embeddings_file)
-    if key not in inputs_by_key:
-      inputs_by_key[key] = jw_inputs.export(cfg, os.path.join(root, 'inputs'))
-    plan += [(name, arm, inputs_by_key[key], s) for s in range(args.seeds)]
-  if not plan:
-    sys.exit(f'jw_reference: no grid arm matches --only={args.only!r}')
-  if args.prepare_only:
-    print('\n'.join(sorted({f'{name}: {os.path.relpath(path, root)}' for name, _, path, _ in plan})))
-    return
-  todo = [p for p in plan if not os.path.exists(os.path.join(root, p[0], f'seed{p[3]}', 'summary.json'))]
-  print(f'{len(plan)} seeds planned, {len(plan) - len(todo)} already done')
-  durations, failed = [], []
-  for i, (name, arm, inputs, seed) in enumerate(todo):
-    out = os.path.join(root, name, f'seed{seed}')
-    tick = time.time()
-    result = run_seed(code, inputs, jw_config(arm), seed, out, args.threads)
-    durations.append(time.time() - tick)
-    summary = os.path.join(out, 'summary.json')
-    if result.returncode != 0 or not os.path.exists(summary):
-      failed.append(f'{name} seed {seed}')
-      print(f'{name} seed {seed}: FAILED (exit {result.returncode}); see {out}/log.txt')
-      continue
-    with open(summary) as f:
-      s = json.load(f)
-    if args.save:
-      target = os.path.join(args.save, name, f'seed{seed}')
-      os.makedirs(target, exist_ok=True)
-      shutil.copyfile(summary, os.path.join(target, 'summary.json'))
-    left = (len(todo) - i - 1) * sum(durations) / len(durations)
-    print(f'{name} seed {seed}: accuracy {s["accuracy"]:.3f}, τ(α, grad) {s["tau_attention_gradient"]:.3f}, '
-          f'τ(α, LOO) {s["tau_attention_loo"]:.3f}, τ(grad, LOO) {s["tau_gradient_loo"]:.3f} '
-          f'[{durations[-1]:.0f} s; {i + 1}/{len(todo)}, about {left / 60:.0f} min left]', flush=True)
+  plan_file = os.path.join(root, 'plan.json')
+  if args.from_plan:
+    with open(plan_file) as f:
+      jobs = json.load(f)
+  else:
+    if not args.jw_repo:
+      sys.exit('jw_reference: give --jw-repo=PATH, a checkout of J&W\'s repository')
+    try:
+      record = jw_patches.prepare(os.path.expanduser(args.jw_repo), code)
+    except jw_patches.PatchError as e:
+      sys.exit(f'jw_reference: {e}')
+    print(f"J&W's code: {args.jw_repo} (commit {record['jw_commit'] or 'unknown'}), "
+          f'{len(record["changes"])} changes in {code}/Transparency')
+    jobs = plan_seeds(args, root, code)
+    if not jobs:
+      sys.exit(f'jw_reference: no grid arm matches --only={args.only!r}')
+    if args.prepare_only:  # added to the plan already there (e.g. a from-scratch arm beside the rest)
+      planned = []
+      if os.path.exists(plan_file):
+        with open(plan_file) as f:
+          planned = json.load(f)
+      new = {(j['arm'], j['seed']) for j in jobs}
+      jobs = sorted([j for j in planned if (j['arm'], j['seed']) not in new] + jobs, key=lambda j: j['seed'])
+      with open(plan_file + '.partial', 'w') as f:
+        json.dump(jobs, f, indent=1)
+      os.replace(plan_file + '.partial', plan_file)
+      print(f'{len(jobs)} seeds planned in {plan_file}; run them with --from-plan --root={args.root}')
+      return
+  failed = run_jobs(jobs, root, code, args.threads, args.parallel, args.save)
   if failed:
     sys.exit(f'jw_reference: {len(failed)} seed(s) failed: {", ".join(failed)}')
 

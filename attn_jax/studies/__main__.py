@@ -25,7 +25,7 @@ def main(argv=None) -> None:
   parser.add_argument('--no-progress', action='store_true', help='no progress bars (logs)')
   parser.add_argument('--save', default=None, help='report: copy the small result files here')
   parser.add_argument('--reference', default=None,
-                      help='report: J&W\'s own code on the same inputs (python -m benchmarks.jw_reference), '
+                      help='report: J&W\'s own code on the same inputs (python benchmarks/jw_reference.py), '
                       'shown beside the J&W grid when it holds any arm (default: jw_reference beside the '
                       'folder the table is read from, e.g. results/jw_reference)')
   parser.add_argument('--readme', action='append', help='report: rewrite the table\'s block in this Markdown '

@@ -22,7 +22,9 @@ seeds. The arms vary one property at a time:
                             (imdb_in_domain_skipgram) and 20 Newsgroups (20news_in_domain_skipgram)
 
 and, as a check of the default beyond SST, 20 Newsgroups BiLSTM + tanh from
-scratch (N(0, 0.1²), its from-scratch default) and from its in-domain vectors.
+scratch (N(0, 0.1²), its from-scratch default; and N(0, 1), PyTorch's
+nn.Embedding default that J&W's code keeps: the attn-jax side of J&W's code
+from scratch, benchmarks/jw_reference.py) and from its in-domain vectors.
 """
 
 from attn_jax.studies.arms import Arm
@@ -37,6 +39,8 @@ ARMS = (
     Arm('in_domain', 'sst', 'bilstm', CBOW),
     Arm('20news_scratch_0.1', '20news', 'bilstm', {'model.embeddings_file': None,
                                                   'model.embed_init_std': 0.1}),
+    Arm('20news_scratch_1', '20news', 'bilstm', {'model.embeddings_file': None,
+                                                'model.embed_init_std': 1.0}),
     Arm('20news_in_domain', '20news', 'bilstm', CBOW),
     Arm('in_domain_frozen', 'sst', 'bilstm', {**CBOW, 'model.freeze_embeddings': True}),
     Arm('in_domain_shuffled', 'sst', 'bilstm', {**CBOW, 'model.shuffle_embeddings': True}),

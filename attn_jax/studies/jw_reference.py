@@ -1,6 +1,6 @@
 """J&W's own code on attn-jax's inputs: its per-seed numbers beside ours.
 
-`python -m benchmarks.jw_reference` trains J&W's PyTorch models (their code,
+`python benchmarks/jw_reference.py` trains J&W's PyTorch models (their code,
 minimally changed) on exactly the splits, vocabulary and embedding matrix an
 attn-jax arm used, one seed at a time, and writes
 
@@ -28,9 +28,14 @@ STATISTICS = ('accuracy', 'f1_pos', 'roc_auc', 'tau_attention_gradient', 'tau_at
 COMPARED = ('accuracy', 'tau_attention_gradient', 'tau_attention_loo', 'tau_gradient_loo')
 ALPHA = 0.05
 
-# Reference arms whose attn-jax side is not `<root>/<arm>` (e.g. from-scratch
-# embeddings trained in another study): {arm: its attn-jax folder}.
-EXTRA_OURS: dict[str, str] = {}
+# Reference arms whose attn-jax side is not `<root>/<arm>`: {arm: its folder,
+# relative to the folder that holds the grid's root (results/)}. From scratch,
+# both sides start from N(0, 1) embeddings (PyTorch's nn.Embedding default,
+# which J&W's code keeps), the fidelity study's `scratch_1` arms.
+EXTRA_OURS: dict[str, str] = {
+    'sst_bilstm_tanh_scratch': 'fidelity/scratch_1',
+    '20news_bilstm_tanh_scratch': 'fidelity/20news_scratch_1',
+}
 
 INPUTS, CODE, INSIDE, UNKNOWN = 'inputs', 'code', '—', 'n/a'
 
@@ -71,7 +76,9 @@ def read_arm(arm_dir: str) -> dict:
 def ours_dir(root: str, arm: str, folder: Optional[str] = None) -> str:
   """The attn-jax folder an arm is compared with: `EXTRA_OURS`'s entry, else
   `<root>/<folder or arm>`."""
-  return EXTRA_OURS.get(arm) or os.path.join(root, folder or arm)
+  if arm in EXTRA_OURS:
+    return os.path.join(os.path.dirname(os.path.normpath(root)), EXTRA_OURS[arm])
+  return os.path.join(root, folder or arm)
 
 
 def compare(reference_arm: str, ours: str) -> dict:
