@@ -4,11 +4,21 @@ one program and analysed, with a table of mean ± 95 % CI over seeds.
     python -m attn_jax.studies run fidelity [--root=workdirs/fidelity] [--only=PATTERN]
     python -m attn_jax.studies run jw_grid --only='sst_*,20news_*'
     python -m attn_jax.studies run ss_models [--only='imdb_ratings_*']
+    python -m attn_jax.studies run vector_seeds --root=workdirs/vector_seeds --only='sst_*'
     python -m attn_jax.studies report jw_grid [--root=...] [--save=results/jw_grid] [--readme=README.md --readme=docs/jain_wallace.md]
     python -m attn_jax.studies report jw_grid --root=results/jw_grid [--reference=results/jw_reference]  # + J&W's own code
+    python -m attn_jax.studies report vector_seeds --root=workdirs/vector_seeds --save=results/vector_seeds --readme=docs/jain_wallace.md
+
+The `vector_seeds` study adds the vectors' own randomness to the J&W grid's
+BiLSTM + tanh rows of SST and IMDB: vector seed k with model seed k for
+k = 0..4, where k = 0 is the grid's seed 0 (vectors seed 0, model seed 0) and
+the study trains k = 1..4 — so 5 models whose vectors AND model seeds both
+vary, beside the grid's 5 models that share vector seed 0; its report sets
+the two intervals side by side (reading the grid from `jw_grid` beside its
+root).
 """
 
-from attn_jax.studies import fidelity, jw_grid, ss_models
+from attn_jax.studies import fidelity, jw_grid, ss_models, vector_seeds
 from attn_jax.studies.arms import Arm, Study
 
 STUDIES = {
@@ -18,6 +28,11 @@ STUDIES = {
                      description=jw_grid.__doc__.split('\n\n')[0]),
     'ss_models': Study('ss_models', ss_models.ARMS, ss_models.ANALYSES, seeds=1,
                        description=ss_models.__doc__.split('\n\n')[0], kind='ss'),
+    # Vector seed k with model seed k, k = 1..4 (one model per arm); k = 0 is
+    # the J&W grid's seed 0: 5 models whose vectors and model seeds both vary,
+    # beside the grid's 5 that share vector seed 0 (attn_jax.studies.vector_seeds).
+    'vector_seeds': Study('vector_seeds', vector_seeds.ARMS, vector_seeds.ANALYSES, seeds=1,
+                          description=vector_seeds.__doc__.split('\n\n')[0], kind='vector_seeds'),
 }
 
 __all__ = ['Arm', 'STUDIES', 'Study']

@@ -47,7 +47,9 @@ class Study:
   analyses: str
   seeds: int
   description: str
-  kind: str = 'grid'  # which table its report prints: 'grid' or 'fidelity' (attn_jax.studies.report)
+  # which table its report prints (attn_jax.studies.report): 'grid', 'fidelity',
+  # 'ss' (S&S's tables) or 'vector_seeds' (two intervals beside the J&W grid's)
+  kind: str = 'grid'
   folder_suffix: str = ''  # set by `with_seeds`
 
   def with_seeds(self, seeds: int | None) -> 'Study':

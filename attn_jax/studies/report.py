@@ -20,7 +20,7 @@ from attn_jax.papers import published
 from attn_jax.analysis import statistics
 from attn_jax.reports.common import embeddings_source, markdown, plain, root_of, with_notes, write_blocks
 from attn_jax.stages import feature_importance, store
-from attn_jax.studies import jw_reference, runner
+from attn_jax.studies import jw_reference, runner, vector_seeds
 from attn_jax.reports import ss_models
 from attn_jax.studies.collect import STATISTICS, collect_arm, models as collect_models
 
@@ -115,6 +115,53 @@ def fidelity_rows(study, root: str) -> list[list[str]]:
                  *[cell(c[k], 2 if k == 'selected_epoch' else 3, paper=published_values.get(k))
                    for k in FIDELITY_COLUMNS]])
   return rows
+
+
+VECTOR_SEED_STATISTICS = ('accuracy', 'tau_attention_gradient', 'tau_attention_loo', 'tau_gradient_loo')
+
+
+def grid_beside(root: str) -> str:
+  """The J&W grid's folder beside a study's root (results/jw_grid for
+  results/vector_seeds, workdirs/jw_grid for workdirs/vector_seeds)."""
+  return os.path.join(os.path.dirname(os.path.normpath(root)), 'jw_grid')
+
+
+def _interval_cell(ci: dict) -> str:
+  """The grid table's cell, '–' with fewer than 2 models (no interval)."""
+  return cell(ci) if ci['n'] >= 2 else '–'
+
+
+def vector_seed_rows(study, root: str) -> list[list[str]]:
+  """Per dataset and statistic: (a) the J&W grid's BiLSTM + tanh row over its
+  5 model seeds (one set of vectors, vectors seed 0), and (b) that row's
+  seed 0 with the study's arms of the dataset (vector seed k, model seed k):
+  each mean ± 95 % Student-t half-width with its n, and the ratio of the
+  half-widths (b / a); '–' where a side has fewer than 2 models."""
+  grid = grid_beside(root)
+  rows = [['dataset', 'statistic', 'model seeds only', 'n', 'vectors and model seeds', 'n',
+           'half-width ratio']]
+  for dataset in [d for d in vector_seeds.DATASETS if any(a.dataset == d for a in study.arms)]:
+    grid_arm = os.path.join(grid, vector_seeds.GRID_ARM.format(dataset=dataset))
+    model_only = collect_arm(grid_arm)['values']
+    seed0 = os.path.join(grid_arm, 'seed0')
+    both_members = ([seed0] if os.path.exists(os.path.join(seed0, 'eval.json')) else []) + [
+        m for arm in study.arms if arm.dataset == dataset
+        for m in collect_models(os.path.join(root, study.folder_name(arm)))]
+    for stat in VECTOR_SEED_STATISTICS:
+      a = statistics.t_interval(model_only[stat])
+      b = statistics.t_interval([STATISTICS[stat][1](m) for m in both_members])
+      both = a['n'] >= 2 and b['n'] >= 2 and a['half_width'] > 0
+      rows.append([dataset, STATISTICS[stat][0], _interval_cell(a), str(a['n']), _interval_cell(b),
+                   str(b['n']), f'{b["half_width"] / a["half_width"]:.2f}' if both else '–'])
+  return rows
+
+
+def vector_seed_notes(study) -> list[str]:
+  return ['model seeds only: the J&W grid\'s <dataset>_bilstm_tanh (jw_grid beside the root), model seeds 0..4 '
+          'from one set of vectors (vectors.seed 0); vectors and model seeds: its seed0 with vector seed k and '
+          f'model seed k, k = 1..4 ({study.name}: <dataset>_bilstm_tanh_vectors<k>); every model with the grid\'s '
+          'batch order (train.batch_seed 0). Mean ± 95 % Student-t half-width over the models; half-width ratio: '
+          'vectors and model seeds over model seeds only; – where a side has fewer than 2 models.']
 
 
 APART, MEANS_ONLY, NOT_ABOVE = 'yes (intervals apart)', 'yes (means only; intervals overlap)', 'NO'
@@ -374,11 +421,30 @@ def totals(study, root: str) -> list[str]:
           for d, (total, arms, cut) in by_dataset.items()]
 
 
+def _vector_seed_table(study, root: str, readme) -> list[list[str]]:
+  """Prints the vector-seed study's table (`vector_seed_rows`) and rewrites
+  the `vector_seeds-table` block of those `readme` files that hold it."""
+  rows, notes = vector_seed_rows(study, root), vector_seed_notes(study) + totals(study, root)
+  print(plain(rows) + '\n' + '\n'.join(notes))
+  if readme:
+    here = root_of(readme)
+    source, grid = os.path.relpath(root, here), os.path.relpath(grid_beside(root), here)
+    write_blocks(readme, f'{study.name}-table', with_notes(rows, notes),
+                 f'python -m attn_jax.studies report {study.name} --root={source}',
+                 [f'{source}/<arm>/eval.json', f'{source}/<arm>/analyses/kendall/*/summary.json',
+                  f'{grid}/<dataset>_bilstm_tanh/<seed>/eval.json',
+                  f'{grid}/<dataset>_bilstm_tanh/<seed>/analyses/kendall/*/summary.json',
+                  f'{source}/study.json'], optional=True)
+  return rows
+
+
 def write(study, root: str, save_to: str | None = None, readme=None,
           reference: str | None = None) -> list[list[str]]:
   """Prints the study's table (from `save_to` after copying there, if given) and
   rewrites `readme`'s block; returns the rows. S&S's study (kind 'ss') prints
-  `report ss`'s tables of its finished arms instead. A grid is followed by
+  `report ss`'s tables of its finished arms instead; the vector-seed study
+  (kind 'vector_seeds') its two intervals per statistic (`vector_seed_rows`,
+  the grid read from `jw_grid` beside the root). A grid is followed by
   J&W's own code on the same inputs (`reference_table`), read from
   `reference`, by default `jw_reference` beside the folder the table is read
   from (`save_to`'s, else `root`'s: results/jw_reference for results/jw_grid)."""
@@ -387,6 +453,8 @@ def write(study, root: str, save_to: str | None = None, readme=None,
   if save_to:
     save(study, root, save_to)
     root = save_to
+  if study.kind == 'vector_seeds':
+    return _vector_seed_table(study, root, readme)
   rows = (fidelity_rows if study.kind == 'fidelity' else grid_rows)(study, root)
   print(plain(rows))
   notes = ([] if study.kind == 'fidelity' else
