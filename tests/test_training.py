@@ -3,6 +3,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 import pytest
 
 from attn_jax.runs import initial_params as initial_params_lib
@@ -129,3 +130,73 @@ def test_a_word_vector_file_initialises_the_embeddings(tmp_path):
   for word, vector in rows.items():
     np.testing.assert_array_equal(table[data.vocab.encode([word])[1]], vector)
   assert not np.asarray(table[data.vocab.encode(['w0004'])[1]]).any()  # not in the file: zero
+
+
+def _torch_amsgrad_loop(gradients, lr, weight_decay, b1=0.9, b2=0.999, eps=1e-8):
+  """torch.optim.Adam(amsgrad=True)'s documented algorithm, float64 loops."""
+  p = np.zeros_like(gradients[0], dtype=np.float64)
+  m, v, v_max = np.zeros_like(p), np.zeros_like(p), np.zeros_like(p)
+  for t, g in enumerate(gradients, 1):
+    g = g + weight_decay * p
+    m = b1 * m + (1 - b1) * g
+    v = b2 * v + (1 - b2) * g * g
+    v_max = np.maximum(v_max, v)
+    p = p - (lr / (1 - b1 ** t)) * m / (np.sqrt(v_max) / np.sqrt(1 - b2 ** t) + eps)
+  return p
+
+
+def _decaying_gradients(steps=60, seed=0):
+  rng = np.random.default_rng(seed)
+  return [rng.normal(size=7) * s for s in np.geomspace(10.0, 0.1, steps)]
+
+
+def _run(tx, gradients):
+  x = jnp.zeros(gradients[0].shape, jnp.float32)
+  state = tx.init(x)
+  for g in gradients:
+    updates, state = tx.update(jnp.asarray(g, jnp.float32), state, x)
+    x = optax.apply_updates(x, updates)
+  return np.asarray(x)
+
+
+def test_torch_amsgrad_is_pytorchs_rule():
+  gradients = _decaying_gradients()
+  expected = _torch_amsgrad_loop(gradients, lr=1e-3, weight_decay=0.0)
+  np.testing.assert_allclose(_run(optimizer_lib.torch_amsgrad(1e-3), gradients), expected,
+                             rtol=2e-5, atol=1e-9)
+
+
+@pytest.mark.usefixtures('optax_promotion')
+def test_optax_amsgrad_is_not_pytorchs_rule():
+  # optax's AMSGrad keeps the max of the bias-corrected moment: on decaying
+  # gradients its steps fall behind (the deviation found against J&W's code).
+  gradients = _decaying_gradients()
+  expected = _torch_amsgrad_loop(gradients, lr=1e-3, weight_decay=0.0)
+  assert np.abs(_run(optax.amsgrad(1e-3), gradients) - expected).max() > 1e-3
+
+
+def test_the_jw_optimizer_with_decay_is_torch_adam_amsgrad_with_weight_decay():
+  cfg = helpers.synthetic_config().train
+  cfg.optimizer, cfg.weight_decay, cfg.learning_rate = 'torch_amsgrad', 0.01, 1e-3
+  tx = optimizer_lib.make_optimizer(cfg)
+  gradients = _decaying_gradients(40, seed=1)
+  params = {'encoder': jnp.zeros(7), 'attention': jnp.zeros(7)}
+  state = tx.init(params)
+  for g in gradients:
+    grads = {'encoder': jnp.asarray(g, jnp.float32), 'attention': jnp.asarray(g, jnp.float32)}
+    updates, state = tx.update(grads, state, params)
+    params = optax.apply_updates(params, updates)
+  np.testing.assert_allclose(params['encoder'], _torch_amsgrad_loop(gradients, 1e-3, 0.01), rtol=2e-5, atol=1e-9)
+  np.testing.assert_allclose(params['attention'], _torch_amsgrad_loop(gradients, 1e-3, 0.0), rtol=2e-5, atol=1e-9)
+
+
+def test_torch_amsgrad_equals_torch_itself_when_installed():
+  torch = pytest.importorskip('torch')
+  gradients = _decaying_gradients(50, seed=2)
+  p = torch.zeros(7, dtype=torch.float64, requires_grad=True)
+  opt = torch.optim.Adam([p], lr=1e-3, weight_decay=0.01, amsgrad=True)
+  for g in gradients:
+    opt.zero_grad()
+    p.grad = torch.tensor(g)
+    opt.step()
+  np.testing.assert_allclose(_torch_amsgrad_loop(gradients, 1e-3, 0.01), p.detach().numpy(), rtol=1e-12)

@@ -199,7 +199,9 @@ def _train() -> ml_collections.ConfigDict:
   # "equal to or 10×"; J&W: equal).
   t.attention_lr_scale = 1.0
   t.loss = 'weighted_bce'     # a plug-in of the trainer (attn_jax.training.loss)
-  t.optimizer = 'amsgrad'     # J&W's; 'adam': S&S's
+  # J&W's and W&P's torch.optim.Adam(amsgrad=True); 'amsgrad': optax's AMSGrad
+  # rule, which results trained before 2026-11-26 used; 'adam': S&S's.
+  t.optimizer = 'torch_amsgrad'
   t.clip_norm = config_dict.placeholder(float)       # clip the gradient's global norm (S&S: 10)
   # Multiply a model's learning rate by this after an epoch with no better
   # selection score (S&S's ReduceLROnPlateau: 0.5); None: never.
