@@ -83,8 +83,9 @@ def main(argv=None) -> None:
   parser.add_argument('--out', required=True)
   parser.add_argument('--threads', type=int, default=0)
   args = parser.parse_args(argv)
+  args.code, args.inputs = os.path.abspath(args.code), os.path.abspath(args.inputs)  # before the chdir below
 
-  sys.path.insert(0, os.path.abspath(args.code))
+  sys.path.insert(0, args.code)
   sys.path.insert(1, HERE)
   sys.path.append(os.path.join(HERE, 'jw_shims'))  # last: installed packages win
   import matplotlib  # pylint: disable=g-import-not-at-top
@@ -182,6 +183,12 @@ def main(argv=None) -> None:
   # J&W's plot_permutations: the median over 100 permutations of |Δŷ| per document.
   perm_median = np.median(np.abs(np.array(pload(model, 'permutations')) - yhat[:, None, :]).mean(-1), 1)
 
+  # How peaked their attention is (attn-jax's `attention` stage: the median of
+  # each document's largest weight, the mean of H(α) / log n over its n words).
+  words = [np.asarray(a[1:len(x) - 1], float) for a, x in zip(test.attn_hat, test.X)]
+  max_attention = [w.max() for w in words]
+  entropy = [float(-(w * np.log(np.clip(w, 1e-30, None))).sum() / np.log(len(w))) for w in words if len(w) > 1]
+
   with open(os.path.join(latest, 'evaluate.json')) as f:
     evaluation = json.load(f)
   summary = {
@@ -196,6 +203,7 @@ def main(argv=None) -> None:
       **{f'adversarial_{c}': v for c, v in _by_class(emax_jsd, predicted_pos, _mean).items()},
       **{f'permutation_{c}': v for c, v in
          _by_class(perm_median, predicted_pos, lambda x: float(np.median(x))).items()},
+      'max_attention_median': float(np.median(max_attention)), 'entropy': _mean(entropy),
       'documents': len(test.X),
       'sizes': {'train': len(dataset.train_data.X), 'dev': len(dataset.dev_data.X), 'test': len(test.X)},
       'selected_epoch': selected_epoch(latest),

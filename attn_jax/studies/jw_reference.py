@@ -24,7 +24,8 @@ from attn_jax.core import atomic_io
 from attn_jax.studies import collect
 
 # What the summaries may hold, and the four the table tests.
-STATISTICS = ('accuracy', 'f1_pos', 'roc_auc', 'tau_attention_gradient', 'tau_attention_loo', 'tau_gradient_loo')
+STATISTICS = ('accuracy', 'f1_pos', 'roc_auc', 'tau_attention_gradient', 'tau_attention_loo', 'tau_gradient_loo',
+              'entropy', 'max_attention_median')
 COMPARED = ('accuracy', 'tau_attention_gradient', 'tau_attention_loo', 'tau_gradient_loo')
 ALPHA = 0.05
 
