@@ -55,3 +55,24 @@ def test_eval_batches_visit_every_document_once():
   seqs = [np.array([SOS] + [9] * n + [EOS]) for n in (5, 1, 9, 3, 7)]
   batches = list(batching.eval_batches(seqs, np.zeros(5), 2, (8, 16)))
   assert sorted(np.concatenate([b.index[b.index >= 0] for b in batches]).tolist()) == [0, 1, 2, 3, 4]
+
+
+def test_equal_lengths_are_batched_in_random_order_not_the_splits():
+  # A split whose file groups the labels (SST's train file, 20 Newsgroups by
+  # newsgroup) and whose documents are of few lengths: J&W's unstable sort
+  # mixes the labels within a batch; a stable sort keeps the groups.
+  rng = np.random.default_rng(1)
+  n = 640
+  seqs = [np.array([SOS] + [9] * int(k) + [EOS]) for k in rng.integers(18, 22, size=n)]
+  labels = np.repeat([1, 0], n // 2)
+  buckets = batching.bucket_lengths(30)
+
+  def spread(ties):
+    batches = batching.train_batches(seqs, labels, 32, buckets, 1.0, seed=0, epoch=0, ties=ties)
+    return np.std([b.labels[b.index >= 0].mean() for b in batches])
+
+  assert spread('stable') > 0.3  # most batches hold one class
+  assert spread('random') < 0.15  # about binomial(32, 1/2) / 32 = 0.09
+  again = batching.train_batches(seqs, labels, 32, buckets, 1.0, seed=0, epoch=0, ties='random')
+  first = batching.train_batches(seqs, labels, 32, buckets, 1.0, seed=0, epoch=0, ties='random')
+  assert all((a.index == b.index).all() for a, b in zip(first, again))  # still (seed, epoch)'s

@@ -23,6 +23,7 @@ from attn_jax.models import projections
 from attn_jax.models.model import ENCODERS
 from attn_jax.training.executors import EXECUTORS
 from attn_jax.training.loss import LOSSES
+from attn_jax.data.batching import TIES
 from attn_jax.training.optimizer import OPTIMIZERS, SUBTREES, update_only
 from attn_jax.training.trainer import SELECTION_METRICS
 
@@ -43,6 +44,7 @@ OWN_CHOICES = {
     'model.projection': projections.NAMES,
     'vectors.method': ('fasttext', 'word2vec'),
     'train.optimizer': OPTIMIZERS,
+    'train.sort_ties': TIES,
     'train.select_on': ('dev', 'test'),
     'train.select_by': SELECTION_METRICS + ('train_loss',),
     'train.loss': tuple(LOSSES),
@@ -202,6 +204,10 @@ def _train() -> ml_collections.ConfigDict:
   # J&W's and W&P's torch.optim.Adam(amsgrad=True); 'amsgrad': optax's AMSGrad
   # rule, which results trained before 2026-11-26 used; 'adam': S&S's.
   t.optimizer = 'torch_amsgrad'
+  # Documents of equal noisy length in random order, as J&W's unstable sort
+  # leaves them; 'stable': the split's order, as before 2026-11-26
+  # (attn_jax.data.batching.noisy_length_order).
+  t.sort_ties = 'random'
   t.clip_norm = config_dict.placeholder(float)       # clip the gradient's global norm (S&S: 10)
   # Multiply a model's learning rate by this after an epoch with no better
   # selection score (S&S's ReduceLROnPlateau: 0.5); None: never.

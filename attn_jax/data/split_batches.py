@@ -41,13 +41,15 @@ def bucketing(splits: Sequence[EncodedSplit], growth: float, max_tokens: int,
 
 
 def train_batches(split: EncodedSplit, batch_size: int, buckets: Buckets, pos_weight: float,
-                  seed: int, epoch: int) -> list[Batch]:
+                  seed: int, epoch: int, ties: str = 'random') -> list[Batch]:
+  """One epoch's batches; `ties` orders the flat batches' equal noisy lengths
+  (batching.noisy_length_order); S&S's hierarchical batches keep theirs."""
   if isinstance(buckets, SentenceBuckets):
     return hierarchical.train_batches(split.sequences, split.sentence_lengths, split.labels,
                                       batch_size, buckets.max_tokens, buckets.sentences,
                                       buckets.words, seed, epoch)
   return batching.train_batches(split.sequences, split.labels, batch_size, buckets, pos_weight,
-                                seed, epoch)
+                                seed, epoch, ties=ties)
 
 
 def eval_batches(split: EncodedSplit, batch_size: int, buckets: Buckets) -> Iterator[Batch]:

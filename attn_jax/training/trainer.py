@@ -103,9 +103,9 @@ def dataset_buckets(dataset: Dataset, growth: float, model: Optional[Model] = No
                                  hierarchical)
 
 
-def train_batches(split, batch_size, buckets, pos_weight, seed, epoch):
+def train_batches(split, batch_size, buckets, pos_weight, seed, epoch, ties='random'):
   """One epoch's batches (looked up here when called: tests poison batches through it)."""
-  return split_batches.train_batches(split, batch_size, buckets, pos_weight, seed, epoch)
+  return split_batches.train_batches(split, batch_size, buckets, pos_weight, seed, epoch, ties=ties)
 
 
 def _at(epoch: int, index: int, epochs: int, batches: int) -> str:
@@ -313,7 +313,8 @@ def _train_epoch(p: _Program, run: _Run, epoch: int, bar: tqdm.tqdm) -> None:
   bar.set_description(f'epoch {epoch + 1} of {t.epochs}'
                       + (f' ({len(p.members)} models)' if len(p.members) > 1 else ''))
   # Looked up in this module when called: tests poison batches through it.
-  batches = train_batches(p.train_split, t.batch_size, p.buckets, p.pos_weight, p.order_seed, epoch)
+  batches = train_batches(p.train_split, t.batch_size, p.buckets, p.pos_weight, p.order_seed, epoch,
+                          ties=t.get('sort_ties', 'stable'))
   for index in range(run.progress['batch'], len(batches)):
     batch = batches[index]
     inputs = p.objective.batch_inputs('train', batch.index, batch.tokens.shape[1])
