@@ -1,7 +1,7 @@
 """A copy of J&W's repository that runs under a current PyTorch, made by
 changing as little as possible.
 
-`prepare(jw_repo, dest)` copies the Python files of the user's checkout of
+`prepare(repo, dest)` copies the Python files of the user's checkout of
 successar/AttentionExplanation into `dest/Transparency/` (the package name
 their imports use) and applies `CHANGES` to the copy; the checkout itself is
 never touched and the project ships none of J&W's code. Each change is an
@@ -92,22 +92,34 @@ def commit_of(jw_repo: str) -> str | None:
     return None
 
 
-def prepare(jw_repo: str, dest: str) -> dict:
-  """Copies and patches J&W's code into `dest/Transparency`; returns a record
-  of the source commit and the changes (also written to
-  `dest/Transparency/attn_jax_changes.json`). Idempotent: an existing copy made
-  from the same commit with the same changes is kept.
+@dataclasses.dataclass(frozen=True)
+class Source:
+  """A repository to copy and patch: its files, its changes, the package name
+  its imports use and the commit the changes were written for."""
+  name: str  # in messages, e.g. "J&W's repository (successar/AttentionExplanation)"
+  package: str
+  files: tuple
+  changes: tuple
+  checked_commit: str
+
+
+def prepare(repo: str, dest: str, source: 'Source | None' = None) -> dict:
+  """Copies and patches the checkout `repo` (J&W's by default) into
+  `dest/<package>`; returns a record of the source commit and the changes
+  (also written to `dest/<package>/attn_jax_changes.json`). Idempotent: an
+  existing copy made from the same commit with the same changes is kept.
 
   Raises:
     PatchError: a file or an anchor line is missing from the checkout.
   """
-  missing = [f for f in FILES if not os.path.isfile(os.path.join(jw_repo, f))]
+  source = source or JW
+  missing = [f for f in source.files if not os.path.isfile(os.path.join(repo, f))]
   if missing:
-    raise PatchError(f'{jw_repo} is not a checkout of J&W\'s repository (successar/AttentionExplanation): '
+    raise PatchError(f'{repo} is not a checkout of {source.name}: '
                      f'missing {", ".join(missing[:4])}{" ..." if len(missing) > 4 else ""}. '
-                     'Give --jw-repo the folder of a clone of it.')
-  record = {'jw_commit': commit_of(jw_repo), 'changes': [dataclasses.asdict(c) for c in CHANGES]}
-  package = os.path.join(dest, 'Transparency')
+                     'Give the folder of a clone of it.')
+  record = {'jw_commit': commit_of(repo), 'changes': [dataclasses.asdict(c) for c in source.changes]}
+  package = os.path.join(dest, source.package)
   marker = os.path.join(package, 'attn_jax_changes.json')
   if os.path.exists(marker):
     with open(marker) as f:
@@ -115,18 +127,18 @@ def prepare(jw_repo: str, dest: str) -> dict:
         return record
   tmp = package + '.partial'
   shutil.rmtree(tmp, ignore_errors=True)
-  for name in FILES:
+  for name in source.files:
     os.makedirs(os.path.dirname(os.path.join(tmp, name)), exist_ok=True)
-    shutil.copyfile(os.path.join(jw_repo, name), os.path.join(tmp, name))
-  for change in CHANGES:
+    shutil.copyfile(os.path.join(repo, name), os.path.join(tmp, name))
+  for change in source.changes:
     path = os.path.join(tmp, change.file)
     with open(path, encoding='utf-8') as f:
       text = f.read()
     found = text.count(change.old)
     if found != change.count:
       raise PatchError(f'{change.file}: expected {change.count} line(s) "{change.old}", found {found} '
-                       f'(the checkout is another version of J&W\'s code than {CHECKED_COMMIT[:7]}; '
-                       'check out that commit)')
+                       f'(the checkout is another version of {source.name} than '
+                       f'{source.checked_commit[:7]}; check out that commit)')
     with open(path, 'w', encoding='utf-8') as f:
       f.write(text.replace(change.old, change.new))
   with open(os.path.join(tmp, 'attn_jax_changes.json'), 'w') as f:
@@ -138,12 +150,14 @@ def prepare(jw_repo: str, dest: str) -> dict:
 
 # The commit of successar/AttentionExplanation these changes were written for.
 CHECKED_COMMIT = '425a89a49a8b3bffc3f5e8338287e2ecd0cf1fa2'
+JW = Source("J&W's repository (successar/AttentionExplanation)", 'Transparency', FILES, CHANGES,
+            CHECKED_COMMIT)
 
 
-def markdown_table() -> str:
-  """The changes as a Markdown table (docs/jain_wallace.md)."""
+def markdown_table(changes=CHANGES) -> str:
+  """The changes as a Markdown table (docs/jain_wallace.md, docs/wiegreffe_pinter.md)."""
   rows = ['| file | change | why |', '|---|---|---|']
-  for c in CHANGES:
+  for c in changes:
     times = f' (×{c.count})' if c.count > 1 else ''
     rows.append(f'| `{c.file}` | {c.what}{times} | {c.why} |')
   return '\n'.join(rows)

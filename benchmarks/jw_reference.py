@@ -65,14 +65,27 @@ def arm_config(arm, embeddings: str):
   return cfg
 
 
-def run_seed(code: str, inputs: str, config: str, seed: int, out: str, threads: int,
+def run_seed(code: str, job: dict, root: str, out: str, threads: int,
              env: dict | None = None) -> subprocess.CompletedProcess:
+  """One job in a child process: `jw_child.py` (`--config`), or the job's
+  own `child` script with its `args` (W&P's code: `wp_reference.py`)."""
   os.makedirs(out, exist_ok=True)
+  child = job.get('child', 'jw_child.py')
+  extra = job.get('args', [f"--config={job['config']}"] if 'config' in job else [])
   with open(os.path.join(out, 'log.txt'), 'a') as log:
-    return subprocess.run([sys.executable, os.path.join(HERE, 'jw_child.py'), f'--code={code}',
-                           f'--inputs={inputs}', f'--config={config}', f'--seed={seed}', f'--out={out}',
-                           f'--threads={threads}'], stdout=log, stderr=subprocess.STDOUT,
-                          env={**os.environ, **(env or {})}, check=False)
+    return subprocess.run([sys.executable, os.path.join(HERE, child), f'--code={code}',
+                           f"--inputs={os.path.join(root, job['inputs'])}", *extra,
+                           f"--seed={job['seed']}", f'--out={out}', f'--threads={threads}'],
+                          stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
+                          check=False)
+
+
+def describe(s: dict) -> str:
+  """A finished seed in one line."""
+  if 'tau_attention_gradient' not in s:
+    return f'accuracy {s["accuracy"]:.3f}, F1 {s["f1_pos"]:.3f} (epoch {s.get("selected_epoch")})'
+  return (f'accuracy {s["accuracy"]:.3f}, τ(α, grad) {s["tau_attention_gradient"]:.3f}, '
+          f'τ(α, LOO) {s["tau_attention_loo"]:.3f}, τ(grad, LOO) {s["tau_gradient_loo"]:.3f}')
 
 
 def plan_seeds(args, root: str, code: str) -> list[dict]:
@@ -98,7 +111,7 @@ def run_jobs(jobs: list[dict], root: str, code: str, threads: int, parallel: int
   def one(job):
     out = os.path.join(root, job['arm'], f"seed{job['seed']}")
     tick = time.time()
-    result = run_seed(code, os.path.join(root, job['inputs']), job['config'], job['seed'], out, threads)
+    result = run_seed(code, job, root, out, threads)
     return job, out, result, time.time() - tick
 
   with concurrent.futures.ThreadPoolExecutor(max(parallel, 1)) as pool:
@@ -116,10 +129,35 @@ def run_jobs(jobs: list[dict], root: str, code: str, threads: int, parallel: int
         os.makedirs(target, exist_ok=True)
         shutil.copyfile(summary, os.path.join(target, 'summary.json'))
       left = (len(todo) - done) * (time.time() - started) / done
-      print(f'{name} seed {seed}: accuracy {s["accuracy"]:.3f}, τ(α, grad) {s["tau_attention_gradient"]:.3f}, '
-            f'τ(α, LOO) {s["tau_attention_loo"]:.3f}, τ(grad, LOO) {s["tau_gradient_loo"]:.3f} '
-            f'[{seconds:.0f} s; {done}/{len(todo)}, about {left / 60:.0f} min left]', flush=True)
+      print(f'{name} seed {seed}: {describe(s)} [{seconds:.0f} s; {done}/{len(todo)}, '
+            f'about {left / 60:.0f} min left]', flush=True)
   return failed
+
+
+def load_plan(plan_file: str) -> list[dict]:
+  """The jobs written by `--prepare-only`."""
+  try:
+    with open(plan_file) as f:
+      return json.load(f)
+  except FileNotFoundError:
+    sys.exit(f'{plan_file} does not exist: write it first with --prepare-only (same --root)')
+  except json.JSONDecodeError as e:
+    sys.exit(f'{plan_file} is not a plan ({e}): write it again with --prepare-only')
+
+
+def merge_plan(plan_file: str, jobs: list[dict], root_arg: str) -> None:
+  """Adds `jobs` to the plan already in `plan_file` (e.g. a from-scratch arm
+  beside the rest), seed by seed, written atomically."""
+  planned = []
+  if os.path.exists(plan_file):
+    with open(plan_file) as f:
+      planned = json.load(f)
+  new = {(j['arm'], j['seed']) for j in jobs}
+  jobs = sorted([j for j in planned if (j['arm'], j['seed']) not in new] + jobs, key=lambda j: j['seed'])
+  with open(plan_file + '.partial', 'w') as f:
+    json.dump(jobs, f, indent=1)
+  os.replace(plan_file + '.partial', plan_file)
+  print(f'{len(jobs)} seeds planned in {plan_file}; run them with --from-plan --root={root_arg}')
 
 
 def main(argv=None) -> None:
@@ -144,8 +182,7 @@ def main(argv=None) -> None:
   code = os.path.join(root, 'code')
   plan_file = os.path.join(root, 'plan.json')
   if args.from_plan:
-    with open(plan_file) as f:
-      jobs = json.load(f)
+    jobs = load_plan(plan_file)
   else:
     if not args.jw_repo:
       sys.exit('jw_reference: give --jw-repo=PATH, a checkout of J&W\'s repository')
@@ -158,17 +195,8 @@ def main(argv=None) -> None:
     jobs = plan_seeds(args, root, code)
     if not jobs:
       sys.exit(f'jw_reference: no grid arm matches --only={args.only!r}')
-    if args.prepare_only:  # added to the plan already there (e.g. a from-scratch arm beside the rest)
-      planned = []
-      if os.path.exists(plan_file):
-        with open(plan_file) as f:
-          planned = json.load(f)
-      new = {(j['arm'], j['seed']) for j in jobs}
-      jobs = sorted([j for j in planned if (j['arm'], j['seed']) not in new] + jobs, key=lambda j: j['seed'])
-      with open(plan_file + '.partial', 'w') as f:
-        json.dump(jobs, f, indent=1)
-      os.replace(plan_file + '.partial', plan_file)
-      print(f'{len(jobs)} seeds planned in {plan_file}; run them with --from-plan --root={args.root}')
+    if args.prepare_only:
+      merge_plan(plan_file, jobs, args.root)
       return
   failed = run_jobs(jobs, root, code, args.threads, args.parallel, args.save)
   if failed:

@@ -7,6 +7,8 @@ one program and analysed, with a table of mean ± 95 % CI over seeds.
     python -m attn_jax.studies run vector_seeds --root=workdirs/vector_seeds --only='sst_*'
     python -m attn_jax.studies report jw_grid [--root=...] [--save=results/jw_grid] [--readme=README.md --readme=docs/jain_wallace.md]
     python -m attn_jax.studies report jw_grid --root=results/jw_grid [--reference=results/jw_reference]  # + J&W's own code
+    python -m attn_jax.studies run wp_table2 --reuse=workdirs/jw_grid_fixed   # W&P Table 2, 5 seeds
+    python -m attn_jax.studies report wp_table2 --root=results/wp_table2   # + W&P's own code
     python -m attn_jax.studies report vector_seeds --root=workdirs/vector_seeds --save=results/vector_seeds --readme=docs/jain_wallace.md
 
 The `vector_seeds` study adds the vectors' own randomness to the J&W grid's
@@ -18,7 +20,7 @@ the two intervals side by side (reading the grid from `jw_grid` beside its
 root).
 """
 
-from attn_jax.studies import fidelity, jw_grid, ss_models, vector_seeds
+from attn_jax.studies import fidelity, jw_grid, ss_models, vector_seeds, wp_table2
 from attn_jax.studies.arms import Arm, Study
 
 STUDIES = {
@@ -33,6 +35,10 @@ STUDIES = {
     # beside the grid's 5 that share vector seed 0 (attn_jax.studies.vector_seeds).
     'vector_seeds': Study('vector_seeds', vector_seeds.ARMS, vector_seeds.ANALYSES, seeds=1,
                           description=vector_seeds.__doc__.split('\n\n')[0], kind='vector_seeds'),
+    # Learned vs uniform attention on SST, 5 seeds each, beside W&P's own code
+    # (benchmarks/wp_reference.py): W&P Table 2 (attn_jax.studies.wp_table2).
+    'wp_table2': Study('wp_table2', wp_table2.ARMS, wp_table2.ANALYSES, seeds=5,
+                       description=wp_table2.__doc__.split('\n\n')[0], kind='wp_table2'),
 }
 
 __all__ = ['Arm', 'STUDIES', 'Study']

@@ -48,7 +48,8 @@ class Study:
   seeds: int
   description: str
   # which table its report prints (attn_jax.studies.report): 'grid', 'fidelity',
-  # 'ss' (S&S's tables) or 'vector_seeds' (two intervals beside the J&W grid's)
+  # 'ss' (S&S's tables), 'vector_seeds' (two intervals beside the J&W grid's)
+  # or 'wp_table2' (learned vs uniform beside W&P's code)
   kind: str = 'grid'
   folder_suffix: str = ''  # set by `with_seeds`
 

@@ -20,7 +20,7 @@ from attn_jax.papers import published
 from attn_jax.analysis import statistics
 from attn_jax.reports.common import embeddings_source, markdown, plain, root_of, with_notes, write_blocks
 from attn_jax.stages import feature_importance, store
-from attn_jax.studies import jw_reference, runner, vector_seeds
+from attn_jax.studies import jw_reference, runner, vector_seeds, wp_table2
 from attn_jax.reports import ss_models
 from attn_jax.studies.collect import STATISTICS, collect_arm, models as collect_models
 
@@ -438,6 +438,24 @@ def _vector_seed_table(study, root: str, readme) -> list[list[str]]:
   return rows
 
 
+def _wp_table2(study, root: str, reference: str, readme) -> list[list[str]]:
+  """Prints W&P's Table 2 with seeds beside W&P's code (`wp_table2.rows`) and
+  rewrites the `wp_table2-table` block of those `readme` files that hold it."""
+  rows, notes = wp_table2.rows(study, root, reference)
+  notes += totals(study, root)
+  print(plain(rows) + '\n' + '\n'.join(notes))
+  if readme:
+    here = root_of(readme)
+    source, ref = os.path.relpath(root, here), os.path.relpath(reference, here)
+    default = os.path.abspath(reference) == os.path.abspath(wp_table2.default_reference(root))
+    write_blocks(readme, f'{study.name}-table', with_notes(rows, notes),
+                 f'python -m attn_jax.studies report {study.name} --root={source}'
+                 + ('' if default else f' --reference={ref}'),
+                 [f'{source}/<arm>/<seed>/eval.json', f'{ref}/<arm>/<seed>/summary.json',
+                  f'{source}/study.json'], optional=True)
+  return rows
+
+
 def write(study, root: str, save_to: str | None = None, readme=None,
           reference: str | None = None) -> list[list[str]]:
   """Prints the study's table (from `save_to` after copying there, if given) and
@@ -455,6 +473,8 @@ def write(study, root: str, save_to: str | None = None, readme=None,
     root = save_to
   if study.kind == 'vector_seeds':
     return _vector_seed_table(study, root, readme)
+  if study.kind == 'wp_table2':
+    return _wp_table2(study, root, reference or wp_table2.default_reference(root), readme)
   rows = (fidelity_rows if study.kind == 'fidelity' else grid_rows)(study, root)
   print(plain(rows))
   notes = ([] if study.kind == 'fidelity' else

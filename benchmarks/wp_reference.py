@@ -1,0 +1,91 @@
+"""W&P's Table 2 on SST through W&P's own code, on attn-jax's exact inputs:
+learned (tanh) against uniform (frozen) attention, seeds 0..N-1 of each.
+
+    pip install -e ".[jw_reference]"
+    git clone https://github.com/sarahwie/attention ~/attention
+    python benchmarks/wp_reference.py --wp-repo=~/attention --seeds=5 \\
+        --root=workdirs/wp_reference --save=results/wp_reference
+    python -m attn_jax.studies report wp_table2 --root=results/wp_table2   # the side-by-side table
+
+The inputs are those of the J&W grid's `sst_bilstm_tanh` arm, W&P's base
+model (`jw_inputs.export`: splits, vocabulary, the starting embedding matrix).
+`wp_patches` copies and patches the user's checkout; each seed runs in a child
+(`wp_child.py`) as W&P's `train_and_run_experiments_bc.py --encoder lstm
+--attention tanh|frozen`. `--selection`: `test` is W&P's script (their snapshot
+keeps the epoch with the best test ROC-AUC); `dev` gives their trainer
+attn-jax's dev split in its place, as attn-jax selects. Arms are named
+`sst_{learned,uniform}_{test,dev}sel`. `--prepare-only` / `--from-plan`,
+`--parallel`, `--threads`, `--save` and resuming work as in `jw_reference.py`.
+"""
+
+import argparse
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import jw_inputs  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
+import jw_patches  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
+import jw_reference  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
+import wp_patches  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
+
+BASE_ARM = 'sst_bilstm_tanh'  # W&P's base model: J&W's BiLSTM + tanh recipe
+ATTENTION = {'learned': 'tanh', 'uniform': 'frozen'}  # Table 2's columns -> W&P's --attention
+
+
+def arm_name(attention: str, selection: str) -> str:
+  return f'sst_{attention}_{selection}sel'
+
+
+def plan_seeds(seeds: int, selections: list[str], root: str) -> list[dict]:
+  """Writes the inputs and returns one job per (arm, seed), seed by seed."""
+  [(_, arm)] = list(jw_reference.arms(BASE_ARM, 'default'))
+  inputs = jw_inputs.export(jw_reference.arm_config(arm, 'default'), os.path.join(root, 'inputs'))
+  return [{'arm': arm_name(a, sel), 'seed': s, 'inputs': os.path.relpath(inputs, root),
+           'child': 'wp_child.py', 'args': [f'--attention={ATTENTION[a]}', f'--selection={sel}']}
+          for s in range(seeds) for sel in selections for a in ATTENTION]
+
+
+def main(argv=None) -> None:
+  parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+  parser.add_argument('--wp-repo', help="a checkout of W&P's repository (sarahwie/attention)")
+  parser.add_argument('--seeds', type=int, default=5)
+  parser.add_argument('--selection', default='test,dev',
+                      help="comma-separated: test (W&P's script) and/or dev (attn-jax's protocol)")
+  parser.add_argument('--root', default='workdirs/wp_reference')
+  parser.add_argument('--save', default=None, help="copy each seed's summary.json to SAVE/<arm>/seed<k>/")
+  parser.add_argument('--threads', type=int, default=0, help='PyTorch threads per seed (0: its default)')
+  parser.add_argument('--parallel', type=int, default=1, help='seeds run at the same time')
+  parser.add_argument('--prepare-only', action='store_true',
+                      help='write the inputs, the patched code and ROOT/plan.json; train nothing')
+  parser.add_argument('--from-plan', action='store_true', help='run ROOT/plan.json (no attn-jax needed)')
+  args = parser.parse_args(argv)
+
+  selections = [s.strip() for s in args.selection.split(',') if s.strip()]
+  if not selections or set(selections) - {'test', 'dev'}:
+    sys.exit(f'wp_reference: --selection takes test and/or dev, not {args.selection!r}')
+  root = os.path.abspath(args.root)
+  code = os.path.join(root, 'code')
+  plan_file = os.path.join(root, 'plan.json')
+  if args.from_plan:
+    jobs = jw_reference.load_plan(plan_file)
+  else:
+    if not args.wp_repo:
+      sys.exit("wp_reference: give --wp-repo=PATH, a checkout of W&P's repository")
+    try:
+      record = wp_patches.prepare(os.path.expanduser(args.wp_repo), code)
+    except jw_patches.PatchError as e:
+      sys.exit(f'wp_reference: {e}')
+    print(f"W&P's code: {args.wp_repo} (commit {record['jw_commit'] or 'unknown'}), "
+          f'{len(record["changes"])} changes in {code}/attention')
+    jobs = plan_seeds(args.seeds, selections, root)
+    if args.prepare_only:
+      jw_reference.merge_plan(plan_file, jobs, args.root)
+      return
+  failed = jw_reference.run_jobs(jobs, root, code, args.threads, args.parallel, args.save)
+  if failed:
+    sys.exit(f'wp_reference: {len(failed)} seed(s) failed: {", ".join(failed)}')
+
+
+if __name__ == '__main__':
+  main()
