@@ -104,3 +104,11 @@ def test_the_report_command_prints_and_rewrites_its_block(tree, capsys):
   text = page.read_text()
   assert 'python -m attn_jax.studies report wp_table2 --root=results/wp_table2' in text
   assert '`results/wp_reference/<arm>/<seed>/summary.json`' in text
+
+
+def test_the_docs_list_every_change_made_to_their_code():
+  docs = os.path.join(os.path.dirname(BENCHMARKS), 'docs')
+  with open(os.path.join(docs, 'wiegreffe_pinter.md')) as f:
+    assert wp_patches.markdown_table() in f.read()
+  with open(os.path.join(docs, 'jain_wallace.md')) as f:
+    assert jw_patches.markdown_table() in f.read()
