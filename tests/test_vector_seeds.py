@@ -137,3 +137,15 @@ def test_the_study_is_registered_for_the_command_line(tree, capsys):
   description = ' '.join(STUDY.description.split())
   assert 'vector seed k, with model seed k, for k = 0..4, where k = 0 is the J&W grid\'s seed 0' in description
   assert '5 models whose vectors AND model seeds both vary' in description
+
+
+def test_the_grid_of_the_same_recipe_can_be_named(tree, capsys):
+  """A grid trained with another recipe than the beside one (results/jw_grid_fixed)."""
+  (tree / 'jw_grid').rename(tree / 'jw_grid_fixed')
+  assert report.write(STUDY, str(tree / 'vector_seeds'))[1][3] == '0'  # none beside
+  capsys.readouterr()
+  cli.main(['report', 'vector_seeds', f'--root={tree / "vector_seeds"}', f'--reference={tree / "jw_grid_fixed"}'])
+  out = capsys.readouterr().out
+  assert 'jw_grid_fixed' in out
+  rows = report.vector_seed_rows(STUDY, str(tree / 'vector_seeds'), str(tree / 'jw_grid_fixed'))
+  assert rows[1][3] == '5' and rows[1][5] == '5'

@@ -131,13 +131,15 @@ def _interval_cell(ci: dict) -> str:
   return cell(ci) if ci['n'] >= 2 else '–'
 
 
-def vector_seed_rows(study, root: str) -> list[list[str]]:
+def vector_seed_rows(study, root: str, grid: str | None = None) -> list[list[str]]:
   """Per dataset and statistic: (a) the J&W grid's BiLSTM + tanh row over its
   5 model seeds (one set of vectors, vectors seed 0), and (b) that row's
   seed 0 with the study's arms of the dataset (vector seed k, model seed k):
   each mean ± 95 % Student-t half-width with its n, and the ratio of the
-  half-widths (b / a); '–' where a side has fewer than 2 models."""
-  grid = grid_beside(root)
+  half-widths (b / a); '–' where a side has fewer than 2 models. `grid`:
+  the J&W grid's root (default `grid_beside(root)`); it must be trained with
+  the recipe the study's arms train with."""
+  grid = grid or grid_beside(root)
   rows = [['dataset', 'statistic', 'model seeds only', 'n', 'vectors and model seeds', 'n',
            'half-width ratio']]
   for dataset in [d for d in vector_seeds.DATASETS if any(a.dataset == d for a in study.arms)]:
@@ -156,8 +158,8 @@ def vector_seed_rows(study, root: str) -> list[list[str]]:
   return rows
 
 
-def vector_seed_notes(study) -> list[str]:
-  return ['model seeds only: the J&W grid\'s <dataset>_bilstm_tanh (jw_grid beside the root), model seeds 0..4 '
+def vector_seed_notes(study, grid: str = 'jw_grid beside the root') -> list[str]:
+  return [f'model seeds only: the J&W grid\'s <dataset>_bilstm_tanh ({grid}), model seeds 0..4 '
           'from one set of vectors (vectors.seed 0); vectors and model seeds: its seed0 with vector seed k and '
           f'model seed k, k = 1..4 ({study.name}: <dataset>_bilstm_tanh_vectors<k>); every model with the grid\'s '
           'batch order (train.batch_seed 0). Mean ± 95 % Student-t half-width over the models; half-width ratio: '
@@ -421,16 +423,21 @@ def totals(study, root: str) -> list[str]:
           for d, (total, arms, cut) in by_dataset.items()]
 
 
-def _vector_seed_table(study, root: str, readme) -> list[list[str]]:
-  """Prints the vector-seed study's table (`vector_seed_rows`) and rewrites
-  the `vector_seeds-table` block of those `readme` files that hold it."""
-  rows, notes = vector_seed_rows(study, root), vector_seed_notes(study) + totals(study, root)
+def _vector_seed_table(study, root: str, readme, grid: str | None = None) -> list[list[str]]:
+  """Prints the vector-seed study's table (`vector_seed_rows`, the grid read
+  from `grid`, by default `jw_grid` beside the root) and rewrites the
+  `vector_seeds-table` block of those `readme` files that hold it."""
+  grid_root = grid or grid_beside(root)
+  rows = vector_seed_rows(study, root, grid_root)
+  notes = vector_seed_notes(study, grid_root) + totals(study, root)
   print(plain(rows) + '\n' + '\n'.join(notes))
   if readme:
     here = root_of(readme)
-    source, grid = os.path.relpath(root, here), os.path.relpath(grid_beside(root), here)
+    source, grid = os.path.relpath(root, here), os.path.relpath(grid_root, here)
+    notes = vector_seed_notes(study, grid) + totals(study, root)
     write_blocks(readme, f'{study.name}-table', with_notes(rows, notes),
-                 f'python -m attn_jax.studies report {study.name} --root={source}',
+                 f'python -m attn_jax.studies report {study.name} --root={source}'
+                 + ('' if grid_root == grid_beside(root) else f' --reference={grid}'),
                  [f'{source}/<arm>/eval.json', f'{source}/<arm>/analyses/kendall/*/summary.json',
                   f'{grid}/<dataset>_bilstm_tanh/<seed>/eval.json',
                   f'{grid}/<dataset>_bilstm_tanh/<seed>/analyses/kendall/*/summary.json',
@@ -471,8 +478,8 @@ def write(study, root: str, save_to: str | None = None, readme=None,
   if save_to:
     save(study, root, save_to)
     root = save_to
-  if study.kind == 'vector_seeds':
-    return _vector_seed_table(study, root, readme)
+  if study.kind == 'vector_seeds':  # `reference`: the J&W grid's root, if not beside
+    return _vector_seed_table(study, root, readme, reference)
   if study.kind == 'wp_table2':
     return _wp_table2(study, root, reference or wp_table2.default_reference(root), readme)
   rows = (fidelity_rows if study.kind == 'fidelity' else grid_rows)(study, root)
