@@ -45,9 +45,10 @@ def seed_all(seed: int) -> None:
   torch.manual_seed(seed)
 
 
-def selected_epoch(model_dir: str, metric: str = 'roc_auc'):
+def selected_epoch(model_dir: str, metric: str = 'roc_auc', first: int = 1):
   """The epoch (0-based) J&W's `Trainer.train` saved last: strictly better
-  than every earlier saved one, never epoch 0 (their `i > 0`)."""
+  than every earlier saved one, never before `first` (their `i > 0`; W&P's
+  snapshot has no such bound: `first=0`)."""
   try:
     with open(os.path.join(model_dir, 'epoch.txt')) as f:
       history = [ast.literal_eval(line) for line in f if line.strip()]
@@ -55,7 +56,7 @@ def selected_epoch(model_dir: str, metric: str = 'roc_auc'):
     return None
   best, chosen = 0.0, None
   for i, metrics in enumerate(history):
-    if metrics[metric] > best and i > 0:
+    if metrics[metric] > best and i >= first:
       best, chosen = metrics[metric], i
   return chosen
 
@@ -74,6 +75,32 @@ def _by_class(values, predicted_pos, reduce):
           'pos': reduce(values[predicted_pos]) if predicted_pos.any() else None}
 
 
+def enter(args) -> str:
+  """Sets up a child's process: the patched copy, this folder and (last, so
+  installed packages win) the stand-ins on the path, matplotlib without a
+  display, PyTorch's threads; then works in `args.out` (their code writes some
+  files relative to the working folder), whose absolute path it returns."""
+  sys.path.insert(0, args.code)
+  sys.path.insert(1, HERE)
+  sys.path.append(os.path.join(HERE, 'jw_shims'))
+  import matplotlib  # pylint: disable=g-import-not-at-top
+  matplotlib.use('Agg')
+  import torch  # pylint: disable=g-import-not-at-top
+  if args.threads:
+    torch.set_num_threads(args.threads)
+  out = os.path.abspath(args.out)
+  os.makedirs(out, exist_ok=True)
+  os.chdir(out)
+  return out
+
+
+def write_summary(out: str, summary: dict) -> None:
+  """`out/summary.json`, written atomically: its presence means the seed is done."""
+  with open(os.path.join(out, 'summary.json.partial'), 'w') as f:
+    json.dump(summary, f, indent=1, sort_keys=True)
+  os.replace(os.path.join(out, 'summary.json.partial'), os.path.join(out, 'summary.json'))
+
+
 def main(argv=None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
   parser.add_argument('--code', required=True, help='folder holding the patched Transparency/')
@@ -85,22 +112,12 @@ def main(argv=None) -> None:
   args = parser.parse_args(argv)
   args.code, args.inputs = os.path.abspath(args.code), os.path.abspath(args.inputs)  # before the chdir below
 
-  sys.path.insert(0, args.code)
-  sys.path.insert(1, HERE)
-  sys.path.append(os.path.join(HERE, 'jw_shims'))  # last: installed packages win
-  import matplotlib  # pylint: disable=g-import-not-at-top
-  matplotlib.use('Agg')
+  out = enter(args)
   import numpy as np  # pylint: disable=g-import-not-at-top
   import pandas as pd  # pylint: disable=g-import-not-at-top
   import torch  # pylint: disable=g-import-not-at-top
   from scipy.stats import kendalltau  # pylint: disable=g-import-not-at-top
   import jw_inputs  # pylint: disable=g-import-not-at-top
-  if args.threads:
-    torch.set_num_threads(args.threads)
-
-  out = os.path.abspath(args.out)
-  os.makedirs(out, exist_ok=True)
-  os.chdir(out)  # J&W's code writes some files relative to the working folder
   started = time.time()
   inputs = jw_inputs.read(args.inputs)
 
@@ -216,9 +233,7 @@ def main(argv=None) -> None:
   }
   with open(os.path.join(args.code, 'Transparency', 'attn_jax_changes.json')) as f:
     summary.update(json.load(f))
-  with open(os.path.join(out, 'summary.json.partial'), 'w') as f:
-    json.dump(summary, f, indent=1, sort_keys=True)
-  os.replace(os.path.join(out, 'summary.json.partial'), os.path.join(out, 'summary.json'))
+  write_summary(out, summary)
   print(json.dumps({k: summary[k] for k in ('accuracy', 'tau_attention_gradient', 'tau_attention_loo',
                                             'tau_gradient_loo', 'total_seconds')}))
 

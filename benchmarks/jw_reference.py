@@ -134,6 +134,19 @@ def run_jobs(jobs: list[dict], root: str, code: str, threads: int, parallel: int
   return failed
 
 
+def copy_checkout(tool: str, flag: str, repo: str | None, code: str, source) -> None:
+  """The patched copy of the user's checkout `repo` in `code/<package>`
+  (`jw_patches.prepare`), or a clear exit naming what is wrong."""
+  if not repo:
+    sys.exit(f'{tool}: give {flag}=PATH, a checkout of {source.name}')
+  try:
+    record = jw_patches.prepare(os.path.expanduser(repo), code, source)
+  except jw_patches.PatchError as e:
+    sys.exit(f'{tool}: {e}')
+  print(f"{source.name}: {repo} (commit {record['jw_commit'] or 'unknown'}), "
+        f'{len(record["changes"])} changes in {code}/{source.package}')
+
+
 def load_plan(plan_file: str) -> list[dict]:
   """The jobs written by `--prepare-only`."""
   try:
@@ -184,14 +197,7 @@ def main(argv=None) -> None:
   if args.from_plan:
     jobs = load_plan(plan_file)
   else:
-    if not args.jw_repo:
-      sys.exit('jw_reference: give --jw-repo=PATH, a checkout of J&W\'s repository')
-    try:
-      record = jw_patches.prepare(os.path.expanduser(args.jw_repo), code)
-    except jw_patches.PatchError as e:
-      sys.exit(f'jw_reference: {e}')
-    print(f"J&W's code: {args.jw_repo} (commit {record['jw_commit'] or 'unknown'}), "
-          f'{len(record["changes"])} changes in {code}/Transparency')
+    copy_checkout('jw_reference', '--jw-repo', args.jw_repo, code, jw_patches.JW)
     jobs = plan_seeds(args, root, code)
     if not jobs:
       sys.exit(f'jw_reference: no grid arm matches --only={args.only!r}')

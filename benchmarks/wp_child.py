@@ -19,30 +19,13 @@ select: the same functions, another argument.
 """
 
 import argparse
-import ast
 import json
 import os
 import random
-import sys
 import time
 import types
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def selected_epoch(model_dir: str, metric: str = 'roc_auc'):
-  """The epoch (0-based) W&P's `train_standard` saved last: strictly better
-  than every earlier one, epoch 0 included (no `i > 0` in their snapshot)."""
-  try:
-    with open(os.path.join(model_dir, 'epoch.txt')) as f:
-      history = [ast.literal_eval(line) for line in f if line.strip()]
-  except (OSError, ValueError, SyntaxError):
-    return None
-  best, chosen = 0.0, None
-  for i, metrics in enumerate(history):
-    if metrics[metric] > best:
-      best, chosen = metrics[metric], i
-  return chosen
+import jw_child
 
 
 def main(argv=None) -> None:
@@ -58,20 +41,10 @@ def main(argv=None) -> None:
   args = parser.parse_args(argv)
   args.code, args.inputs = os.path.abspath(args.code), os.path.abspath(args.inputs)
 
-  sys.path.insert(0, args.code)
-  sys.path.insert(1, HERE)
-  sys.path.append(os.path.join(HERE, 'jw_shims'))  # last: installed packages win
-  import matplotlib  # pylint: disable=g-import-not-at-top
-  matplotlib.use('Agg')
+  out = jw_child.enter(args)
   import numpy as np  # pylint: disable=g-import-not-at-top
   import torch  # pylint: disable=g-import-not-at-top
   import jw_inputs  # pylint: disable=g-import-not-at-top
-  if args.threads:
-    torch.set_num_threads(args.threads)
-
-  out = os.path.abspath(args.out)
-  os.makedirs(out, exist_ok=True)
-  os.chdir(out)
   started = time.time()
   inputs = jw_inputs.read(args.inputs)
   from attention.Trainers.DatasetBC import (  # pylint: disable=g-import-not-at-top
@@ -112,7 +85,7 @@ def main(argv=None) -> None:
       'f1_pos': metrics.get('1/f1-score'), 'f1_neg': metrics.get('0/f1-score'),
       'macro_f1': metrics.get('macro avg/f1-score'),
       'documents': len(test.X), 'sizes': {'train': len(dataset.train_data.X), 'test': len(test.X)},
-      'selected_epoch': selected_epoch(trainer.model.dirname),
+      'selected_epoch': jw_child.selected_epoch(trainer.model.dirname, first=0),  # W&P: epoch 0 may be kept
       'total_seconds': round(time.time() - started, 1),
       'device': torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'cpu',
       'torch': torch.__version__, 'threads': torch.get_num_threads(),
@@ -122,9 +95,7 @@ def main(argv=None) -> None:
   }
   with open(os.path.join(args.code, 'attention', 'attn_jax_changes.json')) as f:
     summary.update({('wp_commit' if k == 'jw_commit' else k): v for k, v in json.load(f).items()})
-  with open(os.path.join(out, 'summary.json.partial'), 'w') as f:
-    json.dump(summary, f, indent=1, sort_keys=True)
-  os.replace(os.path.join(out, 'summary.json.partial'), os.path.join(out, 'summary.json'))
+  jw_child.write_summary(out, summary)
   print(json.dumps({k: summary[k] for k in ('attention', 'selection', 'accuracy', 'f1_pos', 'total_seconds')}))
 
 

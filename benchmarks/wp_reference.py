@@ -25,7 +25,6 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import jw_inputs  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
-import jw_patches  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
 import jw_reference  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
 import wp_patches  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
 
@@ -70,14 +69,7 @@ def main(argv=None) -> None:
   if args.from_plan:
     jobs = jw_reference.load_plan(plan_file)
   else:
-    if not args.wp_repo:
-      sys.exit("wp_reference: give --wp-repo=PATH, a checkout of W&P's repository")
-    try:
-      record = wp_patches.prepare(os.path.expanduser(args.wp_repo), code)
-    except jw_patches.PatchError as e:
-      sys.exit(f'wp_reference: {e}')
-    print(f"W&P's code: {args.wp_repo} (commit {record['jw_commit'] or 'unknown'}), "
-          f'{len(record["changes"])} changes in {code}/attention')
+    jw_reference.copy_checkout('wp_reference', '--wp-repo', args.wp_repo, code, wp_patches.WP)
     jobs = plan_seeds(args.seeds, selections, root)
     if args.prepare_only:
       jw_reference.merge_plan(plan_file, jobs, args.root)

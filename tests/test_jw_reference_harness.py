@@ -19,13 +19,13 @@ import jw_patches  # pylint: disable=g-import-not-at-top,wrong-import-position
 from helpers import synthetic_config  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 
-def fake_checkout(folder, drop_anchor=None):
-  """A folder with J&W's file layout whose files hold each changed line (and
-  filler), as a checkout of their repository would."""
+def fake_checkout(folder, drop_anchor=None, source=jw_patches.JW):
+  """A folder with J&W's (or `source`'s) file layout whose files hold each
+  changed line (and filler), as a checkout of their repository would."""
   anchors = {}
-  for change in jw_patches.CHANGES:
+  for change in source.changes:
     anchors.setdefault(change.file, []).extend([change.old] * change.count)
-  for name in jw_patches.FILES:
+  for name in source.files:
     path = os.path.join(folder, name)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     lines = [f'# {name}'] + [a for a in anchors.get(name, []) if a != drop_anchor]

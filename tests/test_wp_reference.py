@@ -16,20 +16,13 @@ BENCHMARKS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file
 sys.path.insert(0, BENCHMARKS)
 import jw_patches  # pylint: disable=g-import-not-at-top,wrong-import-position
 import wp_patches  # pylint: disable=g-import-not-at-top,wrong-import-position
+import test_jw_reference_harness  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 STUDY = STUDIES['wp_table2']
 
 
 def fake_checkout(folder, drop_anchor=None):
-  anchors = {}
-  for change in wp_patches.CHANGES:
-    anchors.setdefault(change.file, []).extend([change.old] * change.count)
-  for name in wp_patches.FILES:
-    path = os.path.join(folder, name)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, 'w') as f:
-      f.write('\n'.join([f'# {name}'] + [a for a in anchors.get(name, []) if a != drop_anchor]) + '\n')
-  return folder
+  return test_jw_reference_harness.fake_checkout(folder, drop_anchor, wp_patches.WP)
 
 
 def test_their_copy_is_the_package_their_imports_name_with_every_change(tmp_path):
