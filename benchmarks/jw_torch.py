@@ -113,8 +113,8 @@ def _tensor(x):
 def _encoder(enc: dict, embed_dim: int) -> nn.Module:
   """The attn-jax encoder params as the PyTorch encoder computing the same.
 
-  attn-jax keeps one LSTM bias per direction; PyTorch adds two, so the
-  recurrent one is zero (both use the gate order i, f, g, o). A flax `Conv`
+  attn-jax's LSTM has PyTorch's two biases per direction (`model.lstm_biases=2`);
+  with one (`lstm_biases=1`, before 2026-11-26) the recurrent one is zero (both use the gate order i, f, g, o). A flax `Conv`
   kernel is [k, D, F], PyTorch's [F, D, k].
   """
   if 'w_hh' in enc:
@@ -123,7 +123,10 @@ def _encoder(enc: dict, embed_dim: int) -> nn.Module:
       getattr(module.lstm, f'weight_ih_l0{suffix}').copy_(_tensor(enc['w_ih'][d].T))
       getattr(module.lstm, f'weight_hh_l0{suffix}').copy_(_tensor(enc['w_hh'][d].T))
       getattr(module.lstm, f'bias_ih_l0{suffix}').copy_(_tensor(enc['bias'][d]))
-      getattr(module.lstm, f'bias_hh_l0{suffix}').zero_()
+      if 'bias_hh' in enc:
+        getattr(module.lstm, f'bias_hh_l0{suffix}').copy_(_tensor(enc['bias_hh'][d]))
+      else:
+        getattr(module.lstm, f'bias_hh_l0{suffix}').zero_()
     return module
   convs = sorted((int(name[4:]), v) for name, v in enc.items() if name.startswith('conv'))
   if convs:

@@ -35,8 +35,9 @@ def test_bilstm_matches_a_loop_over_each_sequence():
   p = {k: np.asarray(v, np.float64) for k, v in params['params'].items()}
   for row, n in enumerate(lengths):
     xs = embedded[row, :n].astype(np.float64)
-    forward = naive_lstm(xs, p['w_ih'][0], p['w_hh'][0], p['bias'][0])
-    backward = naive_lstm(xs[::-1], p['w_ih'][1], p['w_hh'][1], p['bias'][1])[::-1]
+    bias = p['bias'] + p['bias_hh']  # PyTorch's two biases, summed in the gates
+    forward = naive_lstm(xs, p['w_ih'][0], p['w_hh'][0], bias[0])
+    backward = naive_lstm(xs[::-1], p['w_ih'][1], p['w_hh'][1], bias[1])[::-1]
     np.testing.assert_allclose(out[row, :n], np.concatenate([forward, backward], -1), atol=2e-6)
     assert np.abs(out[row, n:]).max() == 0.0
 
@@ -86,7 +87,8 @@ def loop_bilstm(params, embedded, lengths):
     xs = embedded[row, :n]
     directions = []
     for z, seq in ((0, xs), (1, xs[::-1])):
-      gates_x = (seq @ params['w_ih'][z] + params['bias'][z][None, :])[:, None, None, :]
+      bias = params['bias'][z] + (params['bias_hh'][z] if 'bias_hh' in params else 0.0)
+      gates_x = (seq @ params['w_ih'][z] + bias[None, :])[:, None, None, :]
       out = loop_lstm(gates_x, params['w_hh'][z][None])[:, 0, 0]
       directions.append(out if z == 0 else out[::-1])
     hidden = jnp.concatenate(directions, -1)
@@ -117,3 +119,27 @@ def test_bilstm_encoder_gradients_match_autodiff_of_loops():
     g_slow = jax.grad(slow, argnums=(0, 1))(params, embedded)
     for a, b in zip(jax.tree.leaves(g_fast), jax.tree.leaves(g_slow)):
       np.testing.assert_allclose(a, b, atol=1e-10)
+
+
+def test_two_biases_are_pytorchs_each_drawn_and_each_given_the_whole_gradient():
+  """PyTorch's nn.LSTM (J&W's) has an input and a recurrent bias, each drawn
+  U(±1/√H) and each a parameter: both get the gates' whole gradient, so under
+  Adam their sum moves about twice as far as one vector would."""
+  rng = np.random.default_rng(1)
+  lengths = jnp.asarray([5, 3])
+  embedded = jnp.asarray(rng.normal(size=(2, 5, 4)), jnp.float32)
+  two, one = BiLSTMEncoder(hidden=16), BiLSTMEncoder(hidden=16, biases=1)
+  p2 = two.init(jax.random.PRNGKey(0), embedded, lengths)['params']
+  p1 = one.init(jax.random.PRNGKey(0), embedded, lengths)['params']
+  assert set(p2) == {'w_ih', 'w_hh', 'bias', 'bias_hh'} and set(p1) == {'w_ih', 'w_hh', 'bias'}
+  bound = 1 / np.sqrt(16)
+  for b in (p2['bias'], p2['bias_hh']):
+    assert np.abs(np.asarray(b)).max() <= bound and np.asarray(b).std() > bound / 3
+  assert not np.allclose(p2['bias'], p2['bias_hh'])  # drawn apart
+  # One vector holding the sum computes the same states.
+  folded = {**{k: p2[k] for k in ('w_ih', 'w_hh')}, 'bias': p2['bias'] + p2['bias_hh']}
+  np.testing.assert_allclose(one.apply({'params': folded}, embedded, lengths),
+                             two.apply({'params': p2}, embedded, lengths), atol=1e-6)
+  grads = jax.grad(lambda p: jnp.sum(two.apply({'params': p}, embedded, lengths) ** 2))(p2)
+  np.testing.assert_allclose(grads['bias'], grads['bias_hh'], rtol=1e-6)
+  assert np.abs(np.asarray(grads['bias'])).max() > 0

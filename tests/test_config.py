@@ -47,13 +47,16 @@ def test_jw_recipe_defaults():
 def test_keys_added_later_leave_older_results_keyed_as_they_were():
   cfg = config_lib.default_config('sst', 'bilstm')
   items = config_lib.training_items(cfg)
-  # At their defaults: as before they existed. Two defaults changed on
-  # 2026-11-26 (PyTorch's AMSGrad rule; equal lengths in random order): new
-  # models are keyed apart from the ones trained before, which keep their keys.
-  assert set(config_lib.ADDED_KEYS) & set(items) == {'train.optimizer', 'train.sort_ties'}
-  assert (items['train.optimizer'], items['train.sort_ties']) == ('torch_amsgrad', 'random')
-  cfg.train.optimizer, cfg.train.sort_ties = 'amsgrad', 'stable'
-  assert not {'train.optimizer', 'train.sort_ties'} & set(config_lib.training_items(cfg))
+  # At their defaults: as before they existed. Three defaults changed on
+  # 2026-11-26 (PyTorch's AMSGrad rule; equal lengths in random order; the
+  # LSTM's two biases): new models are keyed apart from the ones trained
+  # before, which keep their keys.
+  changed = {'train.optimizer', 'train.sort_ties', 'model.lstm_biases'}
+  assert set(config_lib.ADDED_KEYS) & set(items) == changed
+  assert (items['train.optimizer'], items['train.sort_ties'], items['model.lstm_biases']) == (
+      'torch_amsgrad', 'random', 2)
+  cfg.train.optimizer, cfg.train.sort_ties, cfg.model.lstm_biases = 'amsgrad', 'stable', 1
+  assert not changed & set(config_lib.training_items(cfg))
   cfg.train.attention_lr_scale, cfg.train.update_only = 10.0, 'attention'
   items = config_lib.training_items(cfg)
   assert items['train.attention_lr_scale'] == 10.0 and items['train.update_only'] == 'attention'

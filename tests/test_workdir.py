@@ -19,3 +19,22 @@ def test_saved_config_survives_added_and_removed_keys(tmp_path):
   assert cfg.train.learning_rate == 0.01 and tuple(cfg.model.cnn_kernel_sizes) == (1, 3)
   assert cfg.model.embed_init_std == config_lib.EMBED_INIT_STD['imdb']
   assert 'obsolete' not in cfg and 'obsolete_too' not in cfg.model
+
+
+def test_a_key_added_with_a_changed_default_loads_at_the_value_that_trained_the_model(tmp_path):
+  """A config saved before `train.optimizer`, `train.sort_ties` and
+  `model.lstm_biases` existed describes a model trained as those keys' old
+  values train (`config.ADDED_KEYS`), not as today's defaults would."""
+  cfg = config_lib.default_config('sst', 'bilstm')
+  saved = json.loads(cfg.to_json())
+  del saved['train']['optimizer'], saved['train']['sort_ties'], saved['model']['lstm_biases']
+  saved['train']['epochs'] = 3
+  (tmp_path / 'config.json').write_text(json.dumps(saved))
+  loaded = workdir.load_config(str(tmp_path), strict=False)
+  assert (loaded.train.optimizer, loaded.train.sort_ties, loaded.model.lstm_biases) == ('amsgrad', 'stable', 1)
+  assert loaded.train.epochs == 3
+  assert (cfg.train.optimizer, cfg.train.sort_ties, cfg.model.lstm_biases) == ('torch_amsgrad', 'random', 2)
+  # Saved keys keep their saved values, whatever ADDED_KEYS says.
+  saved['model']['lstm_biases'] = 2
+  (tmp_path / 'config.json').write_text(json.dumps(saved))
+  assert workdir.load_config(str(tmp_path), strict=False).model.lstm_biases == 2

@@ -161,6 +161,7 @@ def _model(dataset: str, encoder: str, variant: str) -> ml_collections.ConfigDic
   m.embed_init_std = EMBED_INIT_STD.get(dataset, 1.0)
   m.hidden_dim = 128  # per direction for the BiLSTM (H = 256), total otherwise
   m.lstm_unroll = 1  # larger unrolls measured slower on XLA:CPU
+  m.lstm_biases = 2  # PyTorch's nn.LSTM (J&W): input and recurrent bias, each trained
   m.cnn_kernel_sizes = (1, 3, 5, 7)
   m.transformer_layers = 2
   m.transformer_heads = 1
@@ -385,6 +386,7 @@ def _checks(cfg: ml_collections.ConfigDict) -> list[tuple[bool, str]]:
        'model.hidden_dim must be divisible by model.transformer_heads'),
       (0 <= m.dropout < 1, 'model.dropout must be in [0, 1)'),
       (m.lstm_unroll >= 1, 'model.lstm_unroll must be >= 1'),
+      (m.lstm_biases in (1, 2), 'model.lstm_biases must be 1 or 2 (PyTorch\'s nn.LSTM, J&W\'s: 2)'),
       (m.classes == protocols.num_classes(cfg.data.dataset),
        f'model.classes={m.classes}, but {cfg.data.dataset} has {protocols.num_classes(cfg.data.dataset)} '
        'classes (it follows data.dataset; leave it unset)'),

@@ -292,7 +292,7 @@ def build_encoder(cfg: ml_collections.ConfigDict, items: str = 'words') -> nn.Mo
   if items != 'words':
     raise ValueError(f'a HAN is built from the bigru, cnn or none encoders, not {cfg.encoder!r}')
   if cfg.encoder == 'bilstm':
-    return BiLSTMEncoder(hidden=cfg.hidden_dim, unroll=cfg.lstm_unroll)
+    return BiLSTMEncoder(hidden=cfg.hidden_dim, unroll=cfg.lstm_unroll, biases=cfg.lstm_biases)
   if cfg.encoder == 'cnn':
     return CNNEncoder(hidden=cfg.hidden_dim, kernel_sizes=tuple(cfg.cnn_kernel_sizes))
   if cfg.encoder == 'average':

@@ -194,10 +194,24 @@ def _overlay(cfg: ml_collections.ConfigDict, saved: dict) -> None:
       cfg[key] = tuple(value) if isinstance(value, list) else value
 
 
+_MISSING = object()
+
+
+def _was_saved(saved: dict, key: str) -> bool:
+  node = saved
+  for part in key.split('.'):
+    if not isinstance(node, dict) or part not in node:
+      return False
+    node = node[part]
+  return True
+
+
 def load_config(workdir: str, strict: bool = True) -> ml_collections.ConfigDict:
   """The workdir's config: today's defaults overlaid with the saved values, so
   keys added to the schema since the model was trained take their default
-  and keys removed since are ignored."""
+  — or, for a key added with a value that computes what ran before it
+  existed (`config.ADDED_KEYS`: a default changed since, such as the
+  optimiser), that value — and keys removed since are ignored."""
   if not os.path.exists(paths(workdir)['config']):
     raise CheckpointError(f'{workdir} holds no trained model (no config.json); train one with '
                           f'`python run.py --config=... --workdir={workdir}`')
@@ -205,6 +219,9 @@ def load_config(workdir: str, strict: bool = True) -> ml_collections.ConfigDict:
   try:
     cfg = config_lib.default_config(saved['data']['dataset'], saved['model']['encoder'])
     _overlay(cfg, saved)
+    for key, before in config_lib.ADDED_KEYS.items():
+      if not _was_saved(saved, key) and config_lib.get_key(cfg, key, _MISSING) is not _MISSING:
+        config_lib.set_key(cfg, key, before)
   except (KeyError, TypeError, AttributeError) as e:
     raise CheckpointError(f'{paths(workdir)["config"]} is not an attn-jax config ({e}); '
                           'train again in a new --workdir') from e
