@@ -128,3 +128,18 @@ def test_without_a_reference_the_report_prints_nothing_more(tree, capsys):
   assert len(rows) == 1 + len(GRID.arms)
   assert 'J&W code' not in capsys.readouterr().out
   assert report.reference_table(GRID, str(grid), str(grid.parent / 'nowhere')) is None
+
+
+def test_another_grid_root_writes_a_block_of_its_own(tree):
+  grid, reference = tree
+  fixed = grid.parent / 'jw_grid_fixed'
+  grid.rename(fixed)
+  page = grid.parent.parent / 'page.md'
+  page.write_text('<!-- jw_reference-table:start -->\nold\n<!-- jw_reference-table:end -->\n'
+                  '<!-- jw_reference-table-jw_grid_fixed:start -->\n<!-- jw_reference-table-jw_grid_fixed:end -->\n')
+  assert report.reference_block(str(grid)) == 'jw_reference-table'
+  assert report.reference_block(str(fixed) + '/') == 'jw_reference-table-jw_grid_fixed'
+  report.reference_table(GRID, str(fixed), str(reference), str(page))
+  text = page.read_text()
+  assert 'old' in text  # the other root's block is left alone
+  assert text.index('| sst_cnn_tanh | 5 / 3 |') > text.index('jw_reference-table-jw_grid_fixed:start')

@@ -327,11 +327,26 @@ def reference_notes(comparisons) -> list[str]:
   return lines
 
 
+def root_variant(study_name: str, root: str):
+  """The folder's name when a study's root is named `<study>_<something>`
+  (results/jw_grid_fixed: another recipe beside the study's own), else None."""
+  folder = os.path.basename(os.path.normpath(root))
+  return folder if folder.startswith(study_name + '_') else None
+
+
+def reference_block(root: str) -> str:
+  """The Markdown block the side-by-side table of a grid root is written to:
+  `jw_reference-table`, or `jw_reference-table-<folder>` for a root named
+  `jw_grid_<something>` (results/jw_grid_fixed), so each has its own."""
+  variant = root_variant('jw_grid', root)
+  return 'jw_reference-table' + ('' if variant is None else f'-{variant}')
+
+
 def reference_table(study, root: str, reference: str, readme=None) -> list[list[str]] | None:
   """Prints J&W's code on the same inputs beside attn-jax (and rewrites the
   `jw_reference-table` block of those `readme` files that hold it: README.md
   carries only the grid's table); None, printing nothing, when `reference`
-  holds no arm."""
+  holds no arm. The block is `reference_block(root)`'s."""
   comparisons = reference_comparisons(study, root, reference)
   if not comparisons:
     return None
@@ -341,7 +356,7 @@ def reference_table(study, root: str, reference: str, readme=None) -> list[list[
     here = root_of(readme)
     source, ref = os.path.relpath(root, here), os.path.relpath(reference, here)
     default = os.path.abspath(reference) == os.path.abspath(jw_reference.default_folder(root))
-    write_blocks(readme, 'jw_reference-table', with_notes(rows, notes),
+    write_blocks(readme, reference_block(root), with_notes(rows, notes),
                  f'python -m attn_jax.studies report {study.name} --root={source}'
                  + (f' --seeds={study.seeds}' if study.folder_suffix else '')
                  + ('' if default else f' --reference={ref}'),
@@ -491,11 +506,15 @@ def write(study, root: str, save_to: str | None = None, readme=None,
     here = root_of(readme)
     source = os.path.relpath(root, here)
     table = markdown(rows) + ('\n\n' + '\n'.join(f'- {n}' for n in notes) if notes else '')
-    write_blocks(readme, f'{study.name}-table', table,
+    # A root named `<study>_<variant>` (results/jw_grid_fixed) writes its own
+    # block, `<study>-table-<folder>`, where a page holds one.
+    variant = root_variant(study.name, root)
+    own = variant is None
+    write_blocks(readme, f'{study.name}-table' + ('' if own else f'-{variant}'), table,
                  f'python -m attn_jax.studies report {study.name} --root={source}'
                  + (f' --seeds={study.seeds}' if study.folder_suffix else ''),
                  [f'{source}/<arm>/<seed>/eval.json', f'{source}/<arm>/<seed>/analyses/*/summary.json',
-                  f'{source}/study.json'])
+                  f'{source}/study.json'], optional=not own)
   if study.kind == 'grid':
     reference_table(study, root, reference or jw_reference.default_folder(root), readme)
   return rows
