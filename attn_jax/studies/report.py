@@ -136,12 +136,14 @@ def vector_seed_rows(study, root: str, grid: str | None = None) -> list[list[str
   5 model seeds (one set of vectors, vectors seed 0), and (b) that row's
   seed 0 with the study's arms of the dataset (vector seed k, model seed k):
   each mean ± 95 % Student-t half-width with its n, and the ratio of the
-  half-widths (b / a); '–' where a side has fewer than 2 models. `grid`:
+  half-widths (b / a) and of the standard deviations (the same when both
+  sides have as many models; with fewer on one side its t-quantile widens the
+  half-width, not the sd); '–' where a side has fewer than 2 models. `grid`:
   the J&W grid's root (default `grid_beside(root)`); it must be trained with
   the recipe the study's arms train with."""
   grid = grid or grid_beside(root)
   rows = [['dataset', 'statistic', 'model seeds only', 'n', 'vectors and model seeds', 'n',
-           'half-width ratio']]
+           'half-width ratio', 'sd ratio']]
   for dataset in [d for d in vector_seeds.DATASETS if any(a.dataset == d for a in study.arms)]:
     grid_arm = os.path.join(grid, vector_seeds.GRID_ARM.format(dataset=dataset))
     model_only = collect_arm(grid_arm)['values']
@@ -154,7 +156,8 @@ def vector_seed_rows(study, root: str, grid: str | None = None) -> list[list[str
       b = statistics.t_interval([STATISTICS[stat][1](m) for m in both_members])
       both = a['n'] >= 2 and b['n'] >= 2 and a['half_width'] > 0
       rows.append([dataset, STATISTICS[stat][0], _interval_cell(a), str(a['n']), _interval_cell(b),
-                   str(b['n']), f'{b["half_width"] / a["half_width"]:.2f}' if both else '–'])
+                   str(b['n']), f'{b["half_width"] / a["half_width"]:.2f}' if both else '–',
+                   f'{b["std"] / a["std"]:.2f}' if both else '–'])
   return rows
 
 
@@ -163,7 +166,8 @@ def vector_seed_notes(study, grid: str = 'jw_grid beside the root') -> list[str]
           'from one set of vectors (vectors.seed 0); vectors and model seeds: its seed0 with vector seed k and '
           f'model seed k, k = 1..4 ({study.name}: <dataset>_bilstm_tanh_vectors<k>); every model with the grid\'s '
           'batch order (train.batch_seed 0). Mean ± 95 % Student-t half-width over the models; half-width ratio: '
-          'vectors and model seeds over model seeds only; – where a side has fewer than 2 models.']
+          'vectors and model seeds over model seeds only, and the same of the standard deviations; – where a side '
+          'has fewer than 2 models.']
 
 
 APART, MEANS_ONLY, NOT_ABOVE = 'yes (intervals apart)', 'yes (means only; intervals overlap)', 'NO'
