@@ -173,14 +173,9 @@ def merge_plan(plan_file: str, jobs: list[dict], root_arg: str) -> None:
   print(f'{len(jobs)} seeds planned in {plan_file}; run them with --from-plan --root={root_arg}')
 
 
-def main(argv=None) -> None:
-  parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-  parser.add_argument('--jw-repo', help="a checkout of J&W's repository (successar/AttentionExplanation)")
-  parser.add_argument('--only', default=None, help="glob patterns of grid arms, comma-separated (e.g. 'sst_*')")
-  parser.add_argument('--seeds', type=int, default=5)
-  parser.add_argument('--embeddings', choices=['default', 'scratch'], default='default',
-                      help="default: the arm's config's vectors; scratch: both sides from scratch")
-  parser.add_argument('--root', default='workdirs/jw_reference')
+def add_run_options(parser: argparse.ArgumentParser, root: str) -> None:
+  """Where the seeds run and how (this script's and wp_reference.py's)."""
+  parser.add_argument('--root', default=root)
   parser.add_argument('--save', default=None, help='copy each seed\'s summary.json to SAVE/<arm>/seed<k>/')
   parser.add_argument('--threads', type=int, default=0, help='PyTorch threads per seed (0: its default)')
   parser.add_argument('--parallel', type=int, default=1, help='seeds run at the same time')
@@ -189,6 +184,16 @@ def main(argv=None) -> None:
   parser.add_argument('--from-plan', action='store_true',
                       help='run ROOT/plan.json as written by --prepare-only (no attn-jax needed: '
                       'e.g. on a GPU host that has only PyTorch)')
+
+
+def main(argv=None) -> None:
+  parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+  parser.add_argument('--jw-repo', help="a checkout of J&W's repository (successar/AttentionExplanation)")
+  parser.add_argument('--only', default=None, help="glob patterns of grid arms, comma-separated (e.g. 'sst_*')")
+  parser.add_argument('--seeds', type=int, default=5)
+  parser.add_argument('--embeddings', choices=['default', 'scratch'], default='default',
+                      help="default: the arm's config's vectors; scratch: both sides from scratch")
+  add_run_options(parser, 'workdirs/jw_reference')
   args = parser.parse_args(argv)
 
   root = os.path.abspath(args.root)

@@ -51,13 +51,7 @@ def main(argv=None) -> None:
   parser.add_argument('--seeds', type=int, default=5)
   parser.add_argument('--selection', default='test,dev',
                       help="comma-separated: test (W&P's script) and/or dev (attn-jax's protocol)")
-  parser.add_argument('--root', default='workdirs/wp_reference')
-  parser.add_argument('--save', default=None, help="copy each seed's summary.json to SAVE/<arm>/seed<k>/")
-  parser.add_argument('--threads', type=int, default=0, help='PyTorch threads per seed (0: its default)')
-  parser.add_argument('--parallel', type=int, default=1, help='seeds run at the same time')
-  parser.add_argument('--prepare-only', action='store_true',
-                      help='write the inputs, the patched code and ROOT/plan.json; train nothing')
-  parser.add_argument('--from-plan', action='store_true', help='run ROOT/plan.json (no attn-jax needed)')
+  jw_reference.add_run_options(parser, 'workdirs/wp_reference')
   args = parser.parse_args(argv)
 
   selections = [s.strip() for s in args.selection.split(',') if s.strip()]
