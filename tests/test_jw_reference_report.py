@@ -143,3 +143,11 @@ def test_another_grid_root_writes_a_block_of_its_own(tree):
   text = page.read_text()
   assert 'old' in text  # the other root's block is left alone
   assert text.index('| sst_cnn_tanh | 5 / 3 |') > text.index('jw_reference-table-jw_grid_fixed:start')
+
+
+def test_a_variant_held_by_the_grid_root_is_compared_before_the_extra_folder(tree):
+  grid, reference = tree
+  ours(grid, 'sst_bilstm_tanh_scratch', (0.70, 0.30, 0.30, 0.60))  # beside the grid's arms
+  comparisons = dict((arm, c) for arm, c, _ in report.reference_comparisons(GRID, str(grid), str(reference)))
+  assert comparisons['sst_bilstm_tanh_scratch']['ours']['ci']['accuracy']['mean'] == pytest.approx(0.70)
+  assert jw_reference.ours_dir(str(grid), 'sst_bilstm_tanh_scratch') == str(grid / 'sst_bilstm_tanh_scratch')

@@ -75,9 +75,11 @@ def read_arm(arm_dir: str) -> dict:
 
 
 def ours_dir(root: str, arm: str, folder: Optional[str] = None) -> str:
-  """The attn-jax folder an arm is compared with: `EXTRA_OURS`'s entry, else
+  """The attn-jax folder an arm is compared with: `<root>/<arm>` when the
+  root holds one of that name (a variant trained beside the grid, e.g. from
+  scratch with today's recipe), else `EXTRA_OURS`'s entry, else
   `<root>/<folder or arm>`."""
-  if arm in EXTRA_OURS:
+  if arm in EXTRA_OURS and not os.path.isdir(os.path.join(root, arm)):
     return os.path.join(os.path.dirname(os.path.normpath(root)), EXTRA_OURS[arm])
   return os.path.join(root, folder or arm)
 
