@@ -141,11 +141,12 @@ def test_early_stopping_is_the_same_looped_or_vmapped(tmp_path):
   whichever way the program runs; the others go on."""
   runs = {}
   for kind in ('loop', 'vmap'):
-    cfg = helpers.synthetic_config(top__sweep='seed=0,1,2', train__model_axis=kind,
+    # Seeds where, at this learning rate, one model stops before another.
+    cfg = helpers.synthetic_config(top__sweep='seed=2,3,4', train__model_axis=kind,
                                    train__patience=1, train__epochs=5, train__learning_rate=0.03)
     helpers.run(cfg, tmp_path / kind)
     runs[kind] = [(helpers.history(tmp_path / kind / f'seed{s}'),
-                   restore(str(tmp_path / kind / f'seed{s}')).selection) for s in (0, 1, 2)]
+                   restore(str(tmp_path / kind / f'seed{s}')).selection) for s in (2, 3, 4)]
   for (h1, s1), (h2, s2) in zip(runs['loop'], runs['vmap']):
     assert [(r['epoch'], r['step']) for r in h1] == [(r['epoch'], r['step']) for r in h2]
     assert (s1['epoch'], s1['step']) == (s2['epoch'], s2['step'])
