@@ -122,7 +122,7 @@ def main(argv=None) -> None:
   inputs = jw_inputs.read(args.inputs)
 
   from Transparency.preprocess.vectorizer import Vectorizer  # pylint: disable=g-import-not-at-top
-  from Transparency.Trainers.DatasetBC import Dataset, set_balanced_pos_weight  # pylint: disable=g-import-not-at-top
+  from Transparency.Trainers.DatasetBC import Dataset, DataHolder, set_balanced_pos_weight, sortbylength  # pylint: disable=g-import-not-at-top
   from Transparency.configurations import configurations  # pylint: disable=g-import-not-at-top
   from Transparency.Trainers.TrainerBC import Trainer, Evaluator  # pylint: disable=g-import-not-at-top
   from Transparency.common_code.common import get_latest_model, pload  # pylint: disable=g-import-not-at-top
@@ -154,6 +154,13 @@ def main(argv=None) -> None:
     evaluator = Evaluator(dataset, latest, _type=dataset.trainer_type)
     evaluator.evaluate(dataset.test_data, save_results=False)
   test = dataset.test_data
+  if inputs['test_sample'] is not None:
+    # attn-jax's sample (jw_inputs): those documents, in J&W's test order
+    # (their `sortbylength`), through every experiment; accuracy above is on all.
+    sample_x, sample_y = sortbylength([inputs['test'][0][i] for i in inputs['test_sample']],
+                                      [inputs['test'][1][i] for i in inputs['test_sample']])
+    test = DataHolder(sample_x, sample_y)
+    evaluator.evaluate(test, save_results=False)  # their experiments read test.yt_hat, .attn_hat
   model = evaluator.model
   timings = os.path.join(latest, 'attn_jax_seconds.json')
   if os.path.exists(timings):  # a resumed seed keeps the times of the steps done before
@@ -222,6 +229,7 @@ def main(argv=None) -> None:
          _by_class(perm_median, predicted_pos, lambda x: float(np.median(x))).items()},
       'max_attention_median': float(np.median(max_attention)), 'entropy': _mean(entropy),
       'documents': len(test.X),
+      'test_sample': inputs['record'].get('test_sample'),
       'sizes': {'train': len(dataset.train_data.X), 'dev': len(dataset.dev_data.X), 'test': len(test.X)},
       'selected_epoch': selected_epoch(latest),
       'seconds': seconds, 'total_seconds': round(time.time() - started, 1),

@@ -11,7 +11,9 @@ loader (`Trainers/DatasetBC.py`) looks. The splits are already length-filtered
 sizes), so the child builds J&W's `Dataset` with bounds that keep every
 document — a second pass of `filterbylength` would drop each split's longest
 documents again — and their sorting and positive-class weight apply as in
-their loaders.
+their loaders. With `analysis.sample_docs` set, the file also holds the
+indices of the sampled test documents (`attn_jax.stages.analyses.sample_indices`):
+the child runs J&W's experiments on those (accuracy stays on the whole split).
 
 Nothing here imports J&W's code at module level: the child passes its
 `Vectorizer` class in.
@@ -54,6 +56,14 @@ def export(cfg, folder: str, log=print) -> str:
            else atomic_io.sha256_file(vectors['file']))
     record['vectors'] = {**vectors, 'sha256': sha}
   tag = 'scratch' if pretrained is None else record['vectors']['sha256'][:8]
+  sample = cfg.analysis.get('sample_docs')
+  if sample is not None:
+    # The test documents attn-jax's analyses see (`analysis.sample_docs`), by
+    # the same function: J&W's experiments run on these, accuracy on all.
+    from attn_jax.stages.analyses import sample_indices  # pylint: disable=g-import-not-at-top
+    seed = cfg.analysis.get('sample_seed', 0)
+    record['test_sample'] = {'docs': sample, 'seed': seed}
+    tag += f'-sample{sample}s{seed}'
   path = os.path.join(folder, f'{cfg.data.dataset}-{dataset.fingerprint[:8]}-{tag}.npz')
   if os.path.exists(path):
     return path
@@ -61,23 +71,28 @@ def export(cfg, folder: str, log=print) -> str:
             'record': np.asarray(json.dumps(record, sort_keys=True))}
   if pretrained is not None:
     arrays['embeddings'] = pretrained[0].astype(np.float32)
+  if sample is not None:
+    arrays['test_sample'] = sample_indices(len(dataset.splits['test']), sample, seed)
   for split in SPLITS:
     seqs = dataset.splits[split].sequences
-    arrays[f'{split}_ids'] = np.concatenate(seqs).astype(np.int64)
+    arrays[f'{split}_ids'] = np.concatenate(seqs).astype(np.int32)
     arrays[f'{split}_offsets'] = np.cumsum([0] + [len(s) for s in seqs]).astype(np.int64)
     arrays[f'{split}_labels'] = np.asarray(dataset.splits[split].labels, np.int64)
   os.makedirs(folder, exist_ok=True)
-  atomic_io.atomic_write(path, lambda f: np.savez(f, **arrays), mode='wb')
+  # Compressed: IMDB's inputs must travel to a GPU host (--prepare-only / --from-plan).
+  atomic_io.atomic_write(path, lambda f: np.savez_compressed(f, **arrays), mode='wb')
   log(f'inputs for J&W\'s code: {path} ({", ".join(f"{s} {n}" for s, n in record["sizes"].items())} documents, '
       f'{len(dataset.vocab)} words, {record["embeddings"]} embeddings)')
   return path
 
 
 def read(path: str) -> dict:
-  """{'record', 'tokens', 'embeddings' (or None), split: (sequences, labels)}."""
+  """{'record', 'tokens', 'embeddings' (or None), 'test_sample' (indices into
+  the test split, or None: all analysed), split: (sequences, labels)}."""
   with np.load(path, allow_pickle=False) as z:
     out = {'record': json.loads(str(z['record'])), 'tokens': [str(t) for t in z['tokens']],
-           'embeddings': z['embeddings'] if 'embeddings' in z.files else None}
+           'embeddings': z['embeddings'] if 'embeddings' in z.files else None,
+           'test_sample': z['test_sample'].tolist() if 'test_sample' in z.files else None}
     for split in SPLITS:
       ids, offsets = z[f'{split}_ids'], z[f'{split}_offsets']
       out[split] = ([ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])],

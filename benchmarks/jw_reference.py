@@ -7,6 +7,7 @@ the inputs'.
     python benchmarks/jw_reference.py --jw-repo=~/AttentionExplanation --only='sst_*' --seeds=5 \\
         --root=workdirs/jw_reference --save=results/jw_reference
     python benchmarks/jw_reference.py ... --embeddings=scratch   # both sides from scratch: no vectors
+    python benchmarks/jw_reference.py ... --only='imdb_*' --sample-docs=500   # IMDB: a seeded sample
     python -m attn_jax.studies report jw_grid --root=results/jw_grid   # the side-by-side table
 
 For each arm of the J&W grid (`attn_jax.studies.jw_grid`, names such as
@@ -58,10 +59,11 @@ def arms(only: str | None, embeddings: str):
       yield name, arm
 
 
-def arm_config(arm, embeddings: str):
+def arm_config(arm, embeddings: str, sample_docs: int | None = None, sample_seed: int = 0):
   cfg = arm.config(1, '')
   if embeddings == 'scratch':
     cfg.model.embeddings_file = None
+  cfg.analysis.sample_docs, cfg.analysis.sample_seed = sample_docs, sample_seed
   return cfg
 
 
@@ -92,7 +94,7 @@ def plan_seeds(args, root: str, code: str) -> list[dict]:
   """Writes the inputs and returns one job per (arm, seed) (attn-jax runs here)."""
   jobs, inputs_by_key = [], {}
   for name, arm in arms(args.only, args.embeddings):
-    cfg = arm_config(arm, args.embeddings)
+    cfg = arm_config(arm, args.embeddings, args.sample_docs, args.sample_seed)
     key = (cfg.data.dataset, cfg.model.embeddings_file)
     if key not in inputs_by_key:
       inputs_by_key[key] = jw_inputs.export(cfg, os.path.join(root, 'inputs'))
@@ -193,6 +195,10 @@ def main(argv=None) -> None:
   parser.add_argument('--seeds', type=int, default=5)
   parser.add_argument('--embeddings', choices=['default', 'scratch'], default='default',
                       help="default: the arm's config's vectors; scratch: both sides from scratch")
+  parser.add_argument('--sample-docs', type=int, default=None,
+                      help="J&W's experiments on a seeded sample of N test documents (attn-jax's "
+                      '`--set analysis.sample_docs=N`: the same documents; accuracy on the whole split)')
+  parser.add_argument('--sample-seed', type=int, default=0)
   add_run_options(parser, 'workdirs/jw_reference')
   args = parser.parse_args(argv)
 

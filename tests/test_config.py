@@ -127,6 +127,8 @@ def test_from_file_builds_what_run_py_builds(tmp_path, monkeypatch):
     ('configs/synthetic.py', {'train.epoch': 3}, "unknown config key 'train.epoch' (did you mean 'train.epochs'?)"),
     ('configs/synthetic.py', {'train.epochs': 'three'}, "train.epochs='three' is not valid"),
     ('configs/synthetic.py', {'model.attention': 'general'}, "model.attention='general' is not valid"),
+    ('configs/synthetic.py', {'analysis.max_docs': 5, 'analysis.sample_docs': 5},
+     'analysis.sample_docs (a seeded sample), not both'),
 ])
 def test_from_file_names_what_is_wrong(spec, overrides, message):
   with pytest.raises(ConfigError, match=re.escape(message)):

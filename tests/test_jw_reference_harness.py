@@ -116,6 +116,21 @@ def test_inputs_reach_jw_format_unchanged(tmp_path):
   assert vec.vocab_size == len(inputs['tokens']) and vec.idx2word[2] == inputs['tokens'][2]
 
 
+def test_a_sample_is_the_documents_attn_jax_analyses(tmp_path):
+  from attn_jax.data.dataset import load_dataset  # pylint: disable=g-import-not-at-top
+  from attn_jax.stages.analyses import limit_split  # pylint: disable=g-import-not-at-top
+  cfg = synthetic_config()
+  cfg.analysis.sample_docs, cfg.analysis.sample_seed = 7, 2
+  path = jw_inputs.export(cfg, str(tmp_path))
+  assert path.endswith('-scratch-sample7s2.npz')
+  inputs = jw_inputs.read(path)
+  ours = limit_split(load_dataset(cfg.data).splits['test'], None, 7, 2)
+  assert [inputs['test'][0][i] for i in inputs['test_sample']] == [s.tolist() for s in ours.sequences]
+  assert inputs['record']['test_sample'] == {'docs': 7, 'seed': 2}
+  cfg.analysis.sample_docs = None
+  assert jw_inputs.read(jw_inputs.export(cfg, str(tmp_path)))['test_sample'] is None
+
+
 def test_pretrained_inputs_are_the_matrix_attn_jax_starts_from(tmp_path):
   cfg = synthetic_config()
   from attn_jax.data.dataset import load_dataset  # pylint: disable=g-import-not-at-top

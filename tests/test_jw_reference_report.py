@@ -98,6 +98,22 @@ def test_the_lines_under_the_table_count_agreeing_rows_and_say_where_each_gap_co
       'sst_cnn_tanh: τ(α, grad) —, τ(α, LOO) —, τ(grad, LOO) —']
 
 
+def test_a_row_says_what_its_tau_were_computed_over_when_not_the_whole_split(tree):
+  grid, reference = tree
+  for k in range(len(THEIRS)):  # J&W's code given attn-jax's sample of 10 documents
+    path = reference / 'sst_cnn_tanh' / f'seed{k}' / 'summary.json'
+    path.write_text(json.dumps({**json.loads(path.read_text()), 'documents': 10,
+                                'test_sample': {'docs': 10, 'seed': 0}}))
+  path = reference / 'sst_bilstm_tanh' / 'seed0' / 'summary.json'  # one seed over other documents
+  path.write_text(json.dumps({**json.loads(path.read_text()), 'documents': 12}))
+  notes = report.reference_notes(report.reference_comparisons(GRID, str(grid), str(reference)))
+  assert notes[-1] == ('sst_cnn_tanh: τ(α, grad) —, τ(α, LOO) —, τ(grad, LOO) —; τ over 10 test documents '
+                       "(attn-jax), 10 (J&W's code); a sample of 10 drawn with seed 0 (`analysis.sample_docs`; "
+                       'the same documents on both sides)')
+  assert notes[2] == ('sst_bilstm_tanh: τ(α, grad) inputs, τ(α, LOO) —, τ(grad, LOO) code; τ over 10 test '
+                      "documents (attn-jax), 12 (J&W's code)")
+
+
 def test_the_grid_report_prints_the_table_after_its_own_and_rewrites_the_block_where_it_stands(tree, capsys):
   grid, reference = tree
   page, readme = grid.parent.parent / 'page.md', grid.parent.parent / 'README.md'

@@ -70,6 +70,30 @@ def test_two_settings_coexist_and_the_report_shows_the_most_complete(copy, capsy
   assert '* kendall: 48 test docs' in listing and '  kendall: 20 test docs' in listing
 
 
+def test_a_sample_analyses_the_same_documents_for_every_seed_and_keys_them(copy):
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  from attn_jax.stages.analyses import sample_indices  # pylint: disable=g-import-not-at-top
+  full = {stage: store.load_arrays(store.most_complete(str(copy), stage).directory,
+                                   store.most_complete(str(copy), stage).summary)
+          for stage in ('gradient', 'kendall')}
+  rerun(copy, analysis__sample_docs=20, analysis__sample_seed=3)
+  picked = sample_indices(48, 20, 3)
+  assert list(picked) == sorted(set(picked.tolist())) and len(picked) == 20
+  assert list(picked) != list(range(20))  # a sample, not the first 20
+  np.testing.assert_array_equal(picked, sample_indices(48, 20, 3))  # the model's seed plays no part
+  for stage, arrays in full.items():
+    found = [f for f in store.find(str(copy), stage) if f.documents == 20]
+    assert len(found) == 1 and found[0].summary['key']['sample'] == {'docs': 20, 'seed': 3}
+    sampled = store.load_arrays(found[0].directory, found[0].summary)
+    for name, values in arrays.items():  # row i of the sample is document picked[i] of the split
+      if values.ndim and values.shape[0] == 48:
+        np.testing.assert_allclose(sampled[name], values[picked][:, :sampled[name].shape[1]]
+                                   if values.ndim > 1 else values[picked], rtol=1e-5, atol=1e-6)
+  other_seed = [f for f in store.find(str(copy), 'kendall') if f.documents == 20]
+  rerun(copy, analysis__sample_docs=20, analysis__sample_seed=4)  # another sample: its own key
+  assert len([f for f in store.find(str(copy), 'kendall') if f.documents == 20]) == len(other_seed) + 1
+
+
 def test_a_dependent_stage_reads_the_inputs_of_its_own_settings(copy):
   replace = helpers.synthetic_config(top__analyses=ANALYSES)
   replace.analysis.loo.mode = 'replace'

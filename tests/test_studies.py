@@ -87,6 +87,19 @@ def test_unknown_arm_patterns_are_refused():
     runner.select(TINY, 'imdb_*')
 
 
+def test_set_takes_analysis_settings_only_and_names_a_misspelt_one():
+  from attn_jax.core.errors import ConfigError  # pylint: disable=g-import-not-at-top
+  from attn_jax.studies.__main__ import analysis_overrides  # pylint: disable=g-import-not-at-top
+  assert analysis_overrides(['analysis.sample_docs=500', 'analysis.split=dev']) == {
+      'analysis.sample_docs': 500, 'analysis.split': 'dev'}
+  with pytest.raises(ConfigError, match="their training is the study's definition"):
+    analysis_overrides(['train.epochs=2'])
+  with pytest.raises(ConfigError, match="did you mean 'analysis.sample_docs'"):
+    analysis_overrides(['analysis.sample_doc=5'])
+  with pytest.raises(ConfigError, match='write KEY=VALUE'):
+    analysis_overrides(['analysis.sample_docs'])
+
+
 def test_a_pattern_holds_apart_only_when_every_interval_is_apart():
   ci = lambda mean, half: {'mean': mean, 'low': mean - half, 'high': mean + half, 'n': 5}
   top = ci(0.7, 0.02)

@@ -29,7 +29,7 @@ ADDED_KEYS = {'train.update_only': None, 'train.attention_lr_scale': 1.0,
               'model.output_dropout': 0.0, 'vectors.method': 'fasttext',
               'train.optimizer': 'amsgrad', 'train.clip_norm': None, 'train.plateau_factor': None,
               'experiment.guides.every_adversary': False, 'train.sort_ties': 'stable',
-              'model.lstm_biases': 1}
+              'model.lstm_biases': 1, 'analysis.sample_docs': None, 'analysis.sample_seed': 0}
 # Sections that say what is analysed, or trained on top of the model, not what
 # the model is: a trained workdir can be analysed again with other values
 # (each stage and experiment keys its own results).

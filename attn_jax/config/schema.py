@@ -236,6 +236,10 @@ def _analysis(dataset: str, encoder: str, variant: str) -> ml_collections.Config
   a = ml_collections.ConfigDict()
   a.split = 'test'
   a.max_docs = config_dict.placeholder(int)  # None: the whole split, else its first N
+  # None: the whole split; else a sample of N documents drawn with `sample_seed`
+  # (the same for every model seed: stages.analyses.sample_indices).
+  a.sample_docs = config_dict.placeholder(int)
+  a.sample_seed = 0
   a.seed = 0
   a.batch_size = 32
   a.bucket_growth = 1.1  # finer than training: LOO costs grow with L²
@@ -412,6 +416,9 @@ def _checks(cfg: ml_collections.ConfigDict) -> list[tuple[bool, str]]:
       (cfg.data.max_docs_per_split is None or cfg.data.max_docs_per_split >= 1,
        'data.max_docs_per_split must be >= 1 (or None for all)'),
       (a.max_docs is None or a.max_docs >= 1, 'analysis.max_docs must be >= 1 (or None for all)'),
+      (a.sample_docs is None or a.sample_docs >= 1, 'analysis.sample_docs must be >= 1 (or None for all)'),
+      (a.sample_docs is None or a.max_docs is None,
+       'set analysis.max_docs (the first N documents) or analysis.sample_docs (a seeded sample), not both'),
       (a.batch_size >= 1, 'analysis.batch_size must be >= 1'),
       (a.bucket_growth > 1, 'analysis.bucket_growth must be > 1'),
   ]

@@ -34,6 +34,13 @@ class EncodedSplit:
     sentences = None if self.sentence_lengths is None else self.sentence_lengths[:count]
     return EncodedSplit(self.sequences[:count], self.labels[:count], self.ids[:count], sentences)
 
+  def take(self, indices: Sequence[int]) -> 'EncodedSplit':
+    """The documents at `indices`, in that order."""
+    indices = [int(i) for i in indices]
+    sentences = None if self.sentence_lengths is None else [self.sentence_lengths[i] for i in indices]
+    return EncodedSplit([self.sequences[i] for i in indices], self.labels[np.asarray(indices, int)],
+                        [self.ids[i] for i in indices], sentences)
+
   @property
   def lengths(self) -> np.ndarray:
     return np.array([len(s) for s in self.sequences], dtype=np.int32)

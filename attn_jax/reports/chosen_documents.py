@@ -22,6 +22,7 @@ import numpy as np
 
 from attn_jax.runs import workdir as workdir_lib
 from attn_jax.data.dataset import load_dataset
+from attn_jax.stages.analyses import limit_split
 from attn_jax.core.errors import AttnJaxError
 from attn_jax.stages import store
 
@@ -92,7 +93,10 @@ def _split(run: str, key: dict):
   if dataset.fingerprint != key.get('data'):
     raise AttnJaxError(f'the {dataset.name} data loaded today (fingerprint {dataset.fingerprint}) are not '
                        f'those the results were computed on ({key.get("data")})')
-  return dataset.vocab, dataset.splits[key['split']]
+  split = dataset.splits[key['split']]
+  if 'sample' in key:  # row i of the results is document i of the sample
+    split = limit_split(split, None, key['sample']['docs'], key['sample']['seed'])
+  return dataset.vocab, split
 
 
 def choose(run: str) -> tuple[list[Document], list[str]]:

@@ -3,6 +3,7 @@
 from typing import Callable
 
 import ml_collections
+import numpy as np
 
 from attn_jax import config as config_lib
 from attn_jax.core.registry import STAGES, with_requirements
@@ -18,7 +19,23 @@ def with_requirements_of(names) -> tuple[str, ...]:
   return with_requirements(STAGES, names)
 
 
-def limit_split(split: EncodedSplit, max_docs) -> EncodedSplit:
+def sample_indices(num_docs: int, sample_docs: int, sample_seed: int) -> np.ndarray:
+  """`analysis.sample_docs`: which of a split's `num_docs` documents are
+  analysed, int64 [min(sample_docs, num_docs)] in split order. The draw
+  depends only on the split's size and `sample_seed` (not on the model's seed),
+  so every model of a study, and J&W's code given the same indices
+  (benchmarks/jw_inputs.py), sees the same documents."""
+  if sample_docs >= num_docs:
+    return np.arange(num_docs, dtype=np.int64)
+  rng = np.random.default_rng(sample_seed)
+  return np.sort(rng.choice(num_docs, size=sample_docs, replace=False)).astype(np.int64)
+
+
+def limit_split(split: EncodedSplit, max_docs, sample_docs=None, sample_seed: int = 0) -> EncodedSplit:
+  """The documents analysed: the first `max_docs`, or a seeded sample of
+  `sample_docs` (`sample_indices`); the whole split when neither is set."""
+  if sample_docs is not None:
+    return split.take(sample_indices(len(split), sample_docs, sample_seed))
   if max_docs is None or max_docs >= len(split):
     return split
   return split.head(max_docs)
@@ -34,7 +51,9 @@ def run_analyses(model: Model, params, splits: dict[str, EncodedSplit], cfg: ml_
   if not names:
     return {}
   split_name = cfg.analysis.split
-  ctx = AnalysisContext(model, params, limit_split(splits[split_name], cfg.analysis.max_docs),
+  a = cfg.analysis
+  ctx = AnalysisContext(model, params, limit_split(splits[split_name], a.max_docs, a.get('sample_docs'),
+                                                   a.get('sample_seed', 0)),
                         split_name, cfg, data_fingerprint, out_dir)
   summaries, folders = {}, {}
   for name in names:

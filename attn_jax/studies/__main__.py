@@ -1,11 +1,35 @@
 """python -m attn_jax.studies {run,report} STUDY [options]; see attn_jax.studies."""
 
 import argparse
+import ast
 import time
 
+from attn_jax import config as config_lib
 from attn_jax.core import errors
-from attn_jax.core.errors import AttnJaxError
+from attn_jax.core.errors import AttnJaxError, ConfigError
 from attn_jax.studies import STUDIES, runner
+
+
+def analysis_overrides(settings) -> dict:
+  """`--set KEY=VALUE` as {dotted key: Python value} (a value that is not a
+  Python literal is a string). Only the analysis sections may be set: a
+  study's arms fix how each model is trained."""
+  overrides = {}
+  known = dict(config_lib.flat_items(config_lib.default_config('sst', 'bilstm')))
+  for setting in settings:
+    key, sep, text = setting.partition('=')
+    if not sep:
+      raise ConfigError(f'--set {setting!r}: write KEY=VALUE, e.g. --set analysis.sample_docs=500')
+    if key.split('.')[0] not in config_lib.ANALYSIS_SECTIONS:
+      raise ConfigError(f'--set {key}: only analysis settings ({", ".join(config_lib.ANALYSIS_SECTIONS)}) '
+                        "can be set for a study's arms; their training is the study's definition")
+    if key not in known:
+      raise ConfigError(config_lib.unknown_key_message(key, known))
+    try:
+      overrides[key] = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+      overrides[key] = text
+  return overrides
 
 
 def main(argv=None) -> None:
@@ -22,6 +46,9 @@ def main(argv=None) -> None:
   parser.add_argument('--reuse', action='append', default=[],
                       help='run: the root of another study (repeatable) whose arms with the same '
                       'training config lend their trained models: trained once, analysed here')
+  parser.add_argument('--set', action='append', default=[], metavar='KEY=VALUE',
+                      help="run: an analysis setting for every arm (repeatable), e.g. "
+                      "analysis.sample_docs=500: analyse a seeded sample of the test split")
   parser.add_argument('--no-progress', action='store_true', help='no progress bars (logs)')
   parser.add_argument('--save', default=None, help='report: copy the small result files here')
   parser.add_argument('--reference', default=None,
@@ -33,13 +60,18 @@ def main(argv=None) -> None:
   parser.add_argument('--readme', action='append', help='report: rewrite the table\'s block in this Markdown '
                       'file (repeatable: each file that holds it)')
   args = parser.parse_args(argv)
+  try:
+    overrides = analysis_overrides(args.set)
+  except AttnJaxError as e:
+    errors.exit_with(e)
+  if args.no_progress:
+    overrides['train.progress'] = False
   study = STUDIES[args.study].with_seeds(args.seeds).with_variant(args.variant)
   root = args.root or f'workdirs/{study.name}'
   try:
     if args.action == 'run':
       started = time.time()
-      runner.run(study, root, args.only, None,
-                 {'train.progress': False} if args.no_progress else None, reuse=args.reuse)
+      runner.run(study, root, args.only, None, overrides or None, reuse=args.reuse)
       print(f'{study.name}: done in {time.time() - started:.0f} s; results in {root} '
             f'(report: python -m attn_jax.studies report {study.name} --root={root})')
     else:

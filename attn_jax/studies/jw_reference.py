@@ -15,6 +15,7 @@ J&W's own code on our inputs lands where attn-jax does, the gap comes from the
 inputs (data, vocabulary, vectors), not from the reimplementation.
 """
 
+import json
 import os
 import re
 from typing import Optional
@@ -25,7 +26,7 @@ from attn_jax.studies import collect
 
 # What the summaries may hold, and the four the table tests.
 STATISTICS = ('accuracy', 'f1_pos', 'roc_auc', 'tau_attention_gradient', 'tau_attention_loo', 'tau_gradient_loo',
-              'entropy', 'max_attention_median')
+              'entropy', 'max_attention_median', 'documents')
 COMPARED = ('accuracy', 'tau_attention_gradient', 'tau_attention_loo', 'tau_gradient_loo')
 ALPHA = 0.05
 
@@ -70,8 +71,27 @@ def read_arm(arm_dir: str) -> dict:
   read = [(path, atomic_io.read_json_object(path)) for path in _seed_files(arm_dir)]
   read = [(int(os.path.basename(os.path.dirname(p))[4:]), s) for p, s in read if s is not None]
   values = {name: [s.get(name) for _, s in read] for name in STATISTICS}
+  samples = {json.dumps(s.get('test_sample'), sort_keys=True) for _, s in read}
   return {'seeds': [k for k, _ in read], 'values': values,
-          'ci': {name: statistics.t_interval(v) for name, v in values.items()}}
+          'ci': {name: statistics.t_interval(v) for name, v in values.items()},
+          'test_sample': [json.loads(x) for x in sorted(samples)]}
+
+
+def documents_note(ours: dict, theirs: dict) -> Optional[str]:
+  """What the τ of an arm were computed over, when not the whole test split
+  on both sides or not the same count: a seeded sample (J&W's code is given
+  attn-jax's indices), or a mismatch to read the row with."""
+  mine = sorted({n for n in ours['values'].get('analysed_docs', []) if n is not None})
+  yours = sorted({n for n in theirs['values'].get('documents', []) if n is not None})
+  samples = [x for x in theirs.get('test_sample', []) if x]
+  if not samples and (mine == yours or not mine or not yours):  # nothing to say, or a side not told
+    return None
+  text = f'τ over {"/".join(map(str, mine)) or "?"} test documents (attn-jax), {"/".join(map(str, yours)) or "?"} (J&W\'s code)'
+  if samples:
+    text += '; ' + ', '.join(f'a sample of {x["docs"]} drawn with seed {x["seed"]}' for x in samples)
+    text += (' (`analysis.sample_docs`; the same documents on both sides)' if mine == yours and len(samples) == 1
+             else '')
+  return text
 
 
 def ours_dir(root: str, arm: str, folder: Optional[str] = None) -> str:

@@ -325,9 +325,10 @@ def reference_notes(comparisons) -> list[str]:
                f'implementations agree; "{jw_reference.CODE}" = outside and they differ; "{jw_reference.INSIDE}" = '
                f'inside; "{jw_reference.UNKNOWN}" = no published value, interval or test')
   for arm, c, paper in comparisons:
+    documents = jw_reference.documents_note(c['ours'], c['theirs'])
     lines.append(f'{arm}: ' + ', '.join(
         f'{label} {jw_reference.gap_source(c["ours"]["ci"][s], paper.get(s), c["tests"][s])}'
-        for s, label in REFERENCE_COLUMNS[1:]))
+        for s, label in REFERENCE_COLUMNS[1:]) + (f'; {documents}' if documents else ''))
   return lines
 
 
