@@ -201,6 +201,7 @@ def _lane_steps(params: dict, gates: jnp.ndarray, h0: jnp.ndarray, c0: jnp.ndarr
     return jnp.stack([states[0, at(lanes - 1)], states[1, at(n - lanes)]])
 
   restart_h, restart_c = starts(h0, True), starts(c0, True)  # gathered once, not per step
+  pad_gates = total_bias(params)[:, None, :]  # a PAD input's projection, also summed once
 
   def step(carry, s):
     h, c = carry
@@ -210,7 +211,7 @@ def _lane_steps(params: dict, gates: jnp.ndarray, h0: jnp.ndarray, c0: jnp.ndarr
     read_forward, read_backward = reads(s, lanes, switch)
     gx = jnp.stack([gates[at(read_forward), 0], gates[at(read_backward), 1]])
     if pad_at_switch:
-      gx = jnp.where(((s == 0) | (s == switch))[None, :, None], total_bias(params)[:, None, :], gx)
+      gx = jnp.where(((s == 0) | (s == switch))[None, :, None], pad_gates, gx)
     act = _gate_activations(gx + jnp.einsum('zkh,zhg->zkg', h, params['w_hh']))
     i, f, g, o = jnp.split(act, 4, axis=-1)
     c = f * c + i * g

@@ -84,6 +84,19 @@ STATISTICS: dict[str, tuple[str, Callable[[str], Optional[float]]]] = {
 }
 
 
+def cell(ci: dict, digits: int = 3, paper=None) -> str:
+  """An interval over seeds as a table shows it: '0.812 ± 0.012' (one seed:
+  its value; none: '–'); with a published value: '… [0.808 ✓]' where ✓ means
+  the published value is inside the interval, ✗ outside."""
+  if ci['n'] == 0:
+    return '–' if paper is None else f'– [{paper:.{digits}f}]'
+  text = f'{ci["mean"]:.{digits}f}' + (f' ± {ci["half_width"]:.{digits}f}' if ci['n'] > 1 else '')
+  if paper is not None:
+    inside = statistics.contains(ci, paper)
+    text += f' [{paper:.{digits}f}{"" if inside is None else " ✓" if inside else " ✗"}]'
+  return text
+
+
 def models(arm_dir: str) -> list[str]:
   """The finished models of an arm (folders with an eval.json), in name order;
   an arm of one model trained alone (no seed axis) is its own folder."""

@@ -22,21 +22,9 @@ from attn_jax.reports.common import embeddings_source, markdown, plain, root_of,
 from attn_jax.stages import feature_importance, store
 from attn_jax.studies import jw_reference, runner, vector_seeds, wp_table2
 from attn_jax.reports import ss_models
-from attn_jax.studies.collect import STATISTICS, collect_arm, models as collect_models
+from attn_jax.studies.collect import STATISTICS, cell, collect_arm, models as collect_models
 
 MODEL_FILES = ('eval.json', 'config.json', 'metrics.jsonl', 'data.json', 'embeddings.json')
-
-
-def cell(ci: dict, digits: int = 3, paper=None) -> str:
-  """'0.812 ± 0.012' (n seeds); with a published value: '… [0.808 ✓]' where ✓
-  means the published value is inside the interval, ✗ outside."""
-  if ci['n'] == 0:
-    return '–' if paper is None else f'– [{paper:.{digits}f}]'
-  text = f'{ci["mean"]:.{digits}f}' + (f' ± {ci["half_width"]:.{digits}f}' if ci['n'] > 1 else '')
-  if paper is not None:
-    inside = statistics.contains(ci, paper)
-    text += f' [{paper:.{digits}f}{"" if inside is None else " ✓" if inside else " ✗"}]'
-  return text
 
 
 def wall_seconds(root: str, arm: str):

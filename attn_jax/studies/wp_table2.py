@@ -55,9 +55,7 @@ def comparison(study, root: str, reference: str) -> dict:
 
 def _cell(values: list) -> str:
   ci = statistics.t_interval(values)
-  if ci['n'] == 0:
-    return '–'
-  return f'{ci["mean"]:.3f}' + (f' ± {ci["half_width"]:.3f}' if ci['n'] > 1 else '') + f' (n={ci["n"]})'
+  return collect.cell(ci) + (f' (n={ci["n"]})' if ci['n'] else '')
 
 
 def _welch(a: list, b: list) -> str:
