@@ -150,3 +150,16 @@ def test_the_grid_of_the_same_recipe_can_be_named(tree, capsys):
   assert 'jw_grid_fixed' in out
   rows = report.vector_seed_rows(STUDY, str(tree / 'vector_seeds'), str(tree / 'jw_grid_fixed'))
   assert rows[1][3] == '5' and rows[1][5] == '5'
+
+
+def test_a_root_of_another_recipe_writes_a_block_of_its_own(tree, tmp_path):
+  (tree / 'vector_seeds').rename(tree / 'vector_seeds_lstm2')
+  (tmp_path / 'setup.cfg').write_text('')
+  doc = tmp_path / 'docs' / 'jain_wallace.md'
+  doc.parent.mkdir()
+  doc.write_text('<!-- vector_seeds-table:start -->\nthe default\n<!-- vector_seeds-table:end -->\n'
+                 '<!-- vector_seeds-table-vector_seeds_lstm2:start -->\n<!-- vector_seeds-table-vector_seeds_lstm2:end -->\n')
+  report.write(STUDY, str(tree / 'vector_seeds_lstm2'), readme=[str(doc)], reference=str(tree / 'jw_grid'))
+  default, variant = doc.read_text().split('<!-- vector_seeds-table:end -->')
+  assert 'the default' in default  # the study's own block is left alone
+  assert '| sst | accuracy |' in variant and '--root=results/vector_seeds_lstm2' in variant

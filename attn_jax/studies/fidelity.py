@@ -24,7 +24,8 @@ seeds. The arms vary one property at a time:
 and, as a check of the default beyond SST, 20 Newsgroups BiLSTM + tanh from
 scratch (N(0, 0.1²), its from-scratch default; and N(0, 1), PyTorch's
 nn.Embedding default that J&W's code keeps: the attn-jax side of J&W's code
-from scratch, benchmarks/jw_reference.py) and from its in-domain vectors.
+from scratch, benchmarks/jw_reference.py) and from its in-domain vectors;
+IMDB's N(0, 1) arm (imdb_scratch_1) is the same side of the comparison on IMDB.
 """
 
 from attn_jax.studies.arms import Arm
@@ -49,4 +50,6 @@ ARMS = (
     Arm('in_domain_skipgram', 'sst', 'bilstm', SKIPGRAM),
     Arm('imdb_in_domain_skipgram', 'imdb', 'bilstm', SKIPGRAM),
     Arm('20news_in_domain_skipgram', '20news', 'bilstm', SKIPGRAM),
+    # IMDB from scratch, N(0, 1): the attn-jax side of J&W's code from scratch on IMDB.
+    Arm('imdb_scratch_1', 'imdb', 'bilstm', {'model.embeddings_file': None, 'model.embed_init_std': 1.0}),
 )

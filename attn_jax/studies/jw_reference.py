@@ -37,6 +37,7 @@ ALPHA = 0.05
 EXTRA_OURS: dict[str, str] = {
     'sst_bilstm_tanh_scratch': 'fidelity/scratch_1',
     '20news_bilstm_tanh_scratch': 'fidelity/20news_scratch_1',
+    'imdb_bilstm_tanh_scratch': 'fidelity/imdb_scratch_1',
 }
 
 INPUTS, CODE, INSIDE, UNKNOWN = 'inputs', 'code', '—', 'n/a'
@@ -86,7 +87,9 @@ def documents_note(ours: dict, theirs: dict) -> Optional[str]:
   samples = [x for x in theirs.get('test_sample', []) if x]
   if not samples and (mine == yours or not mine or not yours):  # nothing to say, or a side not told
     return None
-  text = f'τ over {"/".join(map(str, mine)) or "?"} test documents (attn-jax), {"/".join(map(str, yours)) or "?"} (J&W\'s code)'
+  counts = lambda values: '/'.join(map(str, values))
+  text = (f'τ over {counts(mine)} test documents (attn-jax), {counts(yours) or "?"} (J&W\'s code)' if mine
+          else f'τ over {counts(yours) or "?"} test documents (J&W\'s code)')
   if samples:
     text += '; ' + ', '.join(f'a sample of {x["docs"]} drawn with seed {x["seed"]}' for x in samples)
     text += (' (`analysis.sample_docs`; the same documents on both sides)' if mine == yours and len(samples) == 1

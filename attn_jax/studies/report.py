@@ -434,7 +434,9 @@ def totals(study, root: str) -> list[str]:
 def _vector_seed_table(study, root: str, readme, grid: str | None = None) -> list[list[str]]:
   """Prints the vector-seed study's table (`vector_seed_rows`, the grid read
   from `grid`, by default `jw_grid` beside the root) and rewrites the
-  `vector_seeds-table` block of those `readme` files that hold it."""
+  `vector_seeds-table` block of those `readme` files that hold it
+  (`vector_seeds-table-<folder>` for a root named `vector_seeds_<something>`:
+  another recipe beside the study's own, as for the grid)."""
   grid_root = grid or grid_beside(root)
   rows = vector_seed_rows(study, root, grid_root)
   notes = vector_seed_notes(study, grid_root) + totals(study, root)
@@ -443,7 +445,8 @@ def _vector_seed_table(study, root: str, readme, grid: str | None = None) -> lis
     here = root_of(readme)
     source, grid = os.path.relpath(root, here), os.path.relpath(grid_root, here)
     notes = vector_seed_notes(study, grid) + totals(study, root)
-    write_blocks(readme, f'{study.name}-table', with_notes(rows, notes),
+    variant = root_variant(study.name, root)
+    write_blocks(readme, f'{study.name}-table' + ('' if variant is None else f'-{variant}'), with_notes(rows, notes),
                  f'python -m attn_jax.studies report {study.name} --root={source}'
                  + ('' if grid_root == grid_beside(root) else f' --reference={grid}'),
                  [f'{source}/<arm>/eval.json', f'{source}/<arm>/analyses/kendall/*/summary.json',
