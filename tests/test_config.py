@@ -62,6 +62,18 @@ def test_keys_added_later_leave_older_results_keyed_as_they_were():
   assert items['train.attention_lr_scale'] == 10.0 and items['train.update_only'] == 'attention'
 
 
+@pytest.mark.parametrize('encoder', ['cnn', 'average'])
+def test_an_lstm_key_leaves_models_without_an_lstm_keyed_as_they_were(encoder):
+  # The LSTM's second bias changed the BiLSTM's default; a CNN or Average
+  # model trained before it is today's model, keyed the same.
+  cfg = config_lib.default_config('sst', encoder)
+  assert 'model.lstm_biases' not in config_lib.training_items(cfg)
+  before = config_lib.training_items(cfg)
+  cfg.model.lstm_biases = 1
+  assert config_lib.training_items(cfg) == before
+  assert config_lib.training_items(config_lib.default_config('sst', 'bilstm'))['model.lstm_biases'] == 2
+
+
 @pytest.mark.parametrize('key,value,message', [
     ('model.encoder', 'gru', 'choose from bilstm, cnn, average, transformer'),
     ('model.projection', 'entmax', 'choose from softmax, sparsemax, sparsegen, uniform'),

@@ -30,6 +30,10 @@ ADDED_KEYS = {'train.update_only': None, 'train.attention_lr_scale': 1.0,
               'train.optimizer': 'amsgrad', 'train.clip_norm': None, 'train.plateau_factor': None,
               'experiment.guides.every_adversary': False, 'train.sort_ties': 'stable',
               'model.lstm_biases': 1, 'analysis.sample_docs': None, 'analysis.sample_seed': 0}
+# Keys that compute nothing for some models: {key: the encoders it changes}.
+# Elsewhere they are left out of `result_items`, so a CNN trained before
+# `model.lstm_biases` existed is today's CNN.
+ENCODER_KEYS = {'model.lstm_biases': ('bilstm',)}
 # Sections that say what is analysed, or trained on top of the model, not what
 # the model is: a trained workdir can be analysed again with other values
 # (each stage and experiment keys its own results).
@@ -74,9 +78,11 @@ def none_from_command_line(cfg: ml_collections.ConfigDict) -> None:
 
 def result_items(cfg: ml_collections.ConfigDict) -> dict:
   """The keys that change what a run computes, with their values."""
+  encoder = get_key(cfg, 'model.encoder')
   return {k: (list(v) if isinstance(v, tuple) else v)
           for k, v in flat_items(cfg)
-          if k not in RUNTIME_KEYS and not (k in ADDED_KEYS and v == ADDED_KEYS[k])}
+          if k not in RUNTIME_KEYS and not (k in ADDED_KEYS and v == ADDED_KEYS[k])
+          and not (k in ENCODER_KEYS and encoder not in ENCODER_KEYS[k])}
 
 
 def training_items(cfg: ml_collections.ConfigDict) -> dict:
