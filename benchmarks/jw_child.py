@@ -101,6 +101,35 @@ def write_summary(out: str, summary: dict) -> None:
   os.replace(os.path.join(out, 'summary.json.partial'), os.path.join(out, 'summary.json'))
 
 
+def jw_taus(test, model, latest: str):
+  """The per-document τ as J&W's code computes them (their `process_grads` +
+  `plot_correlation_between_grad_and_loo`, scipy's `kendalltau` recorded as
+  their loop calls it for the pairs (LOO, gradient), (LOO, α), (α, gradient)
+  of each document in turn), and their csv's plain means. Reads the
+  `gradients` and `remove_and_run` pickles of the model folder `latest`."""
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  import pandas as pd  # pylint: disable=g-import-not-at-top
+  from scipy.stats import kendalltau  # pylint: disable=g-import-not-at-top
+  from Transparency.common_code.common import pload  # pylint: disable=g-import-not-at-top
+  from Transparency.Trainers import PlottingBC  # pylint: disable=g-import-not-at-top
+  taus = []
+  def recording_kendalltau(a, b):
+    result = kendalltau(a, b)
+    taus.append(result[0])
+    return result
+  grads = pload(model, 'gradients')
+  PlottingBC.process_grads(grads)
+  PlottingBC.plot_correlation_between_grad_and_loo(test, grads, pload(model, 'remove_and_run'),
+                                                   recording_kendalltau, 'kendalltau', dirname=latest)
+  plt.close('all')
+  per_doc = {'tau_gradient_loo': taus[0::3], 'tau_attention_loo': taus[1::3],
+             'tau_attention_gradient': taus[2::3]}
+  csv = pd.read_csv(os.path.join(latest, 'CorrStats_kendalltau.csv'), index_col=0)
+  jw_csv = {name: csv.loc[row, 'mean'] for name, row in
+            (('tau_attention_gradient', 'al'), ('tau_attention_loo', 'ag'), ('tau_gradient_loo', 'gl'))}
+  return per_doc, jw_csv
+
+
 def main(argv=None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
   parser.add_argument('--code', required=True, help='folder holding the patched Transparency/')
@@ -182,23 +211,7 @@ def main(argv=None) -> None:
       json.dump(seconds, f)
     open(done, 'w').close()
 
-  # τ as J&W's code computes them: their loop calls the measure for the pairs
-  # (LOO, gradient), (LOO, α), (α, gradient) of each document in turn.
-  taus = []
-  def recording_kendalltau(a, b):
-    result = kendalltau(a, b)
-    taus.append(result[0])
-    return result
-  grads = pload(model, 'gradients')
-  PlottingBC.process_grads(grads)
-  PlottingBC.plot_correlation_between_grad_and_loo(test, grads, pload(model, 'remove_and_run'),
-                                                   recording_kendalltau, 'kendalltau', dirname=latest)
-  plt.close('all')
-  per_doc = {'tau_gradient_loo': taus[0::3], 'tau_attention_loo': taus[1::3],
-             'tau_attention_gradient': taus[2::3]}
-  csv = pd.read_csv(os.path.join(latest, 'CorrStats_kendalltau.csv'), index_col=0)
-  jw_csv = {name: csv.loc[row, 'mean'] for name, row in
-            (('tau_attention_gradient', 'al'), ('tau_attention_loo', 'ag'), ('tau_gradient_loo', 'gl'))}
+  per_doc, jw_csv = jw_taus(test, model, latest)
 
   emax_jsd, _, _ = PlottingBC.plot_multi_adversarial(test, pload(model, 'multi_adversarial'), dirname=latest)
   plt.close('all')

@@ -157,3 +157,68 @@ def test_the_selected_epoch_is_jws_rule(tmp_path):
   (tmp_path / 'epoch.txt').write_text(''.join(str(r) + '\n' for r in rows))
   assert jw_child.selected_epoch(str(tmp_path)) == 2
   assert jw_child.selected_epoch(str(tmp_path / 'missing')) is None
+
+
+def _jw_logit(state: dict, doc: np.ndarray, attention: str) -> float:
+  """J&W's model read from their state dict (PyTorch layouts), float64 loops:
+  nn.Embedding, nn.LSTM (bidirectional, gates i, f, g, o) / nn.Conv1d ('same',
+  ReLU, SOS and EOS zeroed) / nn.Linear + tanh, their tanh or dot attention
+  over the words, `linear_1` on the context."""
+  s = {k: np.asarray(v, np.float64) for k, v in state.items()}
+  e = s['encoder/embedding.weight'][doc]
+  n = len(doc)
+  sig = lambda x: 1 / (1 + np.exp(-x))
+  if 'encoder/rnn.weight_ih_l0' in s:
+    def run(xs, suffix):
+      w, u = s[f'encoder/rnn.weight_ih_l0{suffix}'], s[f'encoder/rnn.weight_hh_l0{suffix}']
+      b = s[f'encoder/rnn.bias_ih_l0{suffix}'] + s[f'encoder/rnn.bias_hh_l0{suffix}']
+      h = c = np.zeros(u.shape[1])
+      out = []
+      for x in xs:
+        i, f, g, o = np.split(w @ x + u @ h + b, 4)
+        c = sig(f) * c + sig(i) * np.tanh(g)
+        h = sig(o) * np.tanh(c)
+        out.append(h)
+      return np.array(out)
+    hidden = np.concatenate([run(e, ''), run(e[::-1], '_reverse')[::-1]], axis=1)
+  elif 'encoder/convolutions.0.weight' in s:
+    parts = []
+    for i in range(len([k for k in s if k.startswith('encoder/convolutions.') and k.endswith('.weight')])):
+      w, b = s[f'encoder/convolutions.{i}.weight'], s[f'encoder/convolutions.{i}.bias']
+      k = w.shape[2]
+      padded = np.concatenate([np.zeros(((k - 1) // 2, e.shape[1])), e, np.zeros(((k - 1) // 2, e.shape[1]))])
+      parts.append(np.array([sum(w[:, :, j] @ padded[t + j] for j in range(k)) + b for t in range(n)]))
+    hidden = np.maximum(np.concatenate(parts, axis=1), 0)
+    hidden[0] = hidden[-1] = 0
+  else:
+    hidden = np.tanh(e @ s['encoder/projection.weight'].T + s['encoder/projection.bias'])
+  if attention == 'dot':
+    scores = hidden @ s['decoder/attention.attn1.weight'][0] / np.sqrt(hidden.shape[1])
+  else:
+    scores = np.tanh(hidden @ s['decoder/attention.attn1.weight'].T + s['decoder/attention.attn1.bias']) @ \
+        s['decoder/attention.attn2.weight'][0]
+  words = scores[1:n - 1]
+  alpha = np.exp(words - words.max()) / np.exp(words - words.max()).sum()
+  return float(s['decoder/linear_1.weight'][0] @ (alpha @ hidden[1:n - 1]) + s['decoder/linear_1.bias'][0])
+
+
+@pytest.mark.parametrize('encoder, attention', [('bilstm', 'tanh'), ('cnn', 'dot'), ('cnn', 'tanh'),
+                                                ('average', 'tanh'), ('average', 'dot')])
+def test_attn_jax_weights_in_jw_module_names_compute_the_same_model(encoder, attention):
+  import jw_same_weights  # pylint: disable=g-import-not-at-top
+  from analysis_helpers import documents, setup  # pylint: disable=g-import-not-at-top
+  model, params = setup(encoder, attention, seed=4)
+  state = jw_same_weights.jw_state(params, attention)
+  assert not state['encoder/embedding.weight'][0].any()  # J&W's padding_idx row
+  for doc in documents(lengths=(3, 7, 11), seed=5):
+    ours = float(model.forward(params, doc[None], np.array([len(doc)], np.int32)).logits[0])
+    assert _jw_logit(state, doc, attention) == pytest.approx(ours, abs=2e-5)
+
+
+def test_the_same_weights_comparison_counts_documents_that_differ():
+  import jw_same_weights  # pylint: disable=g-import-not-at-top
+  ours = {p: np.array([0.5, 0.2, np.nan, 0.1]) for p in jw_same_weights.PAIRS}
+  theirs = {p: np.array([0.5, 0.25, np.nan, np.nan]) for p in jw_same_weights.PAIRS}
+  result = jw_same_weights.compare(ours, theirs)['tau_attention_loo']
+  assert result['documents_differing'] == 2 and result['max_abs_difference'] == pytest.approx(0.05)
+  assert result['attn_jax'] == pytest.approx(0.8 / 3) and result['jw_code'] == pytest.approx(0.375)
