@@ -101,6 +101,22 @@ def write_summary(out: str, summary: dict) -> None:
   os.replace(os.path.join(out, 'summary.json.partial'), os.path.join(out, 'summary.json'))
 
 
+def jw_dataset(inputs: dict, out: str):
+  """J&W's `Dataset` of `inputs` (`jw_inputs.read`), their vectorizer pickled
+  under `out/data`. Their loaders (`SST_dataset`, ...) are `Dataset(...)` +
+  `set_balanced_pos_weight` with their length bounds; the splits come
+  filtered already (jw_inputs), so the bounds here keep every document."""
+  from Transparency.preprocess.vectorizer import Vectorizer  # pylint: disable=g-import-not-at-top
+  from Transparency.Trainers.DatasetBC import Dataset, set_balanced_pos_weight  # pylint: disable=g-import-not-at-top
+  import jw_inputs  # pylint: disable=g-import-not-at-top
+  data_dir = os.path.join(out, 'data')
+  name, relpath = jw_inputs.write_vectorizer(inputs, Vectorizer, data_dir)
+  dataset = Dataset(name=name, path=relpath, min_length=0, max_length=10**9,
+                    args=argparse.Namespace(data_dir=data_dir, output_dir=os.path.join(out, 'outputs')))
+  set_balanced_pos_weight(dataset)
+  return dataset
+
+
 def jw_taus(test, model, latest: str):
   """The per-document τ as J&W's code computes them (their `process_grads` +
   `plot_correlation_between_grad_and_loo`, scipy's `kendalltau` recorded as
@@ -145,26 +161,18 @@ def main(argv=None) -> None:
   import numpy as np  # pylint: disable=g-import-not-at-top
   import pandas as pd  # pylint: disable=g-import-not-at-top
   import torch  # pylint: disable=g-import-not-at-top
-  from scipy.stats import kendalltau  # pylint: disable=g-import-not-at-top
   import jw_inputs  # pylint: disable=g-import-not-at-top
   started = time.time()
   inputs = jw_inputs.read(args.inputs)
 
-  from Transparency.preprocess.vectorizer import Vectorizer  # pylint: disable=g-import-not-at-top
-  from Transparency.Trainers.DatasetBC import Dataset, DataHolder, set_balanced_pos_weight, sortbylength  # pylint: disable=g-import-not-at-top
+  from Transparency.Trainers.DatasetBC import DataHolder, sortbylength  # pylint: disable=g-import-not-at-top
   from Transparency.configurations import configurations  # pylint: disable=g-import-not-at-top
   from Transparency.Trainers.TrainerBC import Trainer, Evaluator  # pylint: disable=g-import-not-at-top
   from Transparency.common_code.common import get_latest_model, pload  # pylint: disable=g-import-not-at-top
   from Transparency.Trainers import PlottingBC  # pylint: disable=g-import-not-at-top
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 
-  data_dir = os.path.join(out, 'data')
-  name, relpath = jw_inputs.write_vectorizer(inputs, Vectorizer, data_dir)
-  # J&W's loaders (`SST_dataset`, ...) are `Dataset(...)` + `set_balanced_pos_weight`
-  # with their length bounds; the splits come filtered already (jw_inputs).
-  dataset = Dataset(name=name, path=relpath, min_length=0, max_length=10**9,
-                    args=argparse.Namespace(data_dir=data_dir, output_dir=os.path.join(out, 'outputs')))
-  set_balanced_pos_weight(dataset)
+  dataset = jw_dataset(inputs, out)
   config = configurations[args.config](dataset)
   exp_dir = os.path.join(config['training']['basepath'], config['training']['exp_dirname'])
 

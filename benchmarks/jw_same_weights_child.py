@@ -38,17 +38,11 @@ def main(argv=None) -> None:
   import numpy as np  # pylint: disable=g-import-not-at-top
   import torch  # pylint: disable=g-import-not-at-top
   import jw_inputs  # pylint: disable=g-import-not-at-top
-  from Transparency.preprocess.vectorizer import Vectorizer  # pylint: disable=g-import-not-at-top
-  from Transparency.Trainers.DatasetBC import Dataset, set_balanced_pos_weight  # pylint: disable=g-import-not-at-top
   from Transparency.configurations import configurations  # pylint: disable=g-import-not-at-top
   from Transparency.Trainers.TrainerBC import Trainer, Evaluator  # pylint: disable=g-import-not-at-top
 
   inputs = jw_inputs.read(args.inputs)
-  data_dir = os.path.join(out, 'data')
-  name, relpath = jw_inputs.write_vectorizer(inputs, Vectorizer, data_dir)
-  dataset = Dataset(name=name, path=relpath, min_length=0, max_length=10**9,
-                    args=argparse.Namespace(data_dir=data_dir, output_dir=os.path.join(out, 'outputs')))
-  set_balanced_pos_weight(dataset)
+  dataset = jw_child.jw_dataset(inputs, out)
   config = configurations[args.config](dataset)
   model = Trainer(dataset, config=config, _type=dataset.trainer_type).model
   with np.load(args.weights) as w:
