@@ -93,7 +93,9 @@ def test_the_lines_under_the_table_count_agreeing_rows_and_say_where_each_gap_co
                       'not counted')
   assert notes[2:] == [
       'sst_bilstm_tanh: τ(α, grad) inputs, τ(α, LOO) —, τ(grad, LOO) code',
-      'sst_bilstm_tanh_scratch: τ(α, grad) inputs, τ(α, LOO) n/a, τ(grad, LOO) inputs',
+      # From outside the grid's root (EXTRA_OURS): the row says where.
+      "sst_bilstm_tanh_scratch: τ(α, grad) inputs, τ(α, LOO) n/a, τ(grad, LOO) inputs; attn-jax's side from "
+      '../elsewhere/sst_bilstm_tanh_scratch/, not this root',
       'sst_bilstm_dot: τ(α, grad) n/a, τ(α, LOO) n/a, τ(grad, LOO) n/a',
       'sst_cnn_tanh: τ(α, grad) —, τ(α, LOO) —, τ(grad, LOO) —']
 

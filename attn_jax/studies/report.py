@@ -270,9 +270,11 @@ def reference_comparisons(study, root: str, reference: str) -> list[tuple[str, d
     arm = max(matches, key=lambda a: len(a.name), default=None)
     folder = study.folder_name(arm) if arm is not None and arm.name == name else None
     place = study.arms.index(arm) if arm is not None else len(study.arms)
-    out.append((place, name, jw_reference.compare(os.path.join(reference, name),
-                                                  jw_reference.ours_dir(root, name, folder)),
-                _published(arm) if arm is not None else {}))
+    ours = jw_reference.ours_dir(root, name, folder)
+    comparison = jw_reference.compare(os.path.join(reference, name), ours)
+    if os.path.dirname(os.path.normpath(ours)) != os.path.normpath(root):  # said under the table
+      comparison['ours_from'] = os.path.relpath(ours, os.path.dirname(os.path.normpath(root)))
+    out.append((place, name, comparison, _published(arm) if arm is not None else {}))
   return [row[1:] for row in sorted(out, key=lambda row: row[:2])]
 
 
@@ -314,9 +316,11 @@ def reference_notes(comparisons) -> list[str]:
                f'inside; "{jw_reference.UNKNOWN}" = no published value, interval or test')
   for arm, c, paper in comparisons:
     documents = jw_reference.documents_note(c['ours'], c['theirs'])
+    source = c.get('ours_from') if c['ours']['models'] else None
     lines.append(f'{arm}: ' + ', '.join(
         f'{label} {jw_reference.gap_source(c["ours"]["ci"][s], paper.get(s), c["tests"][s])}'
-        for s, label in REFERENCE_COLUMNS[1:]) + (f'; {documents}' if documents else ''))
+        for s, label in REFERENCE_COLUMNS[1:]) + (f'; {documents}' if documents else '')
+                 + (f'; attn-jax\'s side from {source}/, not this root' if source else ''))
   return lines
 
 
