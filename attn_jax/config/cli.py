@@ -41,9 +41,7 @@ OWN_KEY_HELP = {
 }
 ANALYSIS_KEY_HELP = {
     'analysis.split': '',
-    'analysis.max_docs': 'analyse only the first N documents (default: all)',
-    'analysis.sample_docs': 'analyse a sample of N documents drawn with analysis.sample_seed, the same for '
-                            'every model seed (default: all)',
+    'analysis.max_docs': 'the first N documents (default: all); sample_docs: a seeded N',
     'analysis.refuse_damaged': 'stop at a damaged results file instead of recomputing it',
 }
 
