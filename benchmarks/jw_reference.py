@@ -43,9 +43,13 @@ import jw_patches  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-impor
 JW_CONFIGS = {'bilstm': 'lstm', 'cnn': 'cnn', 'average': 'average'}
 
 
+def jw_config_key(encoder: str, attention: str) -> str:
+  """J&W's `configurations` key of an attn-jax encoder and attention."""
+  return JW_CONFIGS[encoder] + ('_dot' if attention == 'dot' else '')
+
+
 def jw_config(arm) -> str:
-  attention = arm.overrides.get('model.attention', 'tanh')
-  return JW_CONFIGS[arm.encoder] + ('_dot' if attention == 'dot' else '')
+  return jw_config_key(arm.encoder, arm.overrides.get('model.attention', 'tanh'))
 
 
 def arms(only: str | None, embeddings: str):

@@ -105,7 +105,7 @@ def one_run(run: str, code: str, root: str, threads: int) -> dict:
   os.makedirs(out, exist_ok=True)
   weights = os.path.join(out, 'weights.npz')
   np.savez(weights, **jw_state(restored.params, cfg.model.attention))
-  encoder = jw_reference.JW_CONFIGS[cfg.model.encoder] + ('_dot' if cfg.model.attention == 'dot' else '')
+  encoder = jw_reference.jw_config_key(cfg.model.encoder, cfg.model.attention)
   job = {'child': 'jw_same_weights_child.py', 'inputs': os.path.relpath(inputs, root), 'seed': 0,
          'args': [f'--config={encoder}', f'--weights={weights}']}
   result = jw_reference.run_seed(code, job, root, out, threads)

@@ -15,7 +15,6 @@ def analysis_overrides(settings) -> dict:
   Python literal is a string). Only the analysis sections may be set: a
   study's arms fix how each model is trained."""
   overrides = {}
-  known = dict(config_lib.flat_items(config_lib.default_config('sst', 'bilstm')))
   for setting in settings:
     key, sep, text = setting.partition('=')
     if not sep:
@@ -23,8 +22,9 @@ def analysis_overrides(settings) -> dict:
     if key.split('.')[0] not in config_lib.ANALYSIS_SECTIONS:
       raise ConfigError(f'--set {key}: only analysis settings ({", ".join(config_lib.ANALYSIS_SECTIONS)}) '
                         "can be set for a study's arms; their training is the study's definition")
-    if key not in known:
-      raise ConfigError(config_lib.unknown_key_message(key, known))
+    message = config_lib.unknown_override(config_lib.default_config('sst', 'bilstm'), [key])
+    if message:
+      raise ConfigError(message)
     try:
       overrides[key] = ast.literal_eval(text)
     except (ValueError, SyntaxError):
