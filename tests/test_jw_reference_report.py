@@ -91,7 +91,8 @@ def test_the_lines_under_the_table_count_agreeing_rows_and_say_where_each_gap_co
   assert notes[0] == ("1 of 2 rows with all four statistics agreeing (Welch's t-test over seeds, two-sided, "
                       'α = 0.05) (sst_cnn_tanh); 2 row(s) with < 2 seeds on a side or a statistic missing '
                       'not counted')
-  assert notes[2:] == [
+  assert notes[2].startswith("J&W code's intervals: seed k seeds") and 'own batch order' in notes[2]
+  assert notes[3:] == [
       'sst_bilstm_tanh: τ(α, grad) inputs, τ(α, LOO) —, τ(grad, LOO) code',
       # From outside the grid's root (EXTRA_OURS): the row says where.
       "sst_bilstm_tanh_scratch: τ(α, grad) inputs, τ(α, LOO) n/a, τ(grad, LOO) inputs; attn-jax's side from "
@@ -112,7 +113,7 @@ def test_a_row_says_what_its_tau_were_computed_over_when_not_the_whole_split(tre
   assert notes[-1] == ('sst_cnn_tanh: τ(α, grad) —, τ(α, LOO) —, τ(grad, LOO) —; τ over 10 test documents '
                        "(attn-jax), 10 (J&W's code); a sample of 10 drawn with seed 0 (`analysis.sample_docs`; "
                        'the same documents on both sides)')
-  assert notes[2] == ('sst_bilstm_tanh: τ(α, grad) inputs, τ(α, LOO) —, τ(grad, LOO) code; τ over 10 test '
+  assert notes[3] == ('sst_bilstm_tanh: τ(α, grad) inputs, τ(α, LOO) —, τ(grad, LOO) code; τ over 10 test '
                       "documents (attn-jax), 12 (J&W's code)")
 
 

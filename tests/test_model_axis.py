@@ -152,3 +152,38 @@ def test_early_stopping_is_the_same_looped_or_vmapped(tmp_path):
     assert (s1['epoch'], s1['step']) == (s2['epoch'], s2['step'])
   lengths = [len(h) for h, _ in runs['loop']]
   assert min(lengths) < 5 and max(lengths) > min(lengths)  # one stopped early, another went on
+
+
+def test_own_batch_orders_give_each_model_its_separate_run(tmp_path):
+  """`train.batch_order='own'`: model k of the program draws its batch order
+  from its own seed, so it is `run.py --config.seed=k` trained alone (bit for
+  bit when looped), and vmapped (batches padded to one width and stacked)
+  gives the same numbers."""
+  cfg = helpers.synthetic_config(top__sweep='seed=0,1', train__model_axis='loop', train__batch_order='own')
+  assert [m.cfg.train.batch_seed for m in model_axis.members(cfg, '/w')] == [0, 1]
+  helpers.run(cfg, tmp_path / 'looped')
+  alone = tmp_path / 'alone1'
+  helpers.run(helpers.synthetic_config(top__seed=1), alone)  # batch_seed None: the model seed's order
+  assert helpers.history(tmp_path / 'looped' / 'seed1') == helpers.history(alone)
+  for p, q in zip(jax.tree.leaves(restore(str(tmp_path / 'looped' / 'seed1')).params),
+                  jax.tree.leaves(restore(str(alone)).params)):
+    np.testing.assert_array_equal(p, q)
+  # The shared order of a program is another model: seed1 then trains on seed 0's order.
+  shared = tmp_path / 'shared'
+  helpers.run(helpers.synthetic_config(top__sweep='seed=0,1', train__model_axis='loop'), shared)
+  assert helpers.history(shared / 'seed1') != helpers.history(alone)
+  with jax.numpy_dtype_promotion('standard'):
+    helpers.run(helpers.synthetic_config(top__sweep='seed=0,1', train__model_axis='vmap',
+                                         train__batch_order='own'), tmp_path / 'vmapped')
+  for seed in (0, 1):
+    for a, b in zip(helpers.history(tmp_path / 'vmapped' / f'seed{seed}'),
+                    helpers.history(tmp_path / 'looped' / f'seed{seed}')):
+      assert a['epoch'] == b['epoch']
+      np.testing.assert_allclose(a['train_loss'], b['train_loss'], rtol=1e-4)
+      np.testing.assert_allclose(a['dev_roc_auc'], b['dev_roc_auc'], atol=1e-6)
+
+
+def test_own_batch_orders_refuse_a_batch_seed_for_all():
+  cfg = helpers.synthetic_config(top__sweep='seed=0,1', train__batch_order='own', train__batch_seed=0)
+  with pytest.raises(ConfigError, match="batch_order='own'.*train.batch_seed=0"):
+    model_axis.members(cfg, '/w')

@@ -45,6 +45,7 @@ OWN_CHOICES = {
     'vectors.method': ('fasttext', 'word2vec'),
     'train.optimizer': OPTIMIZERS,
     'train.sort_ties': TIES,
+    'train.batch_order': ('shared', 'own'),
     'train.select_on': ('dev', 'test'),
     'train.select_by': SELECTION_METRICS + ('train_loss',),
     'train.loss': tuple(LOSSES),
@@ -224,8 +225,11 @@ def _train() -> ml_collections.ConfigDict:
   # Params subtrees that are trained, comma-separated (embedding, encoder,
   # attention, decoder); None: all. The rest keep their initial values.
   t.update_only = config_dict.placeholder(str)
-  # Seed of the batch order; None: `seed`. Models trained as one program share it.
+  # Seed of the batch order; None: `seed`. Models trained as one program share it
+  # unless `batch_order` is 'own': each model's order from its own seed, as each
+  # run of J&W's code draws its own (its interval then covers the order too).
   t.batch_seed = config_dict.placeholder(int)
+  t.batch_order = 'shared'
   t.checkpoint_every_steps = 200
   t.progress = True
   return t

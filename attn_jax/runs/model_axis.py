@@ -9,7 +9,9 @@ they read any run; the group's stacked training state lives in
 `<workdir>/checkpoints/latest`. Only keys that leave the program's shapes and
 structure alone may vary (`PER_MODEL_KEYS`). Models of one program share the
 batch order (`train.batch_seed`, recorded in each model's config), so model
-`seed3` is exactly `run.py --config.seed=3 --config.train.batch_seed=B`.
+`seed3` is exactly `run.py --config.seed=3 --config.train.batch_seed=B`; with
+`train.batch_order='own'` each model draws its order from its own seed, as
+separate runs of J&W's code do, and `seed3` is `run.py --config.seed=3`.
 """
 
 import itertools
@@ -24,7 +26,8 @@ from attn_jax.training.trainer import Member, batch_seed
 # Keys that change a model's starting point, its optimiser's numbers or its
 # sparsegen λ (a traced value: `trainer.projection_values`), not the shapes or
 # structure of the program (vectors.* only shape the initial embeddings).
-PER_MODEL_KEYS = frozenset({'seed', 'train.learning_rate', 'train.weight_decay',
+# train.batch_seed: each model's own batch at each step (`train.batch_order='own'`).
+PER_MODEL_KEYS = frozenset({'seed', 'train.learning_rate', 'train.weight_decay', 'train.batch_seed',
                             'model.sparsegen_lambda',
                             'model.embed_init_std', 'model.embeddings_file',
                             'model.shuffle_embeddings', 'model.embeddings_norm'})
@@ -90,12 +93,20 @@ def model_name(overrides: dict) -> str:
 
 def model_config(cfg: ml_collections.ConfigDict, overrides: dict) -> ml_collections.ConfigDict:
   """The config of one model of the sweep: the base with its values, no sweep,
-  and the program's shared batch seed written out."""
+  and its batch seed written out: the program's shared one, or with
+  `train.batch_order='own'` the model's own seed (a model trained alone has
+  one order either way, so the member is `run.py --config.seed=k`)."""
   member = ml_collections.ConfigDict(cfg.to_dict())
   member.sweep = ''
   member.train.batch_seed = batch_seed(cfg)
   for key, value in overrides.items():
     config_lib.set_key(member, key, value)
+  if cfg.train.get('batch_order', 'shared') == 'own':
+    if cfg.train.batch_seed is not None:
+      raise ConfigError(f'train.batch_order=\'own\' draws each model\'s batch order from its own seed, but '
+                        f'train.batch_seed={cfg.train.batch_seed} names one for all: unset one of them')
+    member.train.batch_seed = member.seed
+    member.train.batch_order = 'shared'
   member.name = f'{cfg.name}/{model_name(overrides)}'
   return member
 

@@ -10,6 +10,7 @@ one program and analysed, with a table of mean ± 95 % CI over seeds.
     python -m attn_jax.studies run wp_table2 --reuse=workdirs/jw_grid_fixed   # W&P Table 2, 5 seeds
     python -m attn_jax.studies report wp_table2 --root=results/wp_table2   # + W&P's own code
     python -m attn_jax.studies report vector_seeds --root=workdirs/vector_seeds --save=results/vector_seeds --readme=docs/jain_wallace.md
+    python -m attn_jax.studies run batch_seeds --only='sst_*'   # batch order as a random factor
 
 The `vector_seeds` study adds the vectors' own randomness to the J&W grid's
 BiLSTM + tanh rows of SST and IMDB: vector seed k with model seed k for
@@ -20,10 +21,15 @@ the two intervals side by side (reading the grid from `jw_grid` beside its
 root).
 """
 
-from attn_jax.studies import fidelity, jw_grid, ss_models, vector_seeds, wp_table2
+from attn_jax.studies import batch_seeds, fidelity, jw_grid, ss_models, vector_seeds, wp_table2
 from attn_jax.studies.arms import Arm, Study
 
 STUDIES = {
+    # Model seed k with batch seed k, k = 1..4 (one model per arm), for the J&W
+    # grid rows where attn-jax and J&W's code disagreed: with the grid's seed 0,
+    # 5 models whose batch orders vary too, as J&W's runs' do (attn_jax.studies.batch_seeds).
+    'batch_seeds': Study('batch_seeds', batch_seeds.ARMS, batch_seeds.ANALYSES, seeds=1,
+                         description=batch_seeds.__doc__.split('\n\n')[0], kind='batch_seeds'),
     'fidelity': Study('fidelity', fidelity.ARMS, fidelity.ANALYSES, seeds=5,
                       description=fidelity.__doc__.split('\n\n')[0], kind='fidelity'),
     'jw_grid': Study('jw_grid', jw_grid.ARMS, jw_grid.ANALYSES, seeds=5,

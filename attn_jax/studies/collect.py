@@ -114,3 +114,30 @@ def collect_arm(arm_dir: str) -> dict:
   values = {name: [read(m) for m in members] for name, (_, read) in STATISTICS.items()}
   return {'models': [os.path.relpath(m, arm_dir) for m in members], 'values': values,
           'ci': {name: statistics.t_interval(v) for name, v in values.items()}}
+
+
+def varies(members: list[str]) -> Optional[str]:
+  """What differs among an arm's models, i.e. what its interval over them
+  covers: the model seeds, and whether the batch order (`train.batch_seed`,
+  else the model seed) and the pretrained vectors (`vectors.seed` of
+  `in_domain` vectors) are one for all or each model's own, e.g. 'model
+  seeds 0–4; one batch order; one set of vectors'. None without configs."""
+  configs = [c for c in (_read(os.path.join(m, 'config.json')) for m in members) if isinstance(c, dict)]
+  if not configs:
+    return None
+  seeds = sorted({c.get('seed') for c in configs})
+  orders = {_get(c, 'train', 'batch_seed') if _get(c, 'train', 'batch_seed') is not None else c.get('seed')
+            for c in configs}
+  files = {_get(c, 'model', 'embeddings_file') for c in configs}
+  vectors = {_get(c, 'vectors', 'seed') for c in configs}
+  one = lambda values, what: f'one {what}' if len(values) == 1 else f'{len(values)} {what}s'
+  seed_text = (f'model seed {seeds[0]}' if len(seeds) == 1 else
+               f'model seeds {seeds[0]}–{seeds[-1]}' if seeds == list(range(seeds[0], seeds[-1] + 1))
+               else 'model seeds ' + ', '.join(map(str, seeds)))
+  if files == {None}:
+    vector_text = 'no pretrained vectors'
+  elif files == {'in_domain'}:
+    vector_text = one(vectors, 'set') + ' of vectors'
+  else:
+    vector_text = one(files, 'vectors file')
+  return f'{seed_text}; {one(orders, "batch order")}; {vector_text}'

@@ -20,9 +20,9 @@ from attn_jax.papers import published
 from attn_jax.analysis import statistics
 from attn_jax.reports.common import embeddings_source, markdown, plain, root_of, with_notes, write_blocks
 from attn_jax.stages import feature_importance, store
-from attn_jax.studies import jw_reference, runner, vector_seeds, wp_table2
+from attn_jax.studies import batch_seeds, jw_reference, runner, vector_seeds, wp_table2
 from attn_jax.reports import ss_models
-from attn_jax.studies.collect import STATISTICS, cell, collect_arm, models as collect_models
+from attn_jax.studies.collect import STATISTICS, cell, collect_arm, models as collect_models, varies as collect_varies
 
 MODEL_FILES = ('eval.json', 'config.json', 'metrics.jsonl', 'data.json', 'embeddings.json')
 
@@ -314,6 +314,9 @@ def reference_notes(comparisons) -> list[str]:
   lines.append(f'gap to J&W\'s published τ: "{jw_reference.INPUTS}" = outside attn-jax\'s interval and the two '
                f'implementations agree; "{jw_reference.CODE}" = outside and they differ; "{jw_reference.INSIDE}" = '
                f'inside; "{jw_reference.UNKNOWN}" = no published value, interval or test')
+  lines.append('J&W code\'s intervals: seed k seeds Python\'s, NumPy\'s and PyTorch\'s generators, so each seed has '
+               'its own initial weights and batch order; every seed gets the same inputs (one set of vectors); '
+               'attn-jax\'s intervals are over what the table above says (`batch_seeds`: with own batch orders)')
   for arm, c, paper in comparisons:
     documents = jw_reference.documents_note(c['ours'], c['theirs'])
     source = c.get('ours_from') if c['ours']['models'] else None
@@ -423,6 +426,19 @@ def _ss_tables(study, root: str, save_to, readme) -> list[list[str]]:
   return made['ss-table3'][0]
 
 
+def interval_kinds(study, root: str) -> list[str]:
+  """One line per kind of interval the rows have (`collect.varies`): what
+  differs among each row's models, so what its ± covers and leaves out."""
+  kinds = {}
+  for arm in study.arms:
+    kind = collect_varies(collect_models(os.path.join(root, study.folder_name(arm))))
+    if kind is not None:
+      kinds.setdefault(kind, []).append(arm.name)
+  everyone = len(kinds) == 1 and len(next(iter(kinds.values()), [])) == len(study.arms)
+  return [f'intervals over {kind} ({"every row" if everyone else ", ".join(names)})'
+          for kind, names in kinds.items()]
+
+
 def totals(study, root: str) -> list[str]:
   by_dataset = {}
   for arm in study.arms:
@@ -478,6 +494,32 @@ def _wp_table2(study, root: str, reference: str, readme) -> list[list[str]]:
   return rows
 
 
+def _batch_seed_table(study, root: str, reference, readme) -> list[list[str]]:
+  """Prints the batch-seed study's table (`batch_seeds.rows`: the grid read
+  from `jw_grid_lstm2` beside the root, J&W's code from `reference`, by
+  default `jw_reference` beside it) and rewrites the `batch_seeds-table`
+  block of those `readme` files that hold it."""
+  reference = reference or batch_seeds.default_reference(root)
+  grid = batch_seeds.default_grid(root)
+  rows, notes = batch_seeds.rows(study, root, grid, reference)
+  notes += totals(study, root)
+  print(plain(rows) + '\n' + '\n'.join(notes))
+  if readme:
+    here = root_of(readme)
+    source, ref, shown_grid = (os.path.relpath(p, here) for p in (root, reference, grid))
+    rows, notes = batch_seeds.rows(study, root, grid, reference, shown=(shown_grid, ref))
+    notes += totals(study, root)
+    default = os.path.abspath(reference) == os.path.abspath(batch_seeds.default_reference(root))
+    write_blocks(readme, f'{study.name}-table', with_notes(rows, notes),
+                 f'python -m attn_jax.studies report {study.name} --root={source}'
+                 + ('' if default else f' --reference={ref}'),
+                 [f'{source}/<arm>/eval.json', f'{source}/<arm>/analyses/kendall/*/summary.json',
+                  f'{shown_grid}/<row>/<seed>/eval.json',
+                  f'{shown_grid}/<row>/<seed>/analyses/kendall/*/summary.json',
+                  f'{ref}/<row>/<seed>/summary.json', f'{source}/study.json'], optional=True)
+  return rows
+
+
 def write(study, root: str, save_to: str | None = None, readme=None,
           reference: str | None = None) -> list[list[str]]:
   """Prints the study's table (from `save_to` after copying there, if given) and
@@ -495,12 +537,15 @@ def write(study, root: str, save_to: str | None = None, readme=None,
     root = save_to
   if study.kind == 'vector_seeds':  # `reference`: the J&W grid's root, if not beside
     return _vector_seed_table(study, root, readme, reference)
+  if study.kind == 'batch_seeds':  # `reference`: J&W's code, if not beside
+    return _batch_seed_table(study, root, reference, readme)
   if study.kind == 'wp_table2':
     return _wp_table2(study, root, reference or wp_table2.default_reference(root), readme)
   rows = (fidelity_rows if study.kind == 'fidelity' else grid_rows)(study, root)
   print(plain(rows))
   notes = ([] if study.kind == 'fidelity' else
-           patterns(study, root) + agreement(agreement_rows(study, root))) + totals(study, root)
+           patterns(study, root) + agreement(agreement_rows(study, root)) + interval_kinds(study, root)
+           ) + totals(study, root)
   print('\n'.join(notes))
   if readme:
     here = root_of(readme)

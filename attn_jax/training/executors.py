@@ -21,6 +21,7 @@ import jax
 import numpy as np
 
 from attn_jax.core import sharding
+from attn_jax.core.errors import TrainingError
 from attn_jax.training import step as step_lib
 from attn_jax.training.evaluation import predict_split
 from attn_jax.training.objective import Objective
@@ -35,6 +36,8 @@ class Vmapped:
     self._step = jax.jit(step_lib.make_model_axis_step(model, optimizer, objective.loss, dropout),
                          donate_argnums=0)
     self._predict = jax.jit(step_lib.make_model_axis_predict(model, objective.logits))
+    self._step_each = jax.jit(step_lib.make_model_axis_step(model, optimizer, objective.loss, dropout,
+                                                            own_batches=True), donate_argnums=0)
     self.devices = devices
     self.classes = model.num_classes
 
@@ -52,6 +55,14 @@ class Vmapped:
     # ignores a stopped model, but its latest state moves on (Looped's stays).
     del active
     state, losses = self._step(state, batch, dropout_keys, values, inputs or {})
+    return state, np.asarray(losses, np.float64)
+
+  def step_each(self, state, batches, dropout_keys, values, inputs, active=None):
+    """Model i on `batches[i]` with `inputs[i]`: the batches, padded to one
+    shape (`stack_batches`), are stacked on the model axis."""
+    del active
+    state, losses = self._step_each(state, stack_batches(batches), dropout_keys, values,
+                                    stack_padded(inputs))
     return state, np.asarray(losses, np.float64)
 
   def predict(self, state, split, batch_size: int, buckets, values=None, inputs=None) -> np.ndarray:
@@ -99,6 +110,13 @@ class Looped:
            for i, s in enumerate(state)]  # dispatched back to back; read after
     return [s for s, _ in out], np.array([float(loss) for _, loss in out], np.float64)
 
+  def step_each(self, state, batches, dropout_keys, values, inputs, active=None):
+    """Model i on `batches[i]` with `inputs[i]`; as `step` otherwise."""
+    out = [self._step(s, batches[i], dropout_keys[i], _one(values, i), inputs[i])
+           if active is None or active[i] else (s, 0.0)
+           for i, s in enumerate(state)]
+    return [s for s, _ in out], np.array([float(loss) for _, loss in out], np.float64)
+
   def predict(self, state, split, batch_size: int, buckets, values=None, inputs=None) -> np.ndarray:
     return np.stack([predict_split(self._predict, s.params, split, batch_size, buckets,
                                    _one(values or {}, i), inputs, self.classes)
@@ -120,6 +138,34 @@ class Looped:
     """The program's step: that of the models still training (a stopped or
     failed model's count stays where it stopped)."""
     return max(int(s.step) for s in state)
+
+
+def _pad_to(array: np.ndarray, shape: tuple) -> np.ndarray:
+  """`array` zero-padded at the end of each axis to `shape`."""
+  return np.pad(array, [(0, n - m) for m, n in zip(array.shape, shape)])
+
+
+def stack_padded(trees: list):
+  """Pytrees of equal structure whose arrays may differ in size -> one pytree
+  of [M, ...] arrays, each zero-padded to the largest (PAD is 0; a padded
+  position lies beyond every length, so no model reads it)."""
+  def stack(*arrays):
+    arrays = [np.asarray(a) for a in arrays]
+    shape = tuple(max(sizes) for sizes in zip(*(a.shape for a in arrays)))
+    return np.stack([_pad_to(a, shape) for a in arrays])
+  return jax.tree.map(stack, *trees)
+
+
+def stack_batches(batches: list):
+  """The models' own batches of one step as one batch with a model axis:
+  tokens padded to the widest (more PAD beyond each length changes no
+  model's numbers). Batches of different sizes (hierarchical batches sized by
+  `data.max_batch_tokens`) are refused: their filler rows would weigh in a
+  mean loss."""
+  if len({b.tokens.shape[0] for b in batches}) > 1:
+    raise TrainingError('train.batch_order=\'own\' with batches of different sizes (data.max_batch_tokens) '
+                        'cannot be vmapped; use train.model_axis=loop')
+  return stack_padded(batches)
 
 
 def _one(values: dict, i: int) -> dict:

@@ -74,10 +74,12 @@ def make_model_step(model: Model, optimizer: optax.GradientTransformation,
 
 
 def make_model_axis_step(model: Model, optimizer: optax.GradientTransformation,
-                         loss: Callable = jw_loss, dropout: bool = False) -> Callable:
+                         loss: Callable = jw_loss, dropout: bool = False,
+                         own_batches: bool = False) -> Callable:
   """(states [M], batch, dropout_keys [M], members [M], inputs) -> (states,
   losses [M]): `make_model_step` vmapped over M stacked models, all on the
-  same batch and batch inputs.
+  same batch and batch inputs (`own_batches`: each on its own, the batch and
+  the inputs stacked on the model axis too).
 
   Models are independent under `vmap`, so a model whose loss or gradient stops
   being finite (its loss comes back NaN) harms no other; the trainer stops
@@ -85,7 +87,8 @@ def make_model_axis_step(model: Model, optimizer: optax.GradientTransformation,
   every parameter and optimiser buffer each step (measured: it tripled the
   step time of the Average encoder on SST).
   """
-  return jax.vmap(make_model_step(model, optimizer, loss, dropout), in_axes=(0, None, 0, 0, None))
+  shared = None if not own_batches else 0
+  return jax.vmap(make_model_step(model, optimizer, loss, dropout), in_axes=(0, shared, 0, 0, shared))
 
 
 def make_predict(model: Model, logits: Callable = own_logits) -> Callable:

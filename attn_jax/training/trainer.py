@@ -196,7 +196,7 @@ class _Program:
   executor: Any  # `attn_jax.training.executors`: Vmapped or Looped
   dropout_keys: jax.Array  # [M]
   values: dict  # per-model values ([M] arrays) of the objective and projection
-  order_seed: int  # the batch order's, shared by all models
+  order_seeds: tuple[int, ...]  # [M] each model's batch-order seed: all one (shared) or each its own
   pos_weight: Any  # the dataset's, weighting the positive examples of every batch
   train_split: Any  # dataset.splits['train']
   select_split: Any  # dataset.splits[t.select_on]
@@ -225,11 +225,11 @@ def _program(model, dataset, members, group_dir, objective) -> _Program:
                            sharding.device_count(cfg.get('devices')))
   dropout_keys = jnp.stack([dropout_key(m.cfg.seed) for m in members])
   values = {**objective.values(num), **projection_values(members)}
-  order_seed = batch_seed(cfg)
+  order_seeds = tuple(batch_seed(m.cfg) for m in members)
   train_split, select_split = dataset.splits['train'], dataset.splits[t.select_on]
   buckets = dataset_buckets(dataset, cfg.data.bucket_growth, model, cfg.data.get('max_batch_tokens'))
   return _Program(model, members, group_dir, t, objective, optimizer, executor, dropout_keys,
-                  values, order_seed, dataset.pos_weight, train_split, select_split, buckets,
+                  values, order_seeds, dataset.pos_weight, train_split, select_split, buckets,
                   steps_per_epoch=split_batches.count_train_batches(train_split, t.batch_size, buckets))
 
 
@@ -313,24 +313,43 @@ def _train_epoch(p: _Program, run: _Run, epoch: int, bar: tqdm.tqdm) -> None:
   bar.set_description(f'epoch {epoch + 1} of {t.epochs}'
                       + (f' ({len(p.members)} models)' if len(p.members) > 1 else ''))
   # Looked up in this module when called: tests poison batches through it.
-  batches = train_batches(p.train_split, t.batch_size, p.buckets, p.pos_weight, p.order_seed, epoch,
-                          ties=t.get('sort_ties', 'stable'))
-  for index in range(run.progress['batch'], len(batches)):
-    batch = batches[index]
-    inputs = p.objective.batch_inputs('train', batch.index, batch.tokens.shape[1])
-    compilation.guard_mappings(('train', id(p.executor), batch.tokens.shape))
-    run.state, losses = p.executor.step(run.state, batch, p.dropout_keys, p.values, inputs,
-                                        run.active)
-    _drop_non_finite(p, run, losses, epoch, index, len(batches), bar)
-    examples = int((batch.index >= 0).sum())
+  orders = {seed: train_batches(p.train_split, t.batch_size, p.buckets, p.pos_weight, seed, epoch,
+                                ties=t.get('sort_ties', 'stable'))
+            for seed in dict.fromkeys(p.order_seeds)}
+  shared = len(orders) == 1
+  count = {len(b) for b in orders.values()}
+  if len(count) != 1:  # the split's chunks are the same in any order; a guard, not a choice
+    raise TrainingError(f'the models\' batch orders have different numbers of batches ({sorted(count)})')
+  for index in range(run.progress['batch'], count.pop()):
+    if shared:
+      batch = next(iter(orders.values()))[index]
+      inputs = p.objective.batch_inputs('train', batch.index, batch.tokens.shape[1])
+      compilation.guard_mappings(('train', id(p.executor), batch.tokens.shape))
+      run.state, losses = p.executor.step(run.state, batch, p.dropout_keys, p.values, inputs,
+                                          run.active)
+      examples = np.full(len(p.members), (batch.index >= 0).sum())
+    else:  # each model its own batch (`train.batch_order='own'`)
+      batches = [orders[seed][index] for seed in p.order_seeds]
+      inputs = [p.objective.batch_inputs('train', b.index, b.tokens.shape[1]) for b in batches]
+      run.state, losses = p.executor.step_each(run.state, batches, p.dropout_keys, p.values, inputs,
+                                               run.active)
+      examples = np.array([(b.index >= 0).sum() for b in batches])
+    _drop_non_finite(p, run, losses, epoch, index, count_of(orders), bar)
+    # An epoch holds every training example once in any order, so the
+    # models' counts agree at its end, where the mean loss is read.
     progress_lib.add_batch(run.progress, index, losses * examples if p.objective.mean_loss else losses,
-                           run.active, examples)
+                           run.active, int(examples[0]))
     bar.update(1)
     if not run.active.any():
       break  # the models still training failed; those stopped early are kept
     done = run.progress['batch']
-    if done % t.checkpoint_every_steps == 0 and done < len(batches):  # the epoch's end saves anyway
+    if done % t.checkpoint_every_steps == 0 and done < count_of(orders):  # the epoch's end saves anyway
       _save_latest(p, run)
+
+
+def count_of(orders: dict) -> int:
+  """The number of batches of an epoch (the same in every order)."""
+  return len(next(iter(orders.values())))
 
 
 def _drop_non_finite(p: _Program, run: _Run, losses: np.ndarray, epoch: int, index: int,

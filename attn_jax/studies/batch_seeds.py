@@ -1,0 +1,120 @@
+"""The batch order as a random factor: J&W grid rows whose five models each
+draw their own batch order, as five runs of J&W's code do.
+
+The J&W grid (`jw_grid`) trains a configuration's five model seeds as one
+program (attn_jax.runs.model_axis), and they share its batch order
+(`train.batch_seed` 0): their interval leaves out the batch order's
+randomness, which every seed there shares. Each run of J&W's own code
+(benchmarks/jw_reference.py) seeds NumPy's global generator, which draws its
+noisy length sort and batch shuffle, so its five seeds have five batch
+orders. This study trains, for the grid rows where the two implementations
+disagreed, model seed k with batch seed k for k = 1..4 (one model per arm,
+`<row>_batches<k>`); with the grid's seed 0 (model seed 0, batch seed 0)
+they are five models whose initial parameters AND batch orders both vary.
+Its report (kind 'batch_seeds', `rows`) sets per row and statistic the grid's
+interval (shared order), this one (independent orders) and J&W's code's,
+with Welch's test of each against J&W's code.
+
+The vectors are the grid's (vectors seed 0) in every arm: only the batch
+order is added.
+"""
+
+import os
+
+from attn_jax.analysis import statistics
+from attn_jax.studies import collect, jw_reference
+from attn_jax.studies.arms import Arm
+
+# The rows where attn-jax (all three fixes) and J&W's code disagreed on a τ,
+# and one that agreed (SST BiLSTM + tanh) as a control; cheapest first.
+ROWS = (('sst', 'average', 'tanh'), ('sst', 'average', 'dot'), ('sst', 'cnn', 'tanh'),
+        ('20news', 'average', 'tanh'), ('20news', 'cnn', 'dot'), ('sst', 'bilstm', 'tanh'))
+BATCH_SEEDS = (1, 2, 3, 4)  # 0 is the J&W grid's seed 0
+ANALYSES = 'gradient,loo,kendall'  # the three τ (accuracy comes with every model)
+
+
+def grid_row(dataset: str, encoder: str, attention: str) -> str:
+  """The J&W grid's arm of the same configuration (attn_jax.studies.jw_grid)."""
+  return f'{dataset}_{encoder}_{attention}'
+
+
+ARMS = tuple(Arm(f'{grid_row(*row)}_batches{k}', row[0], row[1],
+                 {'model.attention': row[2], 'seed': k, 'train.batch_seed': k})
+             for row in ROWS for k in BATCH_SEEDS)
+
+
+def arm_row(arm_name: str) -> str:
+  """'sst_cnn_tanh_batches3' -> 'sst_cnn_tanh'."""
+  return arm_name.rsplit('_batches', 1)[0]
+
+
+def default_grid(root: str) -> str:
+  """The grid trained with the recipe the arms train with: `jw_grid_lstm2`
+  beside the root (results/jw_grid_lstm2 for results/batch_seeds)."""
+  return os.path.join(os.path.dirname(os.path.normpath(root)), 'jw_grid_lstm2')
+
+
+def default_reference(root: str) -> str:
+  """J&W's code on the same inputs: `jw_reference` beside the root."""
+  return jw_reference.default_folder(root)
+
+
+def _verdict(test: dict) -> str:
+  agree = jw_reference.agree(test)
+  return '–' if agree is None else 'agree' if agree else (
+      f'differ (p={test["p"]:.3f})' if test['p'] >= 0.001 else 'differ (p<0.001)')
+
+
+def members(study, root: str, grid: str, row: str) -> tuple[list[str], list[str]]:
+  """(the grid row's models: model seeds 0..4, one batch order; its seed 0
+  with the study's arms of the row: model seed = batch seed = k)."""
+  grid_arm = os.path.join(grid, row)
+  shared = collect.models(grid_arm)
+  seed0 = os.path.join(grid_arm, 'seed0')
+  independent = ([seed0] if seed0 in shared else []) + [
+      m for arm in study.arms if arm_row(arm.name) == row
+      for m in collect.models(os.path.join(root, study.folder_name(arm)))]
+  return shared, independent
+
+
+def rows(study, root: str, grid: str, reference: str,
+         shown: tuple[str, str] | None = None) -> tuple[list[list[str]], list[str]]:
+  """Per grid row and statistic (accuracy and the three τ): the grid's
+  interval (one batch order shared by its 5 model seeds), the interval over
+  its seed 0 and the study's arms (model seed and batch order both vary),
+  J&W's code's (its own per-seed orders), and Welch's test of each attn-jax
+  side against J&W's code (α = 0.05). Returns (rows, notes); the notes name
+  the grid and the reference as `shown` (default: as given)."""
+  shown_grid, shown_reference = shown or (grid, reference)
+  table = [['configuration', 'statistic', 'attn-jax, one batch order', 'attn-jax, own batch orders',
+            'J&W code', 'Welch (one order)', 'Welch (own orders)', 'sd ratio (own / one)']]
+  counts = {'one': [0, 0], 'own': [0, 0]}  # [differ, tested]
+  for row in dict.fromkeys(arm_row(a.name) for a in study.arms):
+    shared, independent = members(study, root, grid, row)
+    if len(independent) < 2:
+      continue
+    theirs = jw_reference.read_arm(os.path.join(reference, row))['values']
+    for stat in jw_reference.COMPARED:
+      read = collect.STATISTICS[stat][1]
+      one, own = [read(m) for m in shared], [read(m) for m in independent]
+      a, b = statistics.t_interval(one), statistics.t_interval(own)
+      tests = {'one': statistics.welch_t_test(one, theirs[stat]), 'own': statistics.welch_t_test(own, theirs[stat])}
+      for side, test in tests.items():
+        if jw_reference.agree(test) is not None:
+          counts[side][1] += 1
+          counts[side][0] += not jw_reference.agree(test)
+      ratio = f'{b["std"] / a["std"]:.2f}' if a['n'] >= 2 and b['n'] >= 2 and a['std'] > 0 else '–'
+      table.append([row, collect.STATISTICS[stat][0], f'{collect.cell(a)} (n={a["n"]})',
+                    f'{collect.cell(b)} (n={b["n"]})',
+                    f'{collect.cell(statistics.t_interval(theirs[stat]))} (n={len(theirs[stat])})',
+                    _verdict(tests['one']), _verdict(tests['own']), ratio])
+  notes = [
+      f'one batch order: the J&W grid\'s row ({shown_grid}), model seeds 0..4 trained as one program with '
+      'train.batch_seed 0; own batch orders: its seed0 with model seed k and batch seed k, k = 1..4 '
+      f'({study.name}: <row>_batches<k>); J&W code: benchmarks/jw_reference.py ({shown_reference}), each seed '
+      'with its own batch order. Mean ± 95 % Student-t half-width; Welch\'s t-test against J&W\'s code, '
+      f'two-sided, α = {jw_reference.ALPHA:g}.',
+      f'statistics that differ from J&W\'s code: {counts["one"][0]} of {counts["one"][1]} with one batch order, '
+      f'{counts["own"][0]} of {counts["own"][1]} with own batch orders (about '
+      f'{jw_reference.ALPHA * counts["own"][1]:.1f} expected by chance when the implementations are the same).']
+  return table, notes
