@@ -30,6 +30,9 @@ def tree(tmp_path):
   results = tmp_path / 'results'
   ours(results / 'jw_grid_lstm2', 'sst_average_tanh', ROW)
   theirs(results / 'jw_reference', 'sst_average_tanh', JW)
+  for k, epoch in enumerate((7, 3, 6)):  # J&W's summaries count epochs from 0
+    path = results / 'jw_reference' / 'sst_average_tanh' / f'seed{k}' / 'summary.json'
+    path.write_text(json.dumps({**json.loads(path.read_text()), 'selected_epoch': epoch}))
   for k, d in zip(range(1, 5), ORDERS):
     one_model(results / 'batch_seeds' / f'sst_average_tanh_batches{k}', [m + d for m in ROW])
   return results
@@ -58,7 +61,10 @@ def test_the_table_sets_one_order_beside_own_orders_and_j_w_code(tree):
   assert rows[0][:5] == ['configuration', 'statistic', 'attn-jax, one batch order', 'attn-jax, own batch orders',
                          'J&W code']
   assert [r[:2] for r in rows[1:]] == [['sst_average_tanh', s] for s in
-                                       ('accuracy', 'τ(α, gradient)', 'τ(α, LOO)', 'τ(gradient, LOO)')]
+                                       ('accuracy', 'τ(α, gradient)', 'τ(α, LOO)', 'τ(gradient, LOO)',
+                                        'selected epoch (1 = first)')]
+  # Shown from 1 on both sides, and not counted among the statistics compared.
+  assert rows[5][4] == f"{report.cell(report.statistics.t_interval([8, 4, 7]), 1)} (n=3)"
   differ = {'one': 0, 'own': 0}
   for row, mean, jw in zip(rows[1:], ROW, JW):
     one = [mean + d for d in SPREAD]
@@ -89,7 +95,7 @@ def test_report_reads_the_grid_and_j_w_code_beside_the_root_and_rewrites_its_blo
   doc.parent.mkdir()
   doc.write_text('<!-- batch_seeds-table:start -->\n<!-- batch_seeds-table:end -->\n')
   rows = report.write(STUDY, str(tree / 'batch_seeds'), readme=[str(doc)])
-  assert len(rows) == 5
+  assert len(rows) == 6
   text = doc.read_text()
   assert '`python -m attn_jax.studies report batch_seeds --root=results/batch_seeds' in text
   assert "the J&W grid's row (results/jw_grid_lstm2)" in text and '(results/jw_reference)' in text

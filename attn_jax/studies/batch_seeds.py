@@ -79,7 +79,7 @@ def members(study, root: str, grid: str, row: str) -> tuple[list[str], list[str]
 
 def rows(study, root: str, grid: str, reference: str,
          shown: tuple[str, str] | None = None) -> tuple[list[list[str]], list[str]]:
-  """Per grid row and statistic (accuracy and the three τ): the grid's
+  """Per grid row and statistic (accuracy, the three τ, the selected epoch): the grid's
   interval (one batch order shared by its 5 model seeds), the interval over
   its seed 0 and the study's arms (model seed and batch order both vary),
   J&W's code's (its own per-seed orders), and Welch's test of each attn-jax
@@ -94,26 +94,31 @@ def rows(study, root: str, grid: str, reference: str,
     if len(independent) < 2:
       continue
     theirs = jw_reference.read_arm(os.path.join(reference, row))['values']
-    for stat in jw_reference.COMPARED:
+    # J&W's summaries count epochs from 0, the table (collect) from 1.
+    theirs = {**theirs, 'selected_epoch': [None if e is None else e + 1 for e in
+                                           theirs.get('selected_epoch', [])]}
+    for stat in jw_reference.COMPARED + ('selected_epoch',):
       read = collect.STATISTICS[stat][1]
       one, own = [read(m) for m in shared], [read(m) for m in independent]
       a, b = statistics.t_interval(one), statistics.t_interval(own)
       tests = {'one': statistics.welch_t_test(one, theirs[stat]), 'own': statistics.welch_t_test(own, theirs[stat])}
       for side, test in tests.items():
-        if jw_reference.agree(test) is not None:
+        if stat in jw_reference.COMPARED and jw_reference.agree(test) is not None:
           counts[side][1] += 1
           counts[side][0] += not jw_reference.agree(test)
       ratio = f'{b["std"] / a["std"]:.2f}' if a['n'] >= 2 and b['n'] >= 2 and a['std'] > 0 else '–'
-      table.append([row, collect.STATISTICS[stat][0], f'{collect.cell(a)} (n={a["n"]})',
-                    f'{collect.cell(b)} (n={b["n"]})',
-                    f'{collect.cell(statistics.t_interval(theirs[stat]))} (n={len(theirs[stat])})',
+      digits = 1 if stat == 'selected_epoch' else 3
+      c = statistics.t_interval(theirs[stat])
+      table.append([row, collect.STATISTICS[stat][0], f'{collect.cell(a, digits)} (n={a["n"]})',
+                    f'{collect.cell(b, digits)} (n={b["n"]})', f'{collect.cell(c, digits)} (n={c["n"]})',
                     _verdict(tests['one']), _verdict(tests['own']), ratio])
   notes = [
       f'one batch order: the J&W grid\'s row ({shown_grid}), model seeds 0..4 trained as one program with '
       'train.batch_seed 0; own batch orders: its seed0 with model seed k and batch seed k, k = 1..4 '
       f'({study.name}: <row>_batches<k>); J&W code: benchmarks/jw_reference.py ({shown_reference}), each seed '
       'with its own batch order. Mean ± 95 % Student-t half-width; Welch\'s t-test against J&W\'s code, '
-      f'two-sided, α = {jw_reference.ALPHA:g}.',
+      f'two-sided, α = {jw_reference.ALPHA:g}; the selected epoch (by dev ROC-AUC, never the first) is '
+      'shown, not counted.',
       f'statistics that differ from J&W\'s code: {counts["one"][0]} of {counts["one"][1]} with one batch order, '
       f'{counts["own"][0]} of {counts["own"][1]} with own batch orders (about '
       f'{jw_reference.ALPHA * counts["own"][1]:.1f} expected by chance when the implementations are the same).']

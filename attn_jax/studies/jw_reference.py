@@ -26,7 +26,7 @@ from attn_jax.studies import collect
 
 # What the summaries may hold, and the four the table tests.
 STATISTICS = ('accuracy', 'f1_pos', 'roc_auc', 'tau_attention_gradient', 'tau_attention_loo', 'tau_gradient_loo',
-              'entropy', 'max_attention_median', 'documents')
+              'entropy', 'max_attention_median', 'documents', 'selected_epoch')
 COMPARED = ('accuracy', 'tau_attention_gradient', 'tau_attention_loo', 'tau_gradient_loo')
 ALPHA = 0.05
 
