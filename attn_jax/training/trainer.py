@@ -4,7 +4,8 @@ checkpoint it writes.
 The M models (seeds, learning rates, embeddings, sweep values) are stacked on
 a leading axis and trained by one jitted step (vmapped, or looped over the
 models: `attn_jax.training.executors`): every model sees the same batch at
-each step (the batch order is `train.batch_seed`'s, shared), and each keeps
+each step, in `train.batch_seed`'s order, unless `train.batch_order='own'`
+gives each its own order, drawn from its own seed; and each keeps
 its own params, optimiser state, hyper-parameters, dropout keys, NaN check and
 model selection. A model trained alone is the M = 1 case.
 
@@ -317,10 +318,11 @@ def _train_epoch(p: _Program, run: _Run, epoch: int, bar: tqdm.tqdm) -> None:
                                 ties=t.get('sort_ties', 'stable'))
             for seed in dict.fromkeys(p.order_seeds)}
   shared = len(orders) == 1
-  count = {len(b) for b in orders.values()}
-  if len(count) != 1:  # the split's chunks are the same in any order; a guard, not a choice
-    raise TrainingError(f'the models\' batch orders have different numbers of batches ({sorted(count)})')
-  for index in range(run.progress['batch'], count.pop()):
+  counts = {len(b) for b in orders.values()}
+  if len(counts) != 1:  # the split's chunks are the same in any order; a guard, not a choice
+    raise TrainingError(f'the models\' batch orders have different numbers of batches ({sorted(counts)})')
+  batches_per_epoch = counts.pop()
+  for index in range(run.progress['batch'], batches_per_epoch):
     if shared:
       batch = next(iter(orders.values()))[index]
       inputs = p.objective.batch_inputs('train', batch.index, batch.tokens.shape[1])
@@ -334,7 +336,7 @@ def _train_epoch(p: _Program, run: _Run, epoch: int, bar: tqdm.tqdm) -> None:
       run.state, losses = p.executor.step_each(run.state, batches, p.dropout_keys, p.values, inputs,
                                                run.active)
       examples = np.array([(b.index >= 0).sum() for b in batches])
-    _drop_non_finite(p, run, losses, epoch, index, count_of(orders), bar)
+    _drop_non_finite(p, run, losses, epoch, index, batches_per_epoch, bar)
     # An epoch holds every training example once in any order, so the
     # models' counts agree at its end, where the mean loss is read.
     progress_lib.add_batch(run.progress, index, losses * examples if p.objective.mean_loss else losses,
@@ -343,13 +345,8 @@ def _train_epoch(p: _Program, run: _Run, epoch: int, bar: tqdm.tqdm) -> None:
     if not run.active.any():
       break  # the models still training failed; those stopped early are kept
     done = run.progress['batch']
-    if done % t.checkpoint_every_steps == 0 and done < count_of(orders):  # the epoch's end saves anyway
+    if done % t.checkpoint_every_steps == 0 and done < batches_per_epoch:  # the epoch's end saves anyway
       _save_latest(p, run)
-
-
-def count_of(orders: dict) -> int:
-  """The number of batches of an epoch (the same in every order)."""
-  return len(next(iter(orders.values())))
 
 
 def _drop_non_finite(p: _Program, run: _Run, losses: np.ndarray, epoch: int, index: int,
