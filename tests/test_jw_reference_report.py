@@ -87,12 +87,16 @@ def test_the_table_sets_each_arm_beside_j_w_code_and_the_published_number(tree):
 
 def test_the_lines_under_the_table_count_agreeing_rows_and_say_where_each_gap_comes_from(tree):
   grid, reference = tree
+  for k in range(len(SPREAD)):  # what attn-jax's seeds of a row share, as a trained row's configs say
+    (grid / 'sst_cnn_tanh' / f'seed{k}' / 'config.json').write_text(json.dumps(
+        {'seed': k, 'train': {'batch_seed': 0}, 'vectors': {'seed': 0}, 'model': {'embeddings_file': 'in_domain'}}))
   notes = report.reference_notes(report.reference_comparisons(GRID, str(grid), str(reference)))
   assert notes[0] == ("1 of 2 rows with all four statistics agreeing (Welch's t-test over seeds, two-sided, "
                       'α = 0.05) (sst_cnn_tanh); 2 row(s) with < 2 seeds on a side or a statistic missing '
                       'not counted')
-  assert notes[2].startswith("J&W code's intervals: seed k seeds") and 'own batch order' in notes[2]
-  assert notes[3:] == [
+  assert notes[2].startswith("J&W code's intervals: seed k seeds") and 'own initial weights and batch order' in notes[2]
+  assert notes[3] == "attn-jax's intervals over model seeds 0–4; one batch order; one set of vectors (sst_cnn_tanh)"
+  assert notes[4:] == [
       'sst_bilstm_tanh: τ(α, grad) inputs, τ(α, LOO) —, τ(grad, LOO) code',
       # From outside the grid's root (EXTRA_OURS): the row says where.
       "sst_bilstm_tanh_scratch: τ(α, grad) inputs, τ(α, LOO) n/a, τ(grad, LOO) inputs; attn-jax's side from "

@@ -272,6 +272,7 @@ def reference_comparisons(study, root: str, reference: str) -> list[tuple[str, d
     place = study.arms.index(arm) if arm is not None else len(study.arms)
     ours = jw_reference.ours_dir(root, name, folder)
     comparison = jw_reference.compare(os.path.join(reference, name), ours)
+    comparison['ours_varies'] = collect_varies(collect_models(ours))
     if os.path.dirname(os.path.normpath(ours)) != os.path.normpath(root):  # said under the table
       comparison['ours_from'] = os.path.relpath(ours, os.path.dirname(os.path.normpath(root)))
     out.append((place, name, comparison, _published(arm) if arm is not None else {}))
@@ -315,8 +316,12 @@ def reference_notes(comparisons) -> list[str]:
                f'implementations agree; "{jw_reference.CODE}" = outside and they differ; "{jw_reference.INSIDE}" = '
                f'inside; "{jw_reference.UNKNOWN}" = no published value, interval or test')
   lines.append('J&W code\'s intervals: seed k seeds Python\'s, NumPy\'s and PyTorch\'s generators, so each seed has '
-               'its own initial weights and batch order; every seed gets the same inputs (one set of vectors); '
-               'attn-jax\'s intervals are over what the table above says (`batch_seeds`: with own batch orders)')
+               'its own initial weights and batch order; every seed gets the same inputs (one set of vectors)')
+  kinds = {}
+  for arm, c, _ in comparisons:
+    if c.get('ours_varies'):
+      kinds.setdefault(c['ours_varies'], []).append(arm)
+  lines += [f'attn-jax\'s intervals over {kind} ({", ".join(arms)})' for kind, arms in kinds.items()]
   for arm, c, paper in comparisons:
     documents = jw_reference.documents_note(c['ours'], c['theirs'])
     source = c.get('ours_from') if c['ours']['models'] else None
