@@ -57,7 +57,9 @@ def test_each_arm_is_the_grid_model_of_its_seed_but_for_the_batch_order():
 
 def test_the_table_sets_one_order_beside_own_orders_and_j_w_code(tree):
   study_root = tree / 'batch_seeds'
-  rows, notes = batch_seeds.rows(STUDY, str(study_root), str(tree / 'jw_grid_lstm2'), str(tree / 'jw_reference'))
+  rows, counts = batch_seeds.rows(STUDY, str(study_root), str(tree / 'jw_grid_lstm2'), str(tree / 'jw_reference'))
+  notes = batch_seeds.notes(STUDY.name, counts, 'GRID', 'REFERENCE')
+  assert "the J&W grid's row (GRID)" in notes[0] and '(REFERENCE)' in notes[0]
   assert rows[0][:5] == ['configuration', 'statistic', 'attn-jax, one batch order', 'attn-jax, own batch orders',
                          'J&W code']
   assert [r[:2] for r in rows[1:]] == [['sst_average_tanh', s] for s in

@@ -59,12 +59,6 @@ def default_reference(root: str) -> str:
   return jw_reference.default_folder(root)
 
 
-def _verdict(test: dict) -> str:
-  agree = jw_reference.agree(test)
-  return '–' if agree is None else 'agree' if agree else (
-      f'differ (p={test["p"]:.3f})' if test['p'] >= 0.001 else 'differ (p<0.001)')
-
-
 def members(study, root: str, grid: str, row: str) -> tuple[list[str], list[str]]:
   """(the grid row's models: model seeds 0..4, one batch order; its seed 0
   with the study's arms of the row: model seed = batch seed = k)."""
@@ -77,15 +71,13 @@ def members(study, root: str, grid: str, row: str) -> tuple[list[str], list[str]
   return shared, independent
 
 
-def rows(study, root: str, grid: str, reference: str,
-         shown: tuple[str, str] | None = None) -> tuple[list[list[str]], list[str]]:
+def rows(study, root: str, grid: str, reference: str) -> tuple[list[list[str]], dict]:
   """Per grid row and statistic (accuracy, the three τ, the selected epoch): the grid's
   interval (one batch order shared by its 5 model seeds), the interval over
   its seed 0 and the study's arms (model seed and batch order both vary),
   J&W's code's (its own per-seed orders), and Welch's test of each attn-jax
-  side against J&W's code (α = 0.05). Returns (rows, notes); the notes name
-  the grid and the reference as `shown` (default: as given)."""
-  shown_grid, shown_reference = shown or (grid, reference)
+  side against J&W's code (α = 0.05). Returns (rows, counts): per side
+  ('one', 'own'), [statistics that differ, statistics tested] (`notes`)."""
   table = [['configuration', 'statistic', 'attn-jax, one batch order', 'attn-jax, own batch orders',
             'J&W code', 'Welch (one order)', 'Welch (own orders)', 'sd ratio (own / one)']]
   counts = {'one': [0, 0], 'own': [0, 0]}  # [differ, tested]
@@ -111,15 +103,21 @@ def rows(study, root: str, grid: str, reference: str,
       c = statistics.t_interval(theirs[stat])
       table.append([row, collect.STATISTICS[stat][0], f'{collect.cell(a, digits)} (n={a["n"]})',
                     f'{collect.cell(b, digits)} (n={b["n"]})', f'{collect.cell(c, digits)} (n={c["n"]})',
-                    _verdict(tests['one']), _verdict(tests['own']), ratio])
-  notes = [
-      f'one batch order: the J&W grid\'s row ({shown_grid}), model seeds 0..4 trained as one program with '
+                    jw_reference.verdict(tests['one']), jw_reference.verdict(tests['own']), ratio])
+  return table, counts
+
+
+def notes(study_name: str, counts: dict, grid: str, reference: str) -> list[str]:
+  """The lines under `rows`' table: what each side is, and how many
+  statistics differ from J&W's code with one batch order and with own
+  orders (`counts`); `grid` and `reference` as the reader should see them."""
+  return [
+      f'one batch order: the J&W grid\'s row ({grid}), model seeds 0..4 trained as one program with '
       'train.batch_seed 0; own batch orders: its seed0 with model seed k and batch seed k, k = 1..4 '
-      f'({study.name}: <row>_batches<k>); J&W code: benchmarks/jw_reference.py ({shown_reference}), each seed '
+      f'({study_name}: <row>_batches<k>); J&W code: benchmarks/jw_reference.py ({reference}), each seed '
       'with its own batch order. Mean ± 95 % Student-t half-width; Welch\'s t-test against J&W\'s code, '
       f'two-sided, α = {jw_reference.ALPHA:g}; the selected epoch (by dev ROC-AUC, never the first) is '
       'shown, not counted.',
       f'statistics that differ from J&W\'s code: {counts["one"][0]} of {counts["one"][1]} with one batch order, '
       f'{counts["own"][0]} of {counts["own"][1]} with own batch orders (about '
       f'{jw_reference.ALPHA * counts["own"][1]:.1f} expected by chance when the implementations are the same).']
-  return table, notes

@@ -126,8 +126,8 @@ def varies(members: list[str]) -> Optional[str]:
   if not configs:
     return None
   seeds = sorted({c.get('seed') for c in configs})
-  orders = {_get(c, 'train', 'batch_seed') if _get(c, 'train', 'batch_seed') is not None else c.get('seed')
-            for c in configs}
+  order = lambda c: _get(c, 'train', 'batch_seed')  # None: the model seed draws the order
+  orders = {c.get('seed') if order(c) is None else order(c) for c in configs}
   files = {_get(c, 'model', 'embeddings_file') for c in configs}
   vectors = {_get(c, 'vectors', 'seed') for c in configs}
   one = lambda values, what: f'one {what}' if len(values) == 1 else f'{len(values)} {what}s'

@@ -119,6 +119,14 @@ def agree(test: dict) -> Optional[bool]:
   return None if test['p'] is None else test['p'] >= ALPHA
 
 
+def verdict(test: dict) -> str:
+  """Welch's t-test at α = 0.05: 'agree', 'differ (p=…)', '–' under 2 seeds a side."""
+  agreed = agree(test)
+  if agreed is None:
+    return '–'
+  return 'agree' if agreed else f'differ (p={test["p"]:.3f})' if test['p'] >= 0.001 else 'differ (p<0.001)'
+
+
 def gap_source(ours: dict, published: Optional[float], test: dict) -> str:
   """Why attn-jax's interval misses J&W's published value: INSIDE when it does
   not miss it; INPUTS when it misses it and J&W's code on our inputs agrees

@@ -279,12 +279,7 @@ def reference_comparisons(study, root: str, reference: str) -> list[tuple[str, d
   return [row[1:] for row in sorted(out, key=lambda row: row[:2])]
 
 
-def verdict(test: dict) -> str:
-  """Welch's t-test at α = 0.05: 'agree', 'differ (p=…)', '–' under 2 seeds a side."""
-  agree = jw_reference.agree(test)
-  if agree is None:
-    return '–'
-  return 'agree' if agree else f'differ (p={test["p"]:.3f})' if test['p'] >= 0.001 else 'differ (p<0.001)'
+verdict = jw_reference.verdict  # the side-by-side table's Welch column
 
 
 def reference_rows(comparisons) -> list[list[str]]:
@@ -317,11 +312,8 @@ def reference_notes(comparisons) -> list[str]:
                f'inside; "{jw_reference.UNKNOWN}" = no published value, interval or test')
   lines.append('J&W code\'s intervals: seed k seeds Python\'s, NumPy\'s and PyTorch\'s generators, so each seed has '
                'its own initial weights and batch order; every seed gets the same inputs (one set of vectors)')
-  kinds = {}
-  for arm, c, _ in comparisons:
-    if c.get('ours_varies'):
-      kinds.setdefault(c['ours_varies'], []).append(arm)
-  lines += [f'attn-jax\'s intervals over {kind} ({", ".join(arms)})' for kind, arms in kinds.items()]
+  lines += [f'attn-jax\'s intervals over {kind} ({", ".join(arms)})'
+            for kind, arms in _by_kind((arm, c.get('ours_varies')) for arm, c, _ in comparisons).items()]
   for arm, c, paper in comparisons:
     documents = jw_reference.documents_note(c['ours'], c['theirs'])
     source = c.get('ours_from') if c['ours']['models'] else None
@@ -431,14 +423,20 @@ def _ss_tables(study, root: str, save_to, readme) -> list[list[str]]:
   return made['ss-table3'][0]
 
 
+def _by_kind(named_kinds) -> dict:
+  """{kind: [names]} from (name, kind) pairs, in first-seen order; None kinds left out."""
+  kinds = {}
+  for name, kind in named_kinds:
+    if kind is not None:
+      kinds.setdefault(kind, []).append(name)
+  return kinds
+
+
 def interval_kinds(study, root: str) -> list[str]:
   """One line per kind of interval the rows have (`collect.varies`): what
   differs among each row's models, so what its ± covers and leaves out."""
-  kinds = {}
-  for arm in study.arms:
-    kind = collect_varies(collect_models(os.path.join(root, study.folder_name(arm))))
-    if kind is not None:
-      kinds.setdefault(kind, []).append(arm.name)
+  kinds = _by_kind((arm.name, collect_varies(collect_models(os.path.join(root, study.folder_name(arm)))))
+                   for arm in study.arms)
   everyone = len(kinds) == 1 and len(next(iter(kinds.values()), [])) == len(study.arms)
   return [f'intervals over {kind} ({"every row" if everyone else ", ".join(names)})'
           for kind, names in kinds.items()]
@@ -506,14 +504,13 @@ def _batch_seed_table(study, root: str, reference, readme) -> list[list[str]]:
   block of those `readme` files that hold it."""
   reference = reference or batch_seeds.default_reference(root)
   grid = batch_seeds.default_grid(root)
-  rows, notes = batch_seeds.rows(study, root, grid, reference)
-  notes += totals(study, root)
-  print(plain(rows) + '\n' + '\n'.join(notes))
+  rows, counts = batch_seeds.rows(study, root, grid, reference)
+  spent = totals(study, root)
+  print(plain(rows) + '\n' + '\n'.join(batch_seeds.notes(study.name, counts, grid, reference) + spent))
   if readme:
     here = root_of(readme)
     source, ref, shown_grid = (os.path.relpath(p, here) for p in (root, reference, grid))
-    rows, notes = batch_seeds.rows(study, root, grid, reference, shown=(shown_grid, ref))
-    notes += totals(study, root)
+    notes = batch_seeds.notes(study.name, counts, shown_grid, ref) + spent
     default = os.path.abspath(reference) == os.path.abspath(batch_seeds.default_reference(root))
     write_blocks(readme, f'{study.name}-table', with_notes(rows, notes),
                  f'python -m attn_jax.studies report {study.name} --root={source}'
