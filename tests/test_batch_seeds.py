@@ -18,6 +18,8 @@ from test_vector_seeds import one_model
 
 STUDY = STUDIES['batch_seeds']
 GRID = STUDIES['jw_grid']
+FIDELITY = STUDIES['fidelity']
+FROM_SCRATCH = {'imdb_bilstm_tanh_scratch': 'imdb_scratch_1'}  # the grid folder's link: fidelity's arm
 ROW = (0.815, 0.63, 0.66, 0.61)  # the grid's sst_average_tanh: accuracy and the three τ, ± SPREAD
 ORDERS = (-0.04, 0.03, 0.05, 0.07)  # the study's four models: wider, and higher on average
 JW = (0.82, 0.64, 0.70, 0.60)  # J&W's code, ± THEIRS
@@ -40,14 +42,17 @@ def tree(tmp_path):
 
 def test_each_arm_is_the_grid_model_of_its_seed_but_for_the_batch_order():
   assert STUDY.seeds == 1 and STUDY.kind == 'batch_seeds' and STUDY.analyses == 'gradient,loo,kendall'
-  assert len(STUDY.arms) == 4 * len(batch_seeds.ROWS)
+  assert len(STUDY.arms) == sum(len(row[-1]) for row in batch_seeds.ROWS) == 4 * 6 + 2
   for arm in STUDY.arms:
     k = int(arm.name.rpartition('batches')[2])
     cfg = arm.config(STUDY.seeds, STUDY.analyses)
     assert cfg.seed == k and cfg.train.batch_seed == k and cfg.sweep == ''
     assert [(m.cfg.seed, m.cfg.train.batch_seed) for m in model_axis.members(cfg, '/w')] == [(k, k)]
-    grid_arm = next(a for a in GRID.arms if a.name == batch_seeds.arm_row(arm.name))
-    grid_model = model_axis.model_config(grid_arm.config(GRID.seeds, GRID.analyses), {'seed': k})
+    # The grid folder's from-scratch rows are the fidelity study's N(0, 1) arms.
+    grid, row = (GRID, batch_seeds.arm_row(arm.name)) if 'scratch' not in arm.name else (
+        FIDELITY, FROM_SCRATCH[batch_seeds.arm_row(arm.name)])
+    grid_arm = next(a for a in grid.arms if a.name == row)
+    grid_model = model_axis.model_config(grid_arm.config(grid.seeds, grid.analyses), {'seed': k})
     ours_items, grid_items = config_lib.training_items(cfg), config_lib.training_items(grid_model)
     # The grid's model seed{k} shares the program's batch order, batch seed 0.
     assert {key for key in ours_items.keys() | grid_items.keys()

@@ -25,22 +25,33 @@ from attn_jax.analysis import statistics
 from attn_jax.studies import collect, jw_reference
 from attn_jax.studies.arms import Arm
 
-# The rows where attn-jax (all three fixes) and J&W's code disagreed on a τ,
-# and one that agreed (SST BiLSTM + tanh) as a control; cheapest first.
-ROWS = (('sst', 'average', 'tanh'), ('sst', 'average', 'dot'), ('sst', 'cnn', 'tanh'),
-        ('20news', 'average', 'tanh'), ('20news', 'cnn', 'dot'), ('sst', 'bilstm', 'tanh'))
+# J&W's code from scratch: nn.Embedding's default N(0, 1) (as the fidelity study's scratch_1 arms).
+SCRATCH = {'model.embeddings_file': None, 'model.embed_init_std': 1.0}
 BATCH_SEEDS = (1, 2, 3, 4)  # 0 is the J&W grid's seed 0
+
+
+def grid_row(dataset: str, encoder: str, attention: str, suffix: str = '') -> str:
+  """The J&W grid's arm of the same configuration (attn_jax.studies.jw_grid);
+  `suffix` '_scratch' names the grid folder's from-scratch rows."""
+  return f'{dataset}_{encoder}_{attention}{suffix}'
+
+
+# The rows where attn-jax (all three fixes) and J&W's code disagreed on a τ,
+# and one that agreed (SST BiLSTM + tanh) as a control; cheapest first:
+# (dataset, encoder, attention, row-name suffix, overrides, batch seeds).
+# IMDB from scratch has 3 seeds a side (J&W's loops are slow on IMDB), so 2 arms.
+ROWS = (('sst', 'average', 'tanh', '', {}, BATCH_SEEDS),
+        ('sst', 'average', 'dot', '', {}, BATCH_SEEDS),
+        ('sst', 'cnn', 'tanh', '', {}, BATCH_SEEDS),
+        ('20news', 'average', 'tanh', '', {}, BATCH_SEEDS),
+        ('20news', 'cnn', 'dot', '', {}, BATCH_SEEDS),
+        ('sst', 'bilstm', 'tanh', '', {}, BATCH_SEEDS),
+        ('imdb', 'bilstm', 'tanh', '_scratch', SCRATCH, (1, 2)))
 ANALYSES = 'gradient,loo,kendall'  # the three τ (accuracy comes with every model)
 
-
-def grid_row(dataset: str, encoder: str, attention: str) -> str:
-  """The J&W grid's arm of the same configuration (attn_jax.studies.jw_grid)."""
-  return f'{dataset}_{encoder}_{attention}'
-
-
-ARMS = tuple(Arm(f'{grid_row(*row)}_batches{k}', row[0], row[1],
-                 {'model.attention': row[2], 'seed': k, 'train.batch_seed': k})
-             for row in ROWS for k in BATCH_SEEDS)
+ARMS = tuple(Arm(f'{grid_row(dataset, encoder, attention, suffix)}_batches{k}', dataset, encoder,
+                 {**overrides, 'model.attention': attention, 'seed': k, 'train.batch_seed': k})
+             for dataset, encoder, attention, suffix, overrides, seeds in ROWS for k in seeds)
 
 
 def arm_row(arm_name: str) -> str:
@@ -113,7 +124,8 @@ def notes(study_name: str, counts: dict, grid: str, reference: str) -> list[str]
   orders (`counts`); `grid` and `reference` as the reader should see them."""
   return [
       f'one batch order: the J&W grid\'s row ({grid}), model seeds 0..4 trained as one program with '
-      'train.batch_seed 0; own batch orders: its seed0 with model seed k and batch seed k, k = 1..4 '
+      'train.batch_seed 0 (IMDB from scratch: seeds 0..2); own batch orders: its seed0 with model seed k and '
+      'batch seed k, k = 1..4 (IMDB from scratch: 1..2, as J&W\'s code has 3 seeds there) '
       f'({study_name}: <row>_batches<k>); J&W code: benchmarks/jw_reference.py ({reference}), each seed '
       'with its own batch order. Mean ± 95 % Student-t half-width; Welch\'s t-test against J&W\'s code, '
       f'two-sided, α = {jw_reference.ALPHA:g}; the selected epoch (by dev ROC-AUC, never the first) is '
