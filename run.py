@@ -88,9 +88,11 @@ def _parse_flags(argv):
     _fail(f'config file {spec.partition(":")[0]!r} not found; the configs are in configs/ '
           '(e.g. --config=configs/sst_bilstm.py; python run.py --help lists them)')
   try:
-    return app.parse_flags_with_usage(argv)
+    return flags.FLAGS(argv)
   except AttnJaxError as e:  # raised by get_config, e.g. an unknown variant
     _fail(e)
+  except flags.Error as e:  # e.g. --config.train.epochs=abc: one line, not absl's "FATAL" two
+    _fail(f'{e}; `python run.py --help` lists the config keys with their values')
   except (KeyError, AttributeError):
     overrides = [a[len('--config.'):].split('=', 1)[0] for a in argv if a.startswith('--config.')]
     message = spec and config_lib.unknown_override(config_lib.load_file(spec), overrides)

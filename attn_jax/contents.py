@@ -18,6 +18,7 @@ from attn_jax.runs import workdir as workdir_lib
 from attn_jax.core import errors
 from attn_jax.core.errors import AttnJaxError
 from attn_jax.stages import store
+from attn_jax.training import checkpoints as checkpoint_files
 
 
 def _read(path: str):
@@ -72,11 +73,21 @@ def _training_lines(folder: str) -> list[str]:
     directory = os.path.join(checkpoints, kind)
     if os.path.isdir(directory):
       steps = sorted((int(n) for n in os.listdir(directory) if n.isdigit()))
-      lines.append(f'  checkpoints/{kind}: step ' + (', '.join(map(str, steps)) if steps else 'none'))
+      shown = []
+      for step in steps:
+        why = checkpoint_files.damage(os.path.join(directory, str(step)))
+        shown.append(str(step) if why is None else f'{step} DAMAGED ({why})')
+      lines.append(f'  checkpoints/{kind}: step ' + (', '.join(shown) if steps else 'none'))
+    elif kind == 'best' and os.path.isdir(os.path.join(checkpoints, 'latest')):
+      lines.append('  checkpoints/best: missing (a run rebuilds it from latest when both are at the selected step)')
   record = _read(os.path.join(folder, 'training.json'))
   if isinstance(record, dict):
-    lines.append(f'  training: finished ({record.get("epoch")} epochs)' if record.get('finished')
-                 else f'  training: epoch {record.get("epoch")}')
+    # The trainer's record sits under 'progress' (older ones at the top).
+    progress = record.get('progress') if isinstance(record.get('progress'), dict) else record
+    epochs = progress.get('epoch')
+    lines.append(f'  training: finished ({epochs} epochs)' if progress.get('finished')
+                 else f'  training: {epochs} epoch(s) done, not finished' if isinstance(epochs, int)
+                 else '  training: record unreadable')
   results = _read(os.path.join(folder, 'eval.json'))
   if isinstance(results, dict):
     number = lambda k: results[k] if isinstance(results.get(k), (int, float)) else float('nan')
@@ -124,7 +135,8 @@ def _lease_lines(root: str) -> list[str]:
   """What other processes are writing now (their leases), or left behind."""
   lines = []
   for path, holder in leases.held(root):
-    state = 'stale: its process is gone' if leases.is_stale(path, holder) else 'being computed'
+    reason = leases.stale_reason(path, holder)
+    state = 'being computed' if reason is None else f'stale ({reason}); the next run takes it over'
     lines.append(f'  in progress: {(holder or {}).get("what", "?")} — {state} '
                  f'({leases.describe(holder)}) [{os.path.relpath(path, root)}]')
   return lines

@@ -12,6 +12,7 @@ UNK, and `known` says which.
 
 import dataclasses
 import functools
+import os
 from typing import Sequence, Union
 
 import jax
@@ -81,10 +82,20 @@ def explain(run: Union[str, Restored], texts: Union[str, Sequence[str]],
     batch_size: texts computed together.
 
   Raises:
+    TypeError: `run` or `texts` is of another kind (e.g. None).
     ValueError: a text has no words once tokenized (it names which).
   """
+  if isinstance(run, os.PathLike):
+    run = os.fspath(run)
+  if not isinstance(run, (str, Restored)):
+    raise TypeError(f'explain(run, texts): run is a workdir path or what attn_jax.restore returned, '
+                    f'not {type(run).__name__}')
+  texts = [texts] if isinstance(texts, str) else list(texts) if isinstance(texts, (list, tuple)) else texts
+  if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+    kind = type(texts).__name__ if not isinstance(texts, list) else 'a list holding ' + next(
+        type(t).__name__ for t in texts if not isinstance(t, str))
+    raise TypeError(f'explain(run, texts): texts is a string or a list of strings, not {kind}')
   restored = restore(run) if isinstance(run, str) else run
-  texts = [texts] if isinstance(texts, str) else list(texts)
   dataset = restored.config.data.dataset
   model_cfg = restored.config.model
   if model_cfg.get('hierarchical', False) or model_cfg.get('classes', 2) > 2:

@@ -150,7 +150,7 @@ def _finish(model, predict, member, out, record, dataset, progress, num_models, 
   """Evaluates one trained model on the test split and runs its analyses,
   writing to `out`; `record` is its entry in the training progress."""
   cfg, workdir = member.cfg, member.workdir
-  restored = trainer.restore_best(model, workdir)
+  restored = trainer.restore_best(model, workdir, log, repair=hosts.primary())
   if restored is None:
     raise CheckpointError(f'{workdir} has no selected model; delete it and train again')
   params, selection = restored

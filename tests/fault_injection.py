@@ -45,6 +45,7 @@ import json
 import os
 import random
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -67,7 +68,7 @@ GROUPS = {'workdir description': 'config, vocab, data, checksums .json',
           'training results': 'eval.json, metrics.jsonl, predictions, training.json, curves',
           'analysis results': "each stage's results.npz, summary.json, figure"}
 # What the next use of a workdir does first: load its selected model.
-RESTORE = 'import sys; from attn_jax.restore import restore; restore(sys.argv[1])'
+RESTORE = 'import sys; import attn_jax; attn_jax.restore(sys.argv[1])'
 COLUMNS = ('tried', 'survived', 'clear error', 'traceback', 'different results', 'data lost',
            'unclear failure')
 
@@ -621,6 +622,182 @@ def parallel_stages_case() -> Case:
   return Case('two different stages of one model at once', 'loo and permutation at once', do)
 
 
+# ---------------------------------------------------------------- edges of leases, reports, repairs
+
+def _sst_keys(ref: dict) -> list:
+  # checksums.json hashes config.json, which names the (other) data folders.
+  return [k for k in ref['fingerprint'] if k != 'checksums.json']
+
+
+def concurrent_preparation_case() -> Case:
+  """Two first runs with an empty tfds data dir, one second apart: one
+  prepares SST, the other waits for its lease and reads that copy."""
+  def do(suite: Suite) -> dict:
+    if not os.path.isdir(SST_DATA):
+      return {'outcome': 'skipped', 'message': f'{SST_DATA} not found'}
+    ref = suite.reference('sst', lambda w: _sst_run(w, _sst_copy(os.path.join(suite.scratch, 'sst-reference-data')),
+                                                     os.path.join(suite.scratch, 'sst-reference-tfds')))
+    base = suite.fresh('prepare-at-once')
+    data, tfds = _sst_copy(os.path.join(base, 'data')), os.path.join(base, 'tfds')
+    workdirs = [os.path.join(base, f'workdir{i}') for i in (1, 2)]
+    results = _together([_sst_run(w, data, tfds) for w in workdirs])
+    for result, workdir in zip(results, workdirs):
+      outcome, detail = _judge_all([result], ref['fingerprint'], workdir, _sst_keys(ref))
+      if outcome != 'survived':
+        break
+    leftovers = [n for n in os.listdir(tfds) if n.startswith('.attn_jax-preparing-')]
+    if outcome == 'survived' and leftovers:
+      outcome, detail = 'different results', f'left in the tfds data dir: {leftovers}'
+    return {'outcome': outcome, 'message': detail, 'command': ' '.join(results[0].command[1:]) + '  (twice)',
+            'waited': any('waiting for' in r.stdout for r in results)}
+  return Case('two first runs preparing one dataset (fresh tfds data dir)', 'SST prepared by two runs at once', do)
+
+
+def _odd_lock(path: str, what: str) -> None:
+  """Writes lock file `path` as `what` says, aged as such a file would be."""
+  here = {'what': 'training', 'host': socket.gethostname(), 'started': time.time(), 'token': 'odd'}
+  records = {'empty': ('', 60), 'garbage': ('\x00garbage{', 60),
+             'pid abc': (json.dumps({**here, 'pid': 'abc'}), 600),
+             'no pid': (json.dumps(here), 600),
+             'a reused pid (pid 1, lease older than it)': (json.dumps({**here, 'pid': 1, 'started': 1000.0}), 0),
+             'a live pid, no heartbeat for an hour': (json.dumps({**here, 'pid': os.getpid()}), 3600)}
+  text, age = records[what]
+  with open(path, 'w') as f:
+    f.write(text)
+  old = time.time() - age
+  os.utime(path, (old, old))
+
+
+ODD_LOCKS = ('empty', 'garbage', 'pid abc', 'no pid', 'a reused pid (pid 1, lease older than it)',
+             'a live pid, no heartbeat for an hour')
+
+
+def odd_lock_case(what: str) -> Case:
+  """A training lease that holds something odd: `contents` reads it without
+  a traceback, and a run takes it over (never waits forever)."""
+  def do(suite: Suite) -> dict:
+    reference = suite.reference('single', run_py)
+    workdir = suite.fresh('odd-lock')
+    os.makedirs(workdir)
+    _odd_lock(os.path.join(workdir, 'training.lease'), what)
+    contents = faults.run([sys.executable, '-m', 'attn_jax.contents', workdir], timeout=120)
+    if faults.TRACEBACK in contents.stderr:
+      return {'outcome': 'traceback', 'message': 'contents: ' + faults.failure(contents)[1]}
+    result = faults.run(run_py(workdir), timeout=240)  # the run itself takes about 10 s
+    outcome, detail = faults.judge(result, reference['fingerprint'], workdir)
+    return {'outcome': outcome, 'message': detail, 'took_over': 'taking it over' in result.stdout,
+            'contents': next((l.strip() for l in contents.stdout.splitlines() if 'in progress' in l), '')}
+  return Case('a lock file with odd contents', f'training lease: {what}', do)
+
+
+def full_disk_lease_case() -> Case:
+  """A full disk when a rerun creates its training lease: one line, no
+  empty lease left; once space is freed the next run goes on at once."""
+  def do(suite: Suite) -> dict:
+    if not can_mount():
+      return {'outcome': 'skipped', 'message': 'mounting a tmpfs needs root'}
+    ref = suite.references['single']
+    mountpoint = suite.fresh('lease-disk-full')
+    os.makedirs(mountpoint)
+    size = _du(ref['dir']) // 1024 + 1024
+    with suite.mount('-t', 'tmpfs', '-o', f'size={size}k', 'tmpfs', target=mountpoint):
+      workdir = os.path.join(mountpoint, 'run')
+      shutil.copytree(ref['dir'], workdir)
+      shutil.rmtree(os.path.join(workdir, 'analyses'))  # the rerun has work to do
+      filler = os.path.join(mountpoint, 'filler')
+      fd = os.open(filler, os.O_CREAT | os.O_WRONLY)
+      with contextlib.suppress(OSError):
+        while True:  # unbuffered: every byte that fits is written, the rest fails here
+          os.write(fd, b'\0' * 4096)
+      os.close(fd)
+      args = run_py(workdir, '--config.wait_for_lock=False')  # a left lease would refuse at once
+      first = faults.run(args)
+      first_outcome, message = faults.failure(first) if first.returncode else ('not full', '')
+      left = [p for p, _ in _leases_under(workdir)]
+      os.remove(filler)  # the user frees space
+      rerun = faults.run(args, timeout=240)
+      outcome, detail = faults.judge(rerun, ref['fingerprint'], workdir)
+    if first_outcome != 'clear error':
+      outcome, detail = first_outcome, f'full disk: {message}'
+    elif left and outcome == 'survived':
+      outcome, detail = 'different results', f'the failed run left {left}'
+    return {'outcome': outcome, 'message': detail, 'first_error': message,
+            'command': ' '.join(args[1:]) + f'  (tmpfs of {size} KiB filled, then the filler removed)'}
+  return Case('disk full when a lease is created', 'full disk at the training lease', do)
+
+
+def _leases_under(root: str) -> list:
+  return [(os.path.join(d, n), None) for d, _, names in os.walk(root) for n in names if n.endswith('.lease')]
+
+
+REPORTS = ('training', 'analyses', 'meister')
+
+
+def report_case(state: str) -> Case:
+  """`report training|analyses|meister` on a run with nothing to report:
+  one line each; after the fix (the run finished), the report works."""
+  def do(suite: Suite) -> dict:
+    ref = suite.references['single']
+    workdir = suite.fresh(f'report-{state}')
+    if state != 'a path that does not exist':
+      shutil.copytree(ref['dir'], workdir)
+      if state == 'eval.json deleted':
+        os.remove(os.path.join(workdir, 'eval.json'))
+      else:  # still training: a live holder of its training lease
+        with open(os.path.join(workdir, 'training.lease'), 'w') as f:
+          json.dump({'what': 'training', 'host': socket.gethostname(), 'pid': os.getpid(),
+                     'started': time.time(), 'token': 'live'}, f)
+        os.remove(os.path.join(workdir, 'eval.json'))
+    outcomes = []
+    for command in REPORTS:
+      result = faults.run([sys.executable, '-m', 'attn_jax.report', command, workdir], timeout=300)
+      outcomes.append(faults.failure(result) if result.returncode else ('no error', result.stdout[-200:]))
+    worst = next((o for o in outcomes if o[0] != 'clear error'), outcomes[0])
+    after = ''
+    if state != 'a path that does not exist' and worst[0] == 'clear error':
+      with contextlib.suppress(FileNotFoundError):
+        os.remove(os.path.join(workdir, 'training.lease'))  # the holder finished
+      rerun = faults.run(run_py(workdir))
+      outcome, detail = faults.judge(rerun, ref['fingerprint'], workdir)
+      reports = [faults.run([sys.executable, '-m', 'attn_jax.report', c, workdir], timeout=300) for c in REPORTS]
+      bad = [r for r in reports if r.returncode or faults.TRACEBACK in r.stderr]
+      after = f'{outcome} {detail}'.strip() + ('; reports work' if not bad else f'; {len(bad)} reports still fail')
+      if outcome != 'survived' or bad:
+        worst = (outcome if outcome != 'survived' else 'unclear failure', after)
+    return {'outcome': worst[0], 'message': worst[1], 'after_the_fix': after,
+            'command': f'python -m attn_jax.report {{{",".join(REPORTS)}}} WORKDIR'}
+  return Case('a report on a run with nothing to report', f'report on {state}', do)
+
+
+def config_repair_case(name: str) -> Case:
+  """A damaged config.json (or checksums.json) and a rerun with other
+  analysis settings: repaired, since the training part matches."""
+  def do(suite: Suite) -> dict:
+    ref = suite.references['single']
+    workdir = suite.fresh(f'repair-{name}')
+    shutil.copytree(ref['dir'], workdir)
+    with open(os.path.join(workdir, name), 'r+b') as f:
+      f.truncate(30)
+    args = run_py(workdir, '--config.analysis.max_docs=20')
+    result = faults.run(args)
+    trained = [k for k in ref['fingerprint'] if not k.startswith('analyses/')
+               and k not in ('config.json', 'checksums.json')]
+    outcome, detail = faults.judge(result, ref['fingerprint'], workdir, trained)
+    if outcome == 'survived' and 'was damaged' not in result.stdout:
+      outcome, detail = 'unclear failure', f'{name} was not said to be repaired'
+    return {'outcome': outcome, 'message': detail, 'command': f'truncate -s 30 WORKDIR/{name}; ' + ' '.join(args[1:])}
+  return Case('a damaged config.json or checksums.json, rerun with other analysis settings',
+              f'{name} truncated, rerun with analysis.max_docs=20', do)
+
+
+def edge_cases(quick: bool) -> list[Case]:
+  if quick:
+    return [odd_lock_case('empty'), report_case('eval.json deleted'), config_repair_case('config.json')]
+  return ([concurrent_preparation_case(), full_disk_lease_case()] + [odd_lock_case(w) for w in ODD_LOCKS]
+          + [report_case(s) for s in ('a path that does not exist', 'eval.json deleted', 'a run still training')]
+          + [config_repair_case(n) for n in ('config.json', 'checksums.json')])
+
+
 def meeting_cases(quick: bool) -> list[Case]:
   if quick:
     return [meeting_case('training'), parallel_stages_case()]
@@ -641,6 +818,7 @@ def all_cases(suite: Suite, quick: bool) -> list[Case]:
                                        ('rerun', 'output_dir', 'no output_dir'))]
   cases += [data_case(h) for h in (('empty',) if quick else ('truncated mid-line', 'invalid UTF-8', 'empty'))]
   cases += meeting_cases(quick)
+  cases += edge_cases(quick)
   return cases
 
 

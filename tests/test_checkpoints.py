@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -16,7 +17,9 @@ import pytest
 from attn_jax.core.errors import CheckpointError, IntegrityError, TrainingError
 from attn_jax.models import build_model
 from attn_jax.runs.restore import restore
+from attn_jax.runs import workdir as workdir_lib
 from attn_jax.training import optimizer as optimizer_lib, step as step_lib, trainer
+from attn_jax.training import checkpoints as checkpoints_lib
 from attn_jax.training.checkpoints import CheckpointStore
 from conftest import tiny_model_config
 import helpers
@@ -132,6 +135,24 @@ def test_damaged_description_files_are_repaired_when_the_config_and_data_render_
   helpers.run(helpers.synthetic_config(), copy, logs)
   assert {n: (copy / n).read_bytes() for n in originals} == originals
   assert sum('repaired from the config and data' in line for line in logs) == 3
+
+
+@pytest.mark.parametrize('damaged', ['config.json', 'checksums.json'])
+def test_a_damaged_config_or_record_is_repaired_by_a_rerun_with_other_analysis_settings(trained, tmp_path, damaged):
+  import shutil  # pylint: disable=g-import-not-at-top
+  copy = tmp_path / 'copy'
+  shutil.copytree(trained, copy)
+  (copy / damaged).write_bytes((copy / damaged).read_bytes()[:30])
+  other = helpers.synthetic_config(analysis__max_docs=3)  # the training part is the workdir's
+  logs = []
+  helpers.run(other, copy, logs)
+  assert any(f'{damaged} was damaged' in line for line in logs), logs
+  assert helpers.eval_without_timing(copy) == helpers.eval_without_timing(trained)
+  assert workdir_lib.load_config(str(copy)).analysis.max_docs == (3 if damaged == 'config.json' else None)
+  # Another training part is still refused.
+  (copy / 'config.json').write_bytes(b'{"cut')
+  with pytest.raises(IntegrityError, match='config.json is damaged or was edited'):
+    helpers.run(helpers.synthetic_config(train__learning_rate=0.01), copy)
 
 
 @pytest.mark.parametrize('damage', ['deleted', 'truncated'])
@@ -308,7 +329,8 @@ def test_a_damaged_best_checkpoint_is_one_line_unless_latest_holds_the_same_step
   assert best.name == latest.name  # the last epoch was the best: latest holds its params
   expected = restore(str(trained))
   _zero_array_bytes(best)
-  rescued = restore(str(copy))
+  with pytest.warns(UserWarning, match=f'{best} is damaged .*read from checkpoints/latest/{best.name}'):
+    rescued = restore(str(copy))  # a reader writes nothing, and says where the model came from
   assert rescued.selection == expected.selection
   for a, b in zip(jax.tree.leaves(expected.params), jax.tree.leaves(rescued.params)):
     np.testing.assert_array_equal(a, b)
@@ -317,6 +339,50 @@ def test_a_damaged_best_checkpoint_is_one_line_unless_latest_holds_the_same_step
     restore(str(copy))
   assert '\n' not in str(error.value) and f'{best} is damaged' in str(error.value)
   assert 'does not fit' not in str(error.value)
+
+
+def test_a_rerun_writes_a_damaged_or_missing_best_checkpoint_anew_from_latest(trained, tmp_path):
+  import shutil  # pylint: disable=g-import-not-at-top
+  expected = restore(str(trained))
+  for damage in ('zeroed', 'deleted'):
+    copy = _copy(trained, tmp_path / damage)
+    best = _step_dir(copy, 'best')
+    if damage == 'zeroed':
+      _zero_array_bytes(best)
+    else:
+      shutil.rmtree(best.parent)
+    logs = []
+    helpers.run(helpers.synthetic_config(), copy, logs)
+    assert any('was written anew from it' in line for line in logs), logs
+    assert checkpoints_lib.damage(str(best)) is None
+    with warnings.catch_warnings():
+      warnings.simplefilter('error')  # intact again: restored without a word
+      again = restore(str(copy))
+    for a, b in zip(jax.tree.leaves(expected.params), jax.tree.leaves(again.params)):
+      np.testing.assert_array_equal(a, b)
+
+
+def test_contents_says_how_training_ended_and_marks_a_damaged_step_folder(trained, tmp_path):
+  from attn_jax import contents  # pylint: disable=g-import-not-at-top
+  copy = _copy(trained, tmp_path)
+  best = _step_dir(copy, 'best')
+  listed = contents.describe(str(copy))
+  assert 'training: finished (' in listed and 'epoch None' not in listed
+  assert f'checkpoints/best: step {best.name}\n' in listed
+  _zero_array_bytes(best)
+  assert f'checkpoints/best: step {best.name} DAMAGED (' in contents.describe(str(copy))
+
+
+def test_a_missing_best_with_a_damaged_latest_says_the_model_is_lost(trained, tmp_path):
+  import shutil  # pylint: disable=g-import-not-at-top
+  copy = _copy(trained, tmp_path)
+  shutil.rmtree(_step_dir(copy, 'best').parent)
+  _zero_array_bytes(_step_dir(copy, 'latest'))
+  with pytest.raises(CheckpointError) as error:
+    restore(str(copy))
+  message = str(error.value)
+  assert '\n' not in message and 'holds no checkpoint (deleted?)' in message
+  assert 'cannot be rebuilt from' in message and 'it is damaged' in message and 'is lost' in message
 
 
 def _snapshot(folder):

@@ -32,6 +32,18 @@ def test_help_lists_configs_variants_and_keys():
   assert len(out.splitlines()) <= 80, 'keep --help readable'
 
 
+@pytest.mark.parametrize('flag,says', [
+    ('--config.train.epochs=abc', "flag --config.train.epochs=abc: invalid literal for int()"),
+    ('--bogus=1', "Unknown command line flag 'bogus'"),
+])
+def test_a_flag_that_does_not_parse_is_one_line(tmp_path, flag, says):
+  result = subprocess.run([sys.executable, 'run.py', '--config=configs/synthetic.py:smoke', flag,
+                           f'--workdir={tmp_path}'], capture_output=True, text=True, cwd=ROOT, timeout=120)
+  lines = result.stderr.strip().splitlines()
+  assert result.returncode != 0 and len(lines) == 1 and lines[0].startswith('error: ' + says), result.stderr
+  assert 'FATAL' not in result.stderr and '--help' in lines[0]
+
+
 @pytest.mark.parametrize('key,hint,lists', [
     ('nonsense', None, 'config groups at the top level: analysis, data, experiment, model, train, vectors'),
     ('trian.epochs', "did you mean 'train.epochs'?", 'config groups at the top level: analysis'),

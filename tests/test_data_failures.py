@@ -5,14 +5,16 @@ import gzip
 import os
 import socket
 import subprocess
+import sys
 import time
 import warnings
 
 import pytest
 
 from attn_jax import config as config_lib
-from attn_jax.core import atomic_io
+from attn_jax.core import atomic_io, leases
 from attn_jax.data import builders, dataset as dataset_lib, network, source_record, sources
+from attn_jax.data.builders import staging
 from attn_jax.data.builders.base import NonstandardDataWarning
 from attn_jax.data.builders.imdb import AclImdb
 from attn_jax.data.builders.sst import SstTrees
@@ -20,6 +22,8 @@ from attn_jax.core.errors import DataError, StorageError
 import archives
 import helpers
 from test_builders import imdb_reviews
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def no_network(monkeypatch):
@@ -214,6 +218,43 @@ def test_changed_sources_replace_the_prepared_copy_and_its_record(tmp_path):
   assert len(raw['dev']) == 1 and second['files']['dev'] != first['files']['dev']
   assert 'dev.txt: 1 trees, the official release has 1101: truncated, or a different copy?' in second['notes']
   assert not leftovers(tmp_path / 'tfds')
+
+
+# --- two preparations at once -------------------------------------------------------------
+
+
+def test_two_first_runs_prepare_a_dataset_once_and_both_read_it(tmp_path):
+  archives.write_sst(tmp_path / 'data')
+  # The first preparation is slowed down, so that the second starts while it runs.
+  code = ('import sys, time; from attn_jax.data import builders; from attn_jax.data.builders.sst import SstTrees\n'
+          'split = SstTrees._split_generators\n'
+          'SstTrees._split_generators = lambda *a: (time.sleep(float(sys.argv[3])), split(*a))[1]\n'
+          'raw, _ = builders.load("sst", sys.argv[1], sys.argv[2]); print("dev", len(raw["dev"]))')
+  command = [sys.executable, '-c', code, str(tmp_path / 'data'), str(tmp_path / 'tfds')]
+  env = {**os.environ, 'PYTHONPATH': ROOT}
+  first = subprocess.Popen(command + ['4'], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+  time.sleep(2)
+  second = subprocess.Popen(command + ['0'], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+  results = [p.communicate(timeout=300) + (p.returncode,) for p in (first, second)]
+  assert [r[2] for r in results] == [0, 0], [r[1][-2000:] for r in results]
+  dev = f'dev {len(archives.SST_TREES["dev"])}'
+  assert all(r[0].strip().endswith(dev) for r in results)
+  assert 'preparation of sst' in results[1][0] and 'waiting for' in results[1][0]  # it waited, then read
+  assert 'Generating' not in results[1][1]  # and prepared nothing itself
+  assert not leftovers(tmp_path / 'tfds')
+
+
+def test_a_staging_folder_is_removed_only_when_its_preparation_is_gone(tmp_path):
+  root = tmp_path / 'tfds'
+  archives.write_sst(tmp_path / 'data')
+  other = root / f'{staging.STAGING_PREFIX}imdb-live'  # another dataset's, its owner alive
+  dead = root / f'{staging.STAGING_PREFIX}sst-dead'  # left by a killed preparation of sst
+  for folder in (other, dead):
+    os.makedirs(folder)
+  with leases.lease(staging.lease_path(str(root), 'imdb'), 'preparation of imdb', log=lambda _: None):
+    builders.load('sst', str(tmp_path / 'data'), str(root))
+    assert other.exists() and not dead.exists()
+  assert sorted(leftovers(root)) == [other.name]
 
 
 # --- bad bytes and truncation ------------------------------------------------------------

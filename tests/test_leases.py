@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import numpy as np
@@ -93,6 +94,89 @@ def test_another_hosts_lock_is_stale_only_once_silent(tmp_path):
   with leases.lease(path, 'training', log=said.append, stale_after=60):
     assert leases.read_holder(path)['host'] == socket.gethostname()
   assert 'stale' in said[0]
+
+
+def _lock(path, text: str, age: float = 0.0) -> None:
+  with open(path, 'w') as f:
+    f.write(text)
+  then = time.time() - age
+  os.utime(path, (then, then))
+
+
+@pytest.mark.parametrize('text', ['', '{"host": "x"', 'garbage', '[1, 2]', 'null'])
+def test_a_lock_file_without_a_readable_record_is_stale_after_seconds_not_minutes(tmp_path, text):
+  path = str(tmp_path / 'training.lease')
+  _lock(path, text)
+  assert not leases.is_stale(path, leases.read_holder(path))  # a writer may be between create and write
+  _lock(path, text, age=leases.UNREADABLE_AFTER + 1)
+  assert 'no readable record' in leases.stale_reason(path, leases.read_holder(path))
+  said = []
+  with leases.lease(path, 'training', log=said.append, poll=0.01):
+    pass
+  assert len(said) == 1 and 'taking it over' in said[0]
+
+
+def this_host(**fields) -> str:
+  return json.dumps({'what': 'x', 'host': socket.gethostname(), 'started': time.time(), 'token': 't', **fields})
+
+
+@pytest.mark.parametrize('pid', [None, 'abc', -1, 0, 1.5, True])
+def test_a_same_host_lock_without_a_usable_pid_goes_stale_with_its_heartbeat(tmp_path, pid):
+  path = str(tmp_path / 'training.lease')
+  fields = {} if pid is None else {'pid': pid}
+  _lock(path, this_host(**fields))
+  assert leases.stale_reason(path, leases.read_holder(path)) is None  # fresh: it may be alive
+  assert f'pid {pid}' in leases.describe(leases.read_holder(path))
+  _lock(path, this_host(**fields), age=leases.STALE_AFTER + 5)
+  assert leases.stale_reason(path, leases.read_holder(path)).startswith('no heartbeat for')
+
+
+def test_a_reused_pid_does_not_keep_a_lease_forever(tmp_path):
+  path = str(tmp_path / 'training.lease')
+  # pid 1 lives, but a lease older than it (written before a reboot or a
+  # container restart) is not its lease.
+  _lock(path, this_host(pid=1, started=1000.0))
+  assert 'younger process' in leases.stale_reason(path, leases.read_holder(path))
+  # A live pid older than its lease is still the holder until its heartbeat stops.
+  _lock(path, this_host(pid=os.getpid()))
+  assert leases.stale_reason(path, leases.read_holder(path)) is None
+  _lock(path, this_host(pid=os.getpid()), age=leases.STALE_AFTER + 5)
+  assert 'no heartbeat' in leases.stale_reason(path, leases.read_holder(path))
+
+
+def test_odd_records_are_described_without_a_traceback():
+  assert leases.describe({'pid': 'abc', 'started': 'yesterday'}) == 'host None, pid abc, since yesterday'
+  assert leases.describe({'started': 1e300}).startswith('host None, pid None, since ')
+  assert leases.describe(None) == 'another process'
+
+
+def test_a_failed_write_leaves_no_lock_file(tmp_path, monkeypatch):
+  path = str(tmp_path / 'training.lease')
+  def full(*_, **__):
+    raise OSError(28, os.strerror(28))
+  monkeypatch.setattr(leases.os, 'fsync', full)  # the write reaches the disk only at fsync
+  with pytest.raises(OSError, match='No space left'):
+    with leases.lease(path, 'training'):
+      pass
+  assert not os.path.exists(path)
+
+
+def test_waiters_name_each_new_holder(tmp_path):
+  path = str(tmp_path / 'stage.lease')
+  # Holder A ends and holder B (another waiter that went first) takes the
+  # lease: the waiter's last waiting line and its done line both name B.
+  _lock(path, this_host(pid=os.getpid(), token='a', host='A'))
+  said = []
+  waiter = threading.Thread(target=lambda: leases.lease(path, 'stage', log=said.append, poll=0.01).__enter__())
+  waiter.start()
+  time.sleep(0.3)
+  _lock(path, this_host(pid=os.getpid(), token='b', host='B'))
+  time.sleep(0.3)
+  os.remove(path)
+  waiter.join(timeout=30)
+  assert [line.split(',')[0] for line in said] == ['stage: waiting for host A', 'stage: waiting for host B',
+                                                   'stage: host B'], said
+  assert 'is done after' in said[-1]
 
 
 def test_the_holder_keeps_its_lease_fresh(tmp_path):

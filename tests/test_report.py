@@ -168,3 +168,34 @@ def test_vector_records_from_the_cache_get_their_mean_norm_and_a_recipe_name(tmp
   assert 'fastText skip-gram' in capsys.readouterr().out
   saved = json.loads((tmp_path / 'saved' / 'imdb_skipgram.json').read_text())
   assert saved['mean_norm'] == 3.0
+
+
+def _one_line_error(capsys, *argv) -> str:
+  with pytest.raises(SystemExit) as stop:
+    report.main(list(argv))
+  assert stop.value.code == 1
+  err = capsys.readouterr().err.strip()
+  assert len(err.splitlines()) == 1 and err.startswith('error: ') and 'Traceback' not in err, err
+  return err
+
+
+@pytest.mark.parametrize('command', ['training', 'analyses', 'meister', 'ss', 'wp', 'reproduce'])
+def test_every_run_command_on_a_missing_or_unfinished_run_says_so_in_one_line(tmp_path, capsys, command):
+  assert 'does not exist' in _one_line_error(capsys, command, str(tmp_path / 'nowhere'))
+  run = tmp_path / 'run'
+  run.mkdir()
+  (run / 'config.json').write_text(json.dumps({'model': {}, 'data': {'dataset': 'sst'}, 'seed': 0}))
+  if command != 'wp':  # W&P's saved copies have no eval.json
+    assert 'eval.json is missing' in _one_line_error(capsys, command, str(run))
+  lock = run / 'training.lease'
+  lock.write_text(json.dumps({'what': 'training', 'host': 'far.example', 'pid': 7, 'started': 0, 'token': 't'}))
+  if command != 'wp':
+    assert 'is still training (host far.example' in _one_line_error(capsys, command, str(run))
+
+
+@pytest.mark.parametrize('command', ['model-axis', 'state-importance', 'train-throughput', 'vectors'])
+def test_every_file_command_on_a_missing_or_damaged_file_says_so_in_one_line(tmp_path, capsys, command):
+  assert 'is not a file' in _one_line_error(capsys, command, str(tmp_path / 'nowhere.json'))
+  damaged = tmp_path / 'damaged.json'
+  damaged.write_text('{"cut')
+  assert 'is damaged (JSONDecodeError)' in _one_line_error(capsys, command, str(damaged))

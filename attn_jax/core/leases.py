@@ -7,11 +7,13 @@ start time and a random token. `filelock` would do the same job but is not
 among attn-jax's dependencies, and its stale-lock handling is the part that
 matters here:
 
-* A holder on this host whose pid is gone (killed with -9, crashed) is
-  stale: its lease is taken over at once.
-* A holder on another host cannot be asked whether it lives; it touches its
-  lock file every `HEARTBEAT` seconds, and a file untouched for `STALE_AFTER`
-  seconds is taken over (a lost host, a killed batch job).
+* Every holder touches its lock file every `HEARTBEAT` seconds; a file
+  untouched for `STALE_AFTER` seconds is taken over, whatever it holds (a
+  lost host, a killed batch job, a pid reused by another process).
+* A holder on this host whose pid is gone (killed with -9, crashed) or now
+  belongs to a process younger than the lease is stale at once.
+* A file with no readable record (empty, garbage) is stale after
+  `UNREADABLE_AFTER` seconds; a failed write removes the file it created.
 
 Taking over is serialised by a second, short-lived lock (`<lock>.break`), so
 two waiters that both find a holder dead never remove each other's fresh
@@ -42,6 +44,10 @@ HEARTBEAT = 30.0
 STALE_AFTER = 300.0
 POLL = 0.5
 REPORT_EVERY = 300.0
+UNREADABLE_AFTER = 10.0  # a record is written right after its file is created
+# /proc's boot time follows the wall clock, so a clock step moves a process's
+# computed start: only a start this much later than the lease means a new process.
+CLOCK_SLACK = 60.0
 
 
 class LeaseHeld(AttnJaxError):
@@ -54,13 +60,21 @@ def _holder_record(what: str) -> dict:
 
 
 def read_holder(path: str) -> Optional[dict]:
-  """The record in lock file `path`, or None (no lock, or one being written)."""
+  """The record in lock file `path`, or None (no lock, one being written, or
+  one that holds no JSON object: empty, garbage)."""
   try:
     with open(path) as f:
       record = json.load(f)
     return record if isinstance(record, dict) else None
   except (OSError, ValueError):
     return None
+
+
+def _pid(record: dict) -> Optional[int]:
+  """The holder's pid, or None when the record has none usable (missing,
+  not a positive integer: `os.kill(-1, 0)` would ask about every process)."""
+  pid = record.get('pid')
+  return pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 else None
 
 
 def _pid_alive(pid: int) -> bool:
@@ -70,38 +84,88 @@ def _pid_alive(pid: int) -> bool:
     return False
   except PermissionError:
     return True  # alive, someone else's
+  except OSError:
+    return False  # e.g. a pid beyond the system's range
   return True
 
 
-def is_stale(path: str, record: Optional[dict], stale_after: float = STALE_AFTER) -> bool:
-  """Whether the holder of `path` is gone: dead on this host, silent elsewhere."""
+def _process_started(pid: int) -> Optional[float]:
+  """When process `pid` started (seconds since the epoch), from Linux's /proc;
+  None where that cannot be read (another OS, a hidden /proc)."""
+  try:
+    with open(f'/proc/{pid}/stat') as f:
+      fields = f.read().rpartition(')')[2].split()  # the name may hold spaces
+    with open('/proc/stat') as f:
+      boot = next(float(line.split()[1]) for line in f if line.startswith('btime '))
+    return boot + int(fields[19]) / os.sysconf('SC_CLK_TCK')  # field 22: starttime, in ticks
+  except (OSError, ValueError, IndexError, StopIteration):
+    return None
+
+
+def stale_reason(path: str, record: Optional[dict], stale_after: float = STALE_AFTER) -> Optional[str]:
+  """Why the holder of `path` is gone, or None while it may live.
+
+  A live holder writes its record at once and touches the file every
+  `HEARTBEAT` seconds, so whatever the file holds, a lease is stale when
+  its heartbeat is older than `stale_after`; on this host also at once when
+  its pid is dead or now belongs to a process younger than the lease (a pid
+  reused after a reboot or a container restart), and an unreadable record
+  (empty, garbage) after `UNREADABLE_AFTER` seconds.
+  """
   try:
     age = time.time() - os.path.getmtime(path)
   except OSError:
-    return False  # gone already: nothing to take over
+    return None  # gone already: nothing to take over
   if record is None:
-    return age > stale_after  # unreadable for that long: a writer died mid-record
-  if record.get('host') == socket.gethostname():
-    return not _pid_alive(int(record.get('pid', -1)))
-  return age > stale_after
+    if age > min(stale_after, UNREADABLE_AFTER):
+      return f'its lock file holds no readable record ({age:.0f} s old)'
+    return None  # a writer between creating the file and writing its record
+  if age > stale_after:
+    return f'no heartbeat for {age:.0f} s'
+  pid = _pid(record)
+  if record.get('host') != socket.gethostname() or pid is None:
+    return None
+  if not _pid_alive(pid):
+    return 'its process is gone'
+  started, since = _process_started(pid), record.get('started')
+  if started is not None and isinstance(since, (int, float)) and started > since + CLOCK_SLACK:
+    return f'its pid {pid} now belongs to a younger process'
+  return None
+
+
+def is_stale(path: str, record: Optional[dict], stale_after: float = STALE_AFTER) -> bool:
+  """Whether the holder of `path` is gone (`stale_reason`)."""
+  return stale_reason(path, record, stale_after) is not None
 
 
 def describe(record: Optional[dict]) -> str:
+  """'host H, pid P, since T' of a holder record, whatever it holds."""
   if not record:
     return 'another process'
-  started = time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(record.get('started', 0)))
+  started = record.get('started')
+  if isinstance(started, (int, float)) and not isinstance(started, bool):
+    with contextlib.suppress(OverflowError, OSError, ValueError):
+      started = time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(started))
   return f'host {record.get("host")}, pid {record.get("pid")}, since {started}'
 
 
 def _create(path: str, record: dict) -> bool:
+  """Creates lock file `path` holding `record`; False if it exists. A write
+  that fails (a full disk) removes the file it created before raising, so no
+  empty lease is left to block the next run."""
   try:
     fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
   except FileExistsError:
     return False
-  with os.fdopen(fd, 'w') as f:
-    json.dump(record, f)
-    f.flush()
-    os.fsync(f.fileno())
+  try:
+    with os.fdopen(fd, 'w') as f:
+      json.dump(record, f)
+      f.flush()
+      os.fsync(f.fileno())
+  except BaseException:
+    with contextlib.suppress(OSError):
+      os.remove(path)
+    raise
   return True
 
 
@@ -160,18 +224,23 @@ def lease(path: str, what: str, wait: bool = True, log: Callable[[str], None] = 
     yield {}
     return
   while not created and not _create(path, record):
-    holder = read_holder(path)
-    if is_stale(path, holder, stale_after):
-      log(f'{what}: the lease of {describe(holder)} is stale (its process is gone); taking it over')
-      _take_over(path, holder, stale_after)
+    current = read_holder(path)
+    reason = stale_reason(path, current, stale_after)
+    if reason is not None:
+      log(f'{what}: the lease of {describe(current)} is stale ({reason}); taking it over')
+      _take_over(path, current, stale_after)
       took_over = True
       continue
     if not wait:
-      raise LeaseHeld(f'{what} is being written by {describe(holder)} (lease {path}); rerun later, '
+      raise LeaseHeld(f'{what} is being written by {describe(current)} (lease {path}); rerun later, '
                       'or with --config.wait_for_lock=True to wait for it and reuse its results')
-    if last_report is None or waited - last_report >= REPORT_EVERY:
-      log(f'{what}: waiting for {describe(holder)}, which holds it (lease {path})')
+    changed = current is not None and (holder or {}).get('token') != current.get('token')
+    if last_report is None or waited - last_report >= REPORT_EVERY or changed:
+      # A new holder (another waiter went first) gets its own line, so the
+      # line that ends the wait names the holder the last line named.
+      log(f'{what}: waiting for {describe(current)}, which holds it (lease {path})')
       last_report = waited
+    holder = current if current is not None else holder
     time.sleep(poll)
     waited += poll
   if waited and not took_over:

@@ -135,7 +135,7 @@ class ExperimentContext:
         self.log, objective)
     params, selections = [], []
     for member, record in zip(members, progress['models']):
-      restored = trainer.restore_best(model, member.workdir) if record['failed'] is None else None
+      restored = trainer.restore_best(model, member.workdir, self.log) if record['failed'] is None else None
       params.append(restored[0] if restored else None)
       selections.append(restored[1] if restored else None)
     self.training_wall += time.time() - started

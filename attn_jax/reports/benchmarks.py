@@ -20,7 +20,7 @@ import os
 import numpy as np
 
 from attn_jax.core import atomic_io
-from attn_jax.reports.common import markdown, plain, root_of, write_blocks
+from attn_jax.reports.common import markdown, plain, read_record, root_of, write_blocks
 from attn_jax.reports.registry import COMMANDS, Command
 
 
@@ -45,7 +45,7 @@ def _tabulate(args, rows_of, block: str) -> None:
   """Prints the table `rows_of` makes from the JSON files `args.runs`, and
   rewrites the `--readme` file's `block` with it."""
   here = root_of(args.readme)
-  rows = rows_of([atomic_io.read_json(p) for p in args.runs])
+  rows = rows_of([read_record(p, 'a benchmark\'s --out file') for p in args.runs])
   print(plain(rows))
   if args.readme:
     sources = [os.path.relpath(p, here) for p in args.runs]
@@ -162,7 +162,7 @@ def mean_norm(vec_path: str) -> float | None:
 def _vectors(parser, args, argv) -> None:
   del parser, argv
   here = root_of(args.readme)
-  records = [atomic_io.read_json(p) for p in args.runs]
+  records = [read_record(p, 'a vectors record (<cache>/<name>.json)') for p in args.runs]
   for path, record in zip(args.runs, records):
     if 'mean_norm' not in record:  # the vectors file beside its record (the cache), if there
       record['mean_norm'] = mean_norm(path[:-len('.json')] + '.vec')

@@ -11,7 +11,7 @@ import json
 import os
 import re
 
-from attn_jax.core import atomic_io, errors
+from attn_jax.core import atomic_io, errors, leases
 from attn_jax.core.registry import EXPERIMENTS, STAGES
 from attn_jax.experiments import store as experiment_store
 from attn_jax.stages import store as stage_store
@@ -151,12 +151,60 @@ def publish(made: dict, table: str, paths: list[str], summaries: tuple, readme=N
 
 # ------------------------------------------------------------ run folders
 
+def no_results_reason(path: str) -> str:
+  """Why run folder `path` has no eval.json, and what to do: one line."""
+  if not os.path.isdir(path):
+    return f'{path} does not exist; pass a workdir made by run.py (or a folder saved with --save)'
+  lock = os.path.join(path, 'training' + leases.SUFFIX)
+  holder = leases.read_holder(lock)
+  if os.path.exists(lock) and not leases.is_stale(lock, holder):
+    return (f'{path} is still training ({leases.describe(holder)}): it has no test results yet; '
+            'report it when that run is done')
+  if not os.path.exists(os.path.join(path, 'config.json')):
+    return f'{path} holds no run (no config.json, no eval.json); pass a workdir made by run.py'
+  return (f'{path} has no test results (eval.json is missing: training unfinished, or the file was '
+          f'deleted); rerun `python run.py --config=... --workdir={path}` to finish it (a trained model '
+          'is kept and only evaluated), then report again')
+
+
+def _read_object(path: str, name: str) -> dict:
+  try:
+    with open(os.path.join(path, name)) as f:
+      record = json.load(f)
+  except (OSError, ValueError) as e:
+    raise errors.IntegrityError(f'{os.path.join(path, name)} is damaged ({type(e).__name__}); rerun '
+                       f'`python run.py --config=... --workdir={path}` to rewrite it, then report again') from e
+  if not isinstance(record, dict):
+    raise errors.IntegrityError(f'{os.path.join(path, name)} is not a JSON object; rerun run.py on {path} to rewrite it')
+  return record
+
+
+def read_record(path: str, what: str = 'a result file') -> dict:
+  """A JSON object a report tabulates (a benchmark's --out file, a vectors
+  record); one line naming the file and the fix when it is missing or damaged."""
+  if not os.path.isfile(path):
+    raise errors.AttnJaxError(f'{path} is not a file; pass {what} (a .json that the command named in '
+                              'the report\'s help wrote)')
+  try:
+    record = atomic_io.read_json(path)
+  except (OSError, ValueError) as e:
+    raise errors.IntegrityError(f'{path} is damaged ({type(e).__name__}); rerun what wrote it') from e
+  if not isinstance(record, dict):
+    raise errors.IntegrityError(f'{path} is not a JSON object; pass {what}')
+  return record
+
+
 def load_run(path: str) -> dict:
-  """A run folder's name, dataset, seed, model, embeddings and eval.json."""
-  with open(os.path.join(path, 'eval.json')) as f:
-    results = json.load(f)
-  with open(os.path.join(path, 'config.json')) as f:
-    config = json.load(f)
+  """A run folder's name, dataset, seed, model, embeddings and eval.json.
+
+  Raises:
+    AttnJaxError: one line saying why the folder has nothing to report (it
+      does not exist, is still training, is unfinished) or what is damaged.
+  """
+  if not os.path.isfile(os.path.join(path, 'eval.json')):
+    raise errors.AttnJaxError(no_results_reason(path))
+  results = _read_object(path, 'eval.json')
+  config = _read_object(path, 'config.json')
   model = config['model']
   # A model of a program is named by its folder (seed3), which says little on
   # its own: its program's folder goes in front.
@@ -263,8 +311,7 @@ class RunFolder:
 
   def __init__(self, path: str, index: int = 0):
     if not os.path.isfile(os.path.join(path, 'eval.json')) or not os.path.isfile(os.path.join(path, 'config.json')):
-      raise errors.AttnJaxError(f'{path} is not a run folder: it lacks eval.json or config.json '
-                                '(pass a workdir or --output_dir written by run.py)')
+      raise errors.AttnJaxError(no_results_reason(path))
     self.path = path
     try:
       self.info = load_run(path)

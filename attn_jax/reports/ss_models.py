@@ -22,6 +22,7 @@ from matplotlib.patches import Patch
 from attn_jax.core import atomic_io, errors
 from attn_jax.papers import published
 from attn_jax.plots import figures
+from attn_jax.reports import common
 from attn_jax.reports.common import check_markers, publish, save_run_files, save_summary, saved_runs
 from attn_jax.reports.registry import COMMANDS, Command
 from attn_jax.stages import store as stage_store
@@ -45,11 +46,14 @@ class ModelRun:
 
 def load(path: str) -> ModelRun:
   """A run folder of an S&S model: its eval.json, config.json and erasure summary."""
+  if not os.path.isfile(os.path.join(path, 'eval.json')) or not os.path.isfile(os.path.join(path, 'config.json')):
+    raise errors.AttnJaxError(common.no_results_reason(path))
   try:
     config = atomic_io.read_json(os.path.join(path, 'config.json'))
     results = atomic_io.read_json(os.path.join(path, 'eval.json'))
   except (OSError, ValueError) as e:
-    raise errors.AttnJaxError(f'{path} is not a finished run folder (eval.json, config.json): {e}') from e
+    raise errors.IntegrityError(f'{path}: eval.json or config.json is damaged ({type(e).__name__}); rerun '
+                                f'`python run.py --config=... --workdir={path}` to rewrite it') from e
   m = config['model']
   if m.get('attention') != 'han' or m.get('encoder') not in SHORT:
     raise errors.AttnJaxError(f'{path} is not one of S&S\'s models (HAN/FLAN × rnn/conv/noenc): '

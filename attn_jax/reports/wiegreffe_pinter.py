@@ -15,11 +15,11 @@ each experiment's wall time (`wp-wall-time`). The row functions take
 
 import os
 
-from attn_jax.core import atomic_io
+from attn_jax.core import atomic_io, errors
 from attn_jax.core.registry import EXPERIMENTS
 from attn_jax.papers import published
 from attn_jax.reports import render
-from attn_jax.reports.common import (SAVED, check_markers, load_experiment_summaries, load_run, publish,
+from attn_jax.reports.common import (SAVED, check_markers, load_experiment_summaries, load_run, no_results_reason, publish,
                                      save_run_files, save_summary)
 from attn_jax.reports.registry import COMMANDS, SECTIONS, Command, PaperSections
 
@@ -272,6 +272,8 @@ def wall_time_rows(runs: list) -> list[list[str]]:
 
 def load(path: str) -> tuple[str, str, dict]:
   """(run name, dataset, summaries) of a run folder or a saved copy."""
+  if not os.path.isdir(path):
+    raise errors.AttnJaxError(no_results_reason(path))
   summaries = load_experiment_summaries(path)
   if os.path.exists(os.path.join(path, 'eval.json')):
     run = load_run(path)

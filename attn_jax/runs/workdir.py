@@ -3,14 +3,18 @@
     <workdir>/config.json    the resolved config the model was trained with
     <workdir>/vocab.json     the vocabulary, ids in order
     <workdir>/data.json      fingerprint, sizes and source of the prepared splits
-    <workdir>/checksums.json the sha256 of those three, as first written
+    <workdir>/checksums.json the sha256 of those three, as first written, and
+                             of the config's training part (`config_training`)
 
 They are verified against checksums.json whenever they are read: a damaged
 or edited file is repaired when today's config and data render it with the
-recorded sha256, and refused in one line otherwise (a vocabulary that is not
-the model's would silently scramble every result).
+recorded sha256 — config.json already when today's config has the recorded
+training part, whatever its analysis settings — and refused in one line
+otherwise (a vocabulary that is not the model's would silently scramble
+every result).
 """
 
+import json
 import os
 
 import ml_collections
@@ -22,6 +26,15 @@ from attn_jax.data.vocabulary import Vocabulary
 from attn_jax.core.errors import CheckpointError, IntegrityError, StorageError
 
 DESCRIPTION = ('config', 'vocab', 'data')
+# checksums.json's digest of the config's training part (`config_lib.training_items`):
+# what a repaired config.json must keep; its analysis settings may be today's.
+TRAINING_DIGEST = 'config_training'
+
+
+def training_digest(cfg: ml_collections.ConfigDict) -> str:
+  """sha256 of the keys of `cfg` that change the trained model (canonical JSON)."""
+  items = json.dumps(config_lib.training_items(cfg), sort_keys=True, default=str)
+  return digests.of_bytes(items.encode('utf-8'))
 CHECKSUMS = 'checksums.json'
 
 
@@ -76,6 +89,38 @@ def _repair(workdir: str, name: str, rendered: bytes, log) -> None:
   log(f'{paths(workdir)[name]} was damaged; repaired from the config and data (same sha256 as recorded)')
 
 
+def _repair_config(cfg: ml_collections.ConfigDict, workdir: str, log) -> None:
+  """`_repair` of config.json, which also holds the analysis settings of the
+  run that first wrote it: when today's config renders other bytes but has
+  the recorded training part, config.json is rewritten from it (with today's
+  analysis settings) and its sha256 recorded anew. A workdir written before
+  the training part was recorded needs the exact config."""
+  rendered = _rendered(cfg, None)['config']
+  try:
+    _repair(workdir, 'config', rendered, log)
+    return
+  except IntegrityError:
+    recorded = _checksums(workdir, strict=False) or {}
+    if recorded.get(TRAINING_DIGEST) != training_digest(cfg):
+      raise
+  atomic_io.write_json(os.path.join(workdir, CHECKSUMS), {**recorded, 'config': digests.of_bytes(rendered)})
+  atomic_io.write_bytes(paths(workdir)['config'], rendered)
+  log(f'{paths(workdir)["config"]} was damaged; repaired from this config (its training part is the one '
+      'recorded; its analysis settings are this run\'s)')
+
+
+def _config_vouched(cfg: ml_collections.ConfigDict, workdir: str, rendered: bytes) -> bool:
+  """Whether config.json is exactly what `cfg` renders, or a readable config
+  with the training part of `cfg` (its analysis settings may differ)."""
+  path = paths(workdir)['config']
+  if atomic_io.holds(path, rendered):
+    return True
+  try:
+    return training_digest(load_config(workdir, strict=False)) == training_digest(cfg)
+  except (CheckpointError, IntegrityError, OSError, ValueError):
+    return False
+
+
 def rebuild_checksums(cfg: ml_collections.ConfigDict, dataset: Dataset, workdir: str, log) -> None:
   """Writes a missing or damaged checksums.json when the three files hold
   exactly what `cfg` and `dataset` render (they vouch for themselves then).
@@ -89,17 +134,19 @@ def rebuild_checksums(cfg: ml_collections.ConfigDict, dataset: Dataset, workdir:
   if recorded is not None and all(name in recorded for name in DESCRIPTION):
     return
   rendered, p = _rendered(cfg, dataset), paths(workdir)
-  if not all(atomic_io.holds(p[name], rendered[name]) for name in DESCRIPTION):
+  if not (_config_vouched(cfg, workdir, rendered['config'])
+          and all(atomic_io.holds(p[name], rendered[name]) for name in ('vocab', 'data'))):
     if recorded is None:
       _checksums(workdir)  # raises the one-line error
     return
-  record = {name: digests.of_bytes(rendered[name]) for name in DESCRIPTION}
+  record = {**{name: digests.of_file(p[name]) for name in DESCRIPTION}, TRAINING_DIGEST: training_digest(cfg)}
   try:
     atomic_io.write_json(os.path.join(workdir, CHECKSUMS), record)
   except StorageError:
     return
   log(f'{os.path.join(workdir, CHECKSUMS)} was ' + ('damaged' if recorded is None else 'missing')
-      + '; rebuilt: config, vocab and data.json are exactly what this config and data give')
+      + '; rebuilt: config.json has this config\'s training part, vocab and data.json are exactly what '
+      'this config and data give')
 
 
 def _rendered(cfg: ml_collections.ConfigDict | None, dataset: Dataset | None) -> dict[str, bytes]:
@@ -122,7 +169,7 @@ def check_config(cfg: ml_collections.ConfigDict, workdir: str, log=print) -> Non
   """
   if not os.path.exists(paths(workdir)['config']):
     return
-  _repair(workdir, 'config', _rendered(cfg, None)['config'], log)
+  _repair_config(cfg, workdir, log)
   saved = config_lib.training_items(load_config(workdir, strict=False))
   wanted = config_lib.training_items(cfg)
   differing = sorted(k for k in set(saved) | set(wanted) if saved.get(k) != wanted.get(k))
@@ -179,6 +226,8 @@ def write_description(cfg: ml_collections.ConfigDict, dataset: Dataset, workdir:
   if not legacy:  # first: a kill between the files must not leave them unrecorded for good
     recorded = {**(_checksums(workdir, strict=False) or {}),
                 **{n: digests.of_bytes(rendered[n]) for n in missing}}
+    if 'config' in missing:
+      recorded[TRAINING_DIGEST] = training_digest(cfg)
     atomic_io.write_json(os.path.join(workdir, CHECKSUMS), recorded)
   for name in missing:
     atomic_io.write_bytes(p[name], rendered[name])

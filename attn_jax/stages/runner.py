@@ -256,14 +256,15 @@ def run_stage(ctx: AnalysisContext, stage: Stage, log: Callable[[str], None] = p
   inputs = {name: _verified(inputs[name]) for name in stage.requires}
   key = stage_key(ctx, stage, {name: found.key_hash for name, found in inputs.items()})
   directory = store.result_dir(ctx.out_dir, key)
-  summary = _reusable(ctx, stage, directory, log)
+  said = []  # a damaged folder is named once, not again under the lease
+  summary = _reusable(ctx, stage, directory, lambda line: (said.append(line), log(line)))
   if summary is not None:
     log(f'{stage.name}: results for this checkpoint, these {len(ctx.split)} documents and settings '
         f'exist in {directory}; verified and skipped')
     return summary
   with leases.guarded(os.path.join(directory, 'stage' + leases.SUFFIX), f'stage {stage.name} ({directory})',
                       ctx.cfg, log):
-    summary = _reusable(ctx, stage, directory, log)
+    summary = _reusable(ctx, stage, directory, lambda line: None if line in said else log(line))
     if summary is not None:  # another process finished it while this one waited
       log(f'{stage.name}: finished by the process this one waited for; verified and reused')
       return summary

@@ -123,6 +123,7 @@ class CheckpointStore:
     self.directory = os.path.abspath(os.path.join(workdir, 'checkpoints'))
     self._managers: dict[str, ocp.CheckpointManager] = {}
     self._verified: set[str] = set()
+    self.rescued: Optional[str] = None  # what `restore_best` found wrong with best/, when latest stood in
 
   def __enter__(self):
     return self
@@ -257,39 +258,85 @@ class CheckpointStore:
   def restore_best(self, template_params: Any) -> Optional[tuple[Any, dict]]:
     """(params, selection) of the selected model, or None if none was saved.
 
-    When the best folder is damaged but the latest checkpoint of this same
-    workdir is intact and was saved at the selected step (the last epoch was
-    the best), the params come from there.
-    """
-    try:
-      restored = self._restore('best', {
-          'params': ocp.args.StandardRestore(_abstract(template_params)),
-          'selection': ocp.args.JsonRestore()})
-    except DamagedCheckpointError:
-      rescued = self._params_from_latest(template_params)
-      if rescued is None:
-        raise
-      return rescued
-    return None if restored is None else (restored['params'], restored['selection'])
+    When the best folder is damaged or missing but the latest checkpoint of
+    this same workdir is intact and was saved at the selected step (the last
+    epoch was the best), the params come from there, and `rescued` says what
+    was wrong (`replace_best` then writes the best folder anew).
 
-  def _params_from_latest(self, template_params: Any) -> Optional[tuple[Any, dict]]:
-    best, latest = self.latest_step('best'), self.latest_step('latest')
-    if best is None or best != latest:
-      return None
+    Raises:
+      DamagedCheckpointError: best is damaged, or missing after a selection
+        was made, and latest cannot stand in for it (the message says why).
+    """
+    self.rescued = None
+    if self.latest_step('best') is not None:
+      try:
+        restored = self._restore('best', {
+            'params': ocp.args.StandardRestore(_abstract(template_params)),
+            'selection': ocp.args.JsonRestore()})
+        return restored['params'], restored['selection']
+      except DamagedCheckpointError as e:
+        failure, problem = e, str(e).split('; ', 1)[0]  # what is wrong, without the fix for it
+    else:
+      failure, problem = None, f'{os.path.join(self.directory, "best")} holds no checkpoint (deleted?)'
+    rescued, why_not = self._params_from_latest(template_params)
+    if rescued is not None:
+      self.rescued = problem
+      return rescued
+    if failure is not None:
+      raise failure
+    if why_not is None:
+      return None  # nothing selected yet: a training that has not reached its first selection
+    raise DamagedCheckpointError(f'{problem}, and the selected model cannot be rebuilt from '
+                                 f'{os.path.join(self.directory, "latest")}: {why_not}. The selected '
+                                 'model is lost: train again in a new --workdir (or restore the folder '
+                                 'from a backup).')
+
+  def replace_best(self, params: Any, selection: dict) -> None:
+    """Writes the best folder anew (after `restore_best` rescued it from
+    latest), removing the damaged one first."""
+    folder = os.path.join(self.directory, 'best')
+    if os.path.isdir(folder):
+      for name in os.listdir(folder):
+        shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+    self.save_best(selection['step'], params, selection)
+
+  def _params_from_latest(self, template_params: Any) -> tuple[Optional[tuple[Any, dict]], Optional[str]]:
+    """((params, selection) from latest, or None; why latest cannot stand in,
+    or None when nothing has been selected yet)."""
+    latest = self.latest_step('latest')
+    if latest is None:
+      return None, None
     try:
       progress = self.latest_progress()
-      if len(progress['models']) != 1 or progress['models'][0]['best']['step'] != best:
-        return None
+    except CheckpointError as e:
+      return None, 'it is ' + str(e).split('; ', 1)[0].split(' is ', 1)[-1]
+    try:
+      models = progress['models']
+      if len(models) != 1:
+        return None, f'it holds a program of {len(models)} models'
+      best = models[0]['best']
+      if best is None:
+        return None, None
+      if best['step'] != latest:
+        return None, (f'it was saved at step {latest}, the selected model at step {best["step"]} '
+                      f'(epoch {best["epoch"] + 1})')
       state = self._restore('latest', {'state': ocp.args.StandardRestore()})['state']
       params = jax.tree.map(lambda x: x[0], state['params'])  # the model axis, of length 1
       if (jax.tree.structure(params) != jax.tree.structure(template_params) or
           [x.shape for x in jax.tree.leaves(params)] !=
           [x.shape for x in jax.tree.leaves(template_params)]):
-        return None
-      return jax.tree.map(lambda x, t: jax.numpy.asarray(x, t.dtype), params,
-                          template_params), progress['models'][0]['best']
-    except (CheckpointError, KeyError, TypeError, IndexError):
-      return None
+        return None, 'it does not fit this model'
+      return (jax.tree.map(lambda x, t: jax.numpy.asarray(x, t.dtype), params, template_params), best), None
+    except CheckpointError as e:
+      return None, 'it is ' + str(e).split('; ', 1)[0].split(' is ', 1)[-1]
+    except (KeyError, TypeError, IndexError) as e:
+      return None, f'its progress record is not readable ({type(e).__name__})'
+
+
+def damage(step_dir: str) -> Optional[str]:
+  """What differs from a step folder's sha256 manifest (None: intact, or
+  no manifest), for readers that list checkpoints (`attn_jax.contents`)."""
+  return _damage(step_dir)
 
 
 def _save_error(target: str, error: BaseException) -> Exception:

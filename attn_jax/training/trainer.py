@@ -42,6 +42,7 @@ import dataclasses
 import math
 import os
 import time
+import warnings
 from typing import Any, Callable, Optional
 
 import jax
@@ -54,7 +55,7 @@ import tqdm
 from attn_jax.core import compilation, sharding
 from attn_jax.data import split_batches
 from attn_jax.data.dataset import Dataset
-from attn_jax.core.errors import TrainingError
+from attn_jax.core.errors import CheckpointError, StorageError, TrainingError
 from attn_jax.models import Model
 from attn_jax.training import progress as progress_lib
 from attn_jax.training import step as step_lib
@@ -479,10 +480,28 @@ def _epoch_line(progress: dict, split: str, members, epochs: int) -> str:
   return '\n'.join(lines)
 
 
-def restore_best(model: Model, workdir: str):
-  """(params, selection) of the selected model of a trained workdir, or None."""
+def restore_best(model: Model, workdir: str, log: Optional[Callable[[str], None]] = None,
+                 repair: bool = False):
+  """(params, selection) of the selected model of a trained workdir, or None.
+
+  When the best checkpoint is damaged or missing and the latest stands in
+  (saved at the selected step), `log` says so, and with `repair` (a run
+  that writes the workdir) the best checkpoint is written anew.
+  """
   with CheckpointStore(workdir) as store:
-    return store.restore_best(model.init(init_key(0)))  # the template's values are unused
+    restored = store.restore_best(model.init(init_key(0)))  # the template's values are unused
+    if store.rescued is None:
+      return restored
+    step = restored[1]['step']
+    note = f'{store.rescued.rstrip(".")}; the selected model was read from checkpoints/latest/{step} (same step)'
+    if repair:
+      try:
+        store.replace_best(*restored)
+        note += f', and checkpoints/best/{step} was written anew from it'
+      except (CheckpointError, StorageError) as e:
+        note += f'; checkpoints/best could not be rewritten ({e})'
+    (log or (lambda line: warnings.warn(line, stacklevel=3)))(note)
+    return restored
 
 
 def count_params(params) -> int:

@@ -90,16 +90,23 @@ def prepare(dataset: str, files: Optional[dict[str, str]],
   """
   builder = make_builder(dataset, files, tfds_data_dir)
   version_dir = os.fspath(builder.data_dir)
+  signature = None if files is None else source_signature(files)
+
+  def ready() -> Optional[dict]:
+    """The record of a prepared copy that needs no new preparation, else None."""
+    if not builder.is_prepared():
+      return None
+    if files is None:
+      return _recorded(dataset, version_dir) or source_record.UNRECORDED
+    return _recorded(dataset, version_dir) if _prepared_from(version_dir) == signature else None
+
+  found = ready()
+  if found is not None:
+    return found, version_dir
   if files is None:
-    if builder.is_prepared():
-      return _recorded(dataset, version_dir) or source_record.UNRECORDED, version_dir
     url = sources.SOURCES[dataset].url
     if not network.reachable(url):
       raise sources.offline_error(dataset, network.endpoint(url)[0])
-  elif builder.is_prepared() and _prepared_from(version_dir) == source_signature(files):
-    record = _recorded(dataset, version_dir)
-    if record is not None:
-      return record, version_dir
   root = os.fspath(builder.data_dir_root)
 
   def prepare_in(staging_root: str) -> str:
@@ -107,12 +114,12 @@ def prepare(dataset: str, files: Optional[dict[str, str]],
     # Downloads stay in the real data dir, so a failed preparation is not downloaded again.
     staged.download_and_prepare(download_dir=os.path.join(root, 'downloads') if files is None else None)
     official = {role: sources.official_name(dataset, role) for role in staged.source_files}
-    signature = source_signature(staged.source_files, official if files is None else None)
-    atomic_io.write_json(os.path.join(staged.data_dir, SIGNATURE_FILE), signature)
-    source_record.write(staged.data_dir, source_record.make(dataset, signature, staged.count_notes))
+    made = source_signature(staged.source_files, official if files is None else None)
+    atomic_io.write_json(os.path.join(staged.data_dir, SIGNATURE_FILE), made)
+    source_record.write(staged.data_dir, source_record.make(dataset, made, staged.count_notes))
     return os.fspath(staged.data_dir)
 
-  staging.prepare_staged(dataset, root, version_dir, prepare_in)
+  staging.prepare_staged(dataset, root, version_dir, prepare_in, ready=lambda: ready() is not None)
   return source_record.read(version_dir) or source_record.UNRECORDED, version_dir
 
 
