@@ -377,12 +377,13 @@ def test_a_missing_best_with_a_damaged_latest_says_the_model_is_lost(trained, tm
   import shutil  # pylint: disable=g-import-not-at-top
   copy = _copy(trained, tmp_path)
   shutil.rmtree(_step_dir(copy, 'best').parent)
-  _zero_array_bytes(_step_dir(copy, 'latest'))
+  latest = _step_dir(copy, 'latest')
+  _zero_array_bytes(latest)
   with pytest.raises(CheckpointError) as error:
     restore(str(copy))
   message = str(error.value)
   assert '\n' not in message and 'holds no checkpoint (deleted?)' in message
-  assert 'cannot be rebuilt from' in message and 'it is damaged' in message and 'is lost' in message
+  assert 'cannot be rebuilt from' in message and f'{latest} is damaged' in message and 'is lost' in message
 
 
 def _snapshot(folder):

@@ -187,7 +187,7 @@ def test_the_cli_exits_1_with_one_line_for_a_folder_that_is_not_a_run(tmp_path, 
   with pytest.raises(SystemExit) as exit_:
     report.main(['reproduce', str(tmp_path), '--out', str(tmp_path / 'out')])
   assert exit_.value.code == 1
-  assert f'error: {tmp_path} holds no run (no config.json, no eval.json)' in capsys.readouterr().err
+  assert f'error: {tmp_path} holds no run (no config.json)' in capsys.readouterr().err
   with pytest.raises(SystemExit) as exit_:
     report.main(['reproduce'])
   assert exit_.value.code == 1

@@ -45,7 +45,7 @@ def _tabulate(args, rows_of, block: str) -> None:
   """Prints the table `rows_of` makes from the JSON files `args.runs`, and
   rewrites the `--readme` file's `block` with it."""
   here = root_of(args.readme)
-  rows = rows_of([read_record(p, 'a benchmark\'s --out file') for p in args.runs])
+  rows = rows_of([read_record(p, 'a benchmark\'s --out file (the .json the command in the report\'s help wrote)') for p in args.runs])
   print(plain(rows))
   if args.readme:
     sources = [os.path.relpath(p, here) for p in args.runs]

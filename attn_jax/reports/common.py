@@ -7,7 +7,6 @@ reproduction report and the command line are built on this module and
 import nothing above it.
 """
 
-import json
 import os
 import re
 
@@ -161,37 +160,35 @@ def no_results_reason(path: str) -> str:
     return (f'{path} is still training ({leases.describe(holder)}): it has no test results yet; '
             'report it when that run is done')
   if not os.path.exists(os.path.join(path, 'config.json')):
-    return f'{path} holds no run (no config.json, no eval.json); pass a workdir made by run.py'
+    return f'{path} holds no run (no config.json); pass a workdir made by run.py'
   return (f'{path} has no test results (eval.json is missing: training unfinished, or the file was '
           f'deleted); rerun `python run.py --config=... --workdir={path}` to finish it (a trained model '
           'is kept and only evaluated), then report again')
 
 
-def _read_object(path: str, name: str) -> dict:
-  try:
-    with open(os.path.join(path, name)) as f:
-      record = json.load(f)
-  except (OSError, ValueError) as e:
-    raise errors.IntegrityError(f'{os.path.join(path, name)} is damaged ({type(e).__name__}); rerun '
-                       f'`python run.py --config=... --workdir={path}` to rewrite it, then report again') from e
-  if not isinstance(record, dict):
-    raise errors.IntegrityError(f'{os.path.join(path, name)} is not a JSON object; rerun run.py on {path} to rewrite it')
-  return record
-
-
-def read_record(path: str, what: str = 'a result file') -> dict:
-  """A JSON object a report tabulates (a benchmark's --out file, a vectors
-  record); one line naming the file and the fix when it is missing or damaged."""
+def read_record(path: str, what: str = 'a result file', fix: str = 'rerun what wrote it') -> dict:
+  """A JSON object a report reads (a run's eval.json or config.json, a
+  benchmark's --out file, a vectors record); one line naming the file and
+  `fix` when it is missing or damaged."""
   if not os.path.isfile(path):
-    raise errors.AttnJaxError(f'{path} is not a file; pass {what} (a .json that the command named in '
-                              'the report\'s help wrote)')
+    raise errors.AttnJaxError(f'{path} is not a file; pass {what}')
   try:
     record = atomic_io.read_json(path)
   except (OSError, ValueError) as e:
-    raise errors.IntegrityError(f'{path} is damaged ({type(e).__name__}); rerun what wrote it') from e
+    raise errors.IntegrityError(f'{path} is damaged ({type(e).__name__}); {fix}') from e
   if not isinstance(record, dict):
-    raise errors.IntegrityError(f'{path} is not a JSON object; pass {what}')
+    raise errors.IntegrityError(f'{path} is not a JSON object; {fix}')
   return record
+
+
+def read_run_files(path: str) -> tuple[dict, dict]:
+  """(eval.json, config.json) of run folder `path`; one line saying why
+  the folder has nothing to report (`no_results_reason`) or which file is
+  damaged."""
+  if not all(os.path.isfile(os.path.join(path, n)) for n in ('eval.json', 'config.json')):
+    raise errors.AttnJaxError(no_results_reason(path))
+  fix = f'rerun `python run.py --config=... --workdir={path}` to rewrite it, then report again'
+  return tuple(read_record(os.path.join(path, n), fix=fix) for n in ('eval.json', 'config.json'))
 
 
 def load_run(path: str) -> dict:
@@ -201,10 +198,7 @@ def load_run(path: str) -> dict:
     AttnJaxError: one line saying why the folder has nothing to report (it
       does not exist, is still training, is unfinished) or what is damaged.
   """
-  if not os.path.isfile(os.path.join(path, 'eval.json')):
-    raise errors.AttnJaxError(no_results_reason(path))
-  results = _read_object(path, 'eval.json')
-  config = _read_object(path, 'config.json')
+  results, config = read_run_files(path)
   model = config['model']
   # A model of a program is named by its folder (seed3), which says little on
   # its own: its program's folder goes in front.
@@ -310,12 +304,10 @@ class RunFolder:
   and each experiment's summary (`experiments`)."""
 
   def __init__(self, path: str, index: int = 0):
-    if not os.path.isfile(os.path.join(path, 'eval.json')) or not os.path.isfile(os.path.join(path, 'config.json')):
-      raise errors.AttnJaxError(no_results_reason(path))
     self.path = path
     try:
       self.info = load_run(path)
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except (KeyError, TypeError) as e:  # files that read but lack what a run writes
       raise errors.AttnJaxError(f'{path}: eval.json or config.json does not read ({type(e).__name__}: {e})') from e
     self.name = self.info['name']
     self.slug = f'{index}-{_slug(self.name)}'  # file names: two runs may share a folder name

@@ -46,14 +46,7 @@ class ModelRun:
 
 def load(path: str) -> ModelRun:
   """A run folder of an S&S model: its eval.json, config.json and erasure summary."""
-  if not os.path.isfile(os.path.join(path, 'eval.json')) or not os.path.isfile(os.path.join(path, 'config.json')):
-    raise errors.AttnJaxError(common.no_results_reason(path))
-  try:
-    config = atomic_io.read_json(os.path.join(path, 'config.json'))
-    results = atomic_io.read_json(os.path.join(path, 'eval.json'))
-  except (OSError, ValueError) as e:
-    raise errors.IntegrityError(f'{path}: eval.json or config.json is damaged ({type(e).__name__}); rerun '
-                                f'`python run.py --config=... --workdir={path}` to rewrite it') from e
+  results, config = common.read_run_files(path)
   m = config['model']
   if m.get('attention') != 'han' or m.get('encoder') not in SHORT:
     raise errors.AttnJaxError(f'{path} is not one of S&S\'s models (HAN/FLAN × rnn/conv/noenc): '

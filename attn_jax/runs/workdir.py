@@ -26,6 +26,7 @@ from attn_jax.data.vocabulary import Vocabulary
 from attn_jax.core.errors import CheckpointError, IntegrityError, StorageError
 
 DESCRIPTION = ('config', 'vocab', 'data')
+CHECKSUMS = 'checksums.json'
 # checksums.json's digest of the config's training part (`config_lib.training_items`):
 # what a repaired config.json must keep; its analysis settings may be today's.
 TRAINING_DIGEST = 'config_training'
@@ -35,7 +36,6 @@ def training_digest(cfg: ml_collections.ConfigDict) -> str:
   """sha256 of the keys of `cfg` that change the trained model (canonical JSON)."""
   items = json.dumps(config_lib.training_items(cfg), sort_keys=True, default=str)
   return digests.of_bytes(items.encode('utf-8'))
-CHECKSUMS = 'checksums.json'
 
 
 def paths(workdir: str) -> dict[str, str]:

@@ -112,7 +112,12 @@ def steps(folder: str) -> list[int]:
 
 
 class DamagedCheckpointError(CheckpointError):
-  """A step folder whose files are damaged (not merely of another model)."""
+  """A step folder whose files are damaged (not merely of another model);
+  `problem` says what is wrong without the fix (for messages that combine it)."""
+
+  def __init__(self, message: str, problem: str = ''):
+    super().__init__(message)
+    self.problem = problem or message
 
 
 class CheckpointStore:
@@ -242,7 +247,8 @@ class CheckpointStore:
     else:
       fix = ('the selected model is lost: train again in a new --workdir (or restore the folder '
              'from a backup)')
-    return DamagedCheckpointError(f'the checkpoint {target} is damaged ({why}); {fix}.')
+    return DamagedCheckpointError(f'the checkpoint {target} is damaged ({why}); {fix}.',
+                                  f'the checkpoint {target} is damaged ({why})')
 
   def latest_progress(self) -> Optional[dict]:
     """The progress record of the latest checkpoint (no arrays read), or None."""
@@ -275,7 +281,7 @@ class CheckpointStore:
             'selection': ocp.args.JsonRestore()})
         return restored['params'], restored['selection']
       except DamagedCheckpointError as e:
-        failure, problem = e, str(e).split('; ', 1)[0]  # what is wrong, without the fix for it
+        failure, problem = e, e.problem
     else:
       failure, problem = None, f'{os.path.join(self.directory, "best")} holds no checkpoint (deleted?)'
     rescued, why_not = self._params_from_latest(template_params)
@@ -307,11 +313,7 @@ class CheckpointStore:
     if latest is None:
       return None, None
     try:
-      progress = self.latest_progress()
-    except CheckpointError as e:
-      return None, 'it is ' + str(e).split('; ', 1)[0].split(' is ', 1)[-1]
-    try:
-      models = progress['models']
+      models = self.latest_progress()['models']
       if len(models) != 1:
         return None, f'it holds a program of {len(models)} models'
       best = models[0]['best']
@@ -327,8 +329,10 @@ class CheckpointStore:
           [x.shape for x in jax.tree.leaves(template_params)]):
         return None, 'it does not fit this model'
       return (jax.tree.map(lambda x, t: jax.numpy.asarray(x, t.dtype), params, template_params), best), None
+    except DamagedCheckpointError as e:
+      return None, e.problem
     except CheckpointError as e:
-      return None, 'it is ' + str(e).split('; ', 1)[0].split(' is ', 1)[-1]
+      return None, str(e)
     except (KeyError, TypeError, IndexError) as e:
       return None, f'its progress record is not readable ({type(e).__name__})'
 

@@ -493,7 +493,7 @@ def restore_best(model: Model, workdir: str, log: Optional[Callable[[str], None]
     if store.rescued is None:
       return restored
     step = restored[1]['step']
-    note = f'{store.rescued.rstrip(".")}; the selected model was read from checkpoints/latest/{step} (same step)'
+    note = f'{store.rescued}; the selected model was read from checkpoints/latest/{step} (same step)'
     if repair:
       try:
         store.replace_best(*restored)

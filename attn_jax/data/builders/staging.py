@@ -25,8 +25,9 @@ STAGING_PREFIX = '.attn_jax-preparing-'
 
 # Writers in C++ (array_record) report a full disk as text, not as an OSError.
 # tfds checks the free space itself first ('Not enough disk space').
-_STORAGE_TEXT = {'No space left on device': errno.ENOSPC, 'Not enough disk space': errno.ENOSPC, 'Read-only file system': errno.EROFS,
-                 'Permission denied': errno.EACCES, 'Disk quota exceeded': errno.EDQUOT}
+_STORAGE_TEXT = {'No space left on device': errno.ENOSPC, 'Not enough disk space': errno.ENOSPC,
+                 'Read-only file system': errno.EROFS, 'Permission denied': errno.EACCES,
+                 'Disk quota exceeded': errno.EDQUOT}
 
 
 def storage_cause(error: BaseException):
