@@ -12,6 +12,7 @@ import pytest
 
 from attn_jax.analysis import (binary_js, decision_gradient, erase, erase_until_flip,
                                random_rankings, ranking, removal_comparison, single_weight_erasure)
+from attn_jax.analysis.erasure import top_item
 from analysis_helpers import documents, js_binary, pad, setup, sigmoid
 
 # Jitted so that tests with the same shapes share one compilation.
@@ -212,3 +213,27 @@ def test_removal_comparison_on_a_hand_example():
       'n': 4, 'b_fewer': 1, 'a_fewer': 2, 'ties': 1}
   assert removal_comparison(items_b, items_a, num_items) == {
       'n': 4, 'b_fewer': 2, 'a_fewer': 1, 'ties': 1}
+
+
+@pytest.mark.parametrize('source', [constructed, from_model])
+def test_single_weight_erasure_of_another_rankings_top_matches_a_loop(source):
+  """S&S App. A.3 (Figures 12–13): i* is another ranking's top item, here
+  the least-attended item (never attention's own top unless all tie)."""
+  model, params, hidden, alpha, mask = source()
+  keys = jax.random.split(jax.random.PRNGKey(2), alpha.shape[0])
+  top = top_item(-alpha, mask)
+  out = single_weight_erasure(model, params, hidden, alpha, mask, keys, 'paper', top)
+  alpha64 = np.asarray(alpha, np.float64)
+  for b in range(alpha.shape[0]):
+    words = np.flatnonzero(np.asarray(mask[b]))
+    lowest = words[np.argmin(alpha64[b, words])]
+    assert int(out.top[b]) == lowest
+    other = int(out.other[b])
+    if len(words) > 1:
+      assert other in words and other != lowest
+    z = logit64(params, hidden[b], alpha64[b])
+    for item, js, flip in ((lowest, out.js_top, out.flip_top), (other, out.js_other, out.flip_other)):
+      z_erased = logit64(params, hidden[b], naive_erase(alpha64[b], [item]))
+      assert float(js[b]) == pytest.approx(js_binary(z, z_erased), rel=1e-3, abs=1e-6)
+      assert bool(flip[b]) == ((z_erased > 0) != (z > 0))
+    assert float(out.delta_alpha[b]) == pytest.approx(alpha64[b, lowest] - alpha64[b, other], abs=1e-7)

@@ -79,7 +79,8 @@ def test_ss_configs_validate_and_name_their_models():
         config_lib.validate(cfg)
         assert cfg.name == f'{dataset}_{model_name(family, cfg.model.encoder)}'
         assert cfg.train.patience == (10 if encoder == 'noenc' else 5)
-  assert parse_variant('noenc,smoke') == ('noenc', True) and parse_variant('') == ('rnn', False)
+  assert parse_variant('noenc,smoke') == ('noenc', {'smoke'}) and parse_variant('') == ('rnn', set())
+  assert parse_variant('conv,previous') == ('conv', {'previous'})
   with pytest.raises(ConfigError, match='unknown S&S config variant'):
     parse_variant('lstm')
 

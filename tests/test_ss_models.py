@@ -8,6 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from attn_jax import config as config_lib
 from attn_jax.config.serrano_smith import ss_config
 from attn_jax.data import hierarchical
 from attn_jax.data.vocabulary import EOS, SOS
@@ -225,3 +226,94 @@ def test_bigru_gradient_equals_finite_differences():
           'params': {**params['params'], 'w_hh': leaf.at[index].add(d)}}
       numeric = (loss(bumped(1e-6)) - loss(bumped(-1e-6))) / 2e-6
       np.testing.assert_allclose(grads['params']['w_hh'][index], numeric, rtol=1e-5, atol=1e-8)
+
+
+def test_allennlp_initializers_are_s_and_s_list():
+  """`model.init='allennlp'`: GRU input weights Xavier-uniform, recurrent
+  weights orthogonal per direction, input bias 0, recurrent bias 1 at
+  AllenNLP's `lstm_hidden_bias` slots (3H // 4 .. 2 · (3H // 4)); the
+  classifier Xavier-uniform with bias 0."""
+  from attn_jax.models.bigru import BiGRUEncoder  # pylint: disable=g-import-not-at-top
+  from attn_jax.models.decoder import Decoder  # pylint: disable=g-import-not-at-top
+  hidden, dim = 4, 6
+  x, lengths = jnp.ones((2, 5, dim)), jnp.asarray([5, 3])
+  p = BiGRUEncoder(hidden=hidden, items='all', initializer='allennlp').init(
+      jax.random.PRNGKey(0), x, lengths)['params']
+  for z in range(2):
+    w = np.asarray(p['w_hh'][z], np.float64)  # [H, 3H]: PyTorch's [3H, H] transposed
+    np.testing.assert_allclose(w @ w.T, np.eye(hidden), atol=1e-5)
+  bound = np.sqrt(6.0 / (dim + 3 * hidden))
+  assert np.abs(p['w_ih']).max() <= bound and np.abs(p['w_ih']).max() > 0.5 * bound
+  assert not np.any(p['b_ih'])
+  expected = np.zeros(3 * hidden)
+  expected[3:6] = 1.0  # 3H // 4 = 3
+  np.testing.assert_array_equal(p['b_hh'], np.stack([expected, expected]))
+  torch_params = BiGRUEncoder(hidden=hidden, items='all').init(jax.random.PRNGKey(0), x, lengths)
+  assert np.any(torch_params['params']['b_ih'])  # PyTorch's default: U(±1/√H) everywhere
+  d = Decoder(classes=5, initializer='allennlp').init(
+      jax.random.PRNGKey(1), jnp.ones((2, 3, 8)), jnp.full((2, 3), 1 / 3))['params']['output']
+  assert not np.any(d['bias']) and np.abs(d['kernel']).max() <= np.sqrt(6.0 / (8 + 5))
+
+
+def test_conv_dropout_acts_in_training_only():
+  from attn_jax.models.cnn import CNNEncoder  # pylint: disable=g-import-not-at-top
+  x = jax.random.normal(jax.random.PRNGKey(0), (2, 7, 6))
+  lengths = jnp.asarray([7, 4])
+  plain, dropped = CNNEncoder(hidden=4, kernel_sizes=(3, 5), items='all'), CNNEncoder(
+      hidden=4, kernel_sizes=(3, 5), items='all', dropout=0.3)
+  params = plain.init(jax.random.PRNGKey(1), x, lengths)
+  np.testing.assert_array_equal(dropped.apply(params, x, lengths), plain.apply(params, x, lengths))
+  train = dropped.apply(params, x, lengths, deterministic=False, rngs={'dropout': jax.random.PRNGKey(2)})
+  assert not np.allclose(train, plain.apply(params, x, lengths))
+
+
+def test_batches_split_to_fit_as_allennlp_does():
+  """S&S's FLAN batches: a chunk of length-sorted documents is cut, in
+  order, wherever documents × the longest one's words would pass the cap;
+  against a plain loop, and the epoch's batches keep every document once."""
+  from attn_jax.data import batching  # pylint: disable=g-import-not-at-top
+  rng = np.random.default_rng(0)
+  words = rng.integers(1, 400, size=300)
+  chunk = np.argsort(words + rng.integers(0, 30, size=300))[:64]
+
+  def naive(chunk, cap):
+    out, current = [], []
+    for doc in chunk:
+      if current and max(int(words[d]) for d in current + [doc]) * (len(current) + 1) > cap:
+        out.append(current)
+        current = []
+      current.append(int(doc))
+    return out + [current]
+
+  for cap in (None, 500, 2000, 20_000):
+    pieces = batching.split_to_fit(chunk, words, cap)
+    assert [list(map(int, p)) for p in pieces] == (naive(chunk, cap) if cap else [list(map(int, chunk))])
+  sequences = [np.arange(n + 2) for n in words]
+  labels = np.zeros(len(words), np.int32)
+  buckets = batching.bucket_lengths(int(words.max()) + 2, 1.2)
+  capped = batching.train_batches(sequences, labels, 64, buckets, 1.0, 0, 0, max_tokens=2000)
+  plain = batching.train_batches(sequences, labels, 64, buckets, 1.0, 0, 0)
+  assert len(capped) > len(plain) == 5
+  seen = np.concatenate([b.index[b.index >= 0] for b in capped])
+  assert sorted(seen) == list(range(len(words)))
+  for b in capped:
+    real = b.index >= 0
+    assert real.sum() == 1 or real.sum() * (b.lengths[real].max() - 2) <= 2000
+
+
+def test_unit_rows_scale_every_pretrained_row_to_norm_one(tmp_path):
+  from attn_jax.runs.initial_params import pretrained_matrix  # pylint: disable=g-import-not-at-top
+  from attn_jax.data.dataset import load_dataset  # pylint: disable=g-import-not-at-top
+  cfg = config_lib.default_config('synthetic', 'bigru', 'smoke')
+  dataset = load_dataset(cfg.data)
+  path = tmp_path / 'v.txt'
+  words = dataset.vocab.tokens[1:8]  # <UNK> among them
+  path.write_text(''.join(f'{w} ' + ' '.join(str(3.0 * (i + 1)) for _ in range(cfg.model.embed_dim))
+                          + '\n' for i, w in enumerate(words)))
+  cfg.model.embeddings_file = str(path)
+  cfg.model.embeddings_unit_rows = True
+  matrix, record = pretrained_matrix(cfg, dataset, lambda *_: None)
+  norms = np.linalg.norm(matrix, axis=1)
+  np.testing.assert_allclose(norms[1:8], 1.0, rtol=1e-6)
+  assert not np.any(norms[8:]) and norms[0] == 0
+  assert record['unit_rows'] and record['unk_from_vectors']

@@ -220,3 +220,33 @@ def test_a_config_naming_in_domain_vectors_builds_caches_and_loads_them(tfds_dir
   with open(path, 'a') as f:
     f.write('tampered 1\n')
   assert build.describe(path) is None  # a changed file is not trusted: it is built again
+
+
+def test_ss_corpus_has_one_sentence_a_line_and_unk_for_words_outside_the_vocabulary():
+  """S&S's word2vec preparation: sentences as lines, out-of-vocabulary words
+  as one `<UNK>` word (so UNK gets a vector); the test split is held out."""
+  reviews = lambda split, n: [{'id': f'{split}/{i}', 'rating': 1 + 9 * (i % 2),
+                               'text': f'Good film {split}{i}. Rare{i} words here!<br />The end'}
+                              for i in range(n)]
+  raw = {'imdb': {'train': reviews('train', 20), 'test': reviews('test', 3)}}
+  out = io.StringIO()
+  stats = corpus.write_corpus('imdb_ratings', ('imdb',), raw.__getitem__, out, 'sentences',
+                              frozenset({'good', 'film', 'words', 'here', '!', '.', 'the', 'end'}))
+  lines = out.getvalue().splitlines()
+  assert stats['imdb']['documents'] == 20 and stats['imdb']['held_out'] == 3
+  assert lines[:3] == ['good film <UNK> .', '<UNK> words here !', 'the end']
+  assert len(lines) == 60
+  documents = io.StringIO()
+  corpus.write_corpus('imdb_ratings', ('imdb',), raw.__getitem__, documents)
+  assert documents.getvalue().splitlines()[0] == 'good film train0 . rare0 words here ! the end'
+  with pytest.raises(ConfigError, match='vectors.lines=sentences'):
+    corpus.write_corpus('sst', ('sst',), FAKE.__getitem__, io.StringIO(), 'sentences')
+
+
+def test_ss_recipe_keys_enter_the_vectors_key_only_when_set():
+  """Old caches keep their keys; S&S's preparation makes its own file."""
+  cfg = config_lib.default_config('imdb_ratings', 'bigru')
+  before = build.recipe(cfg)
+  assert 'lines' not in before and 'oov_as_unk' not in before
+  cfg.vectors.lines, cfg.vectors.oov_as_unk = 'sentences', True
+  assert build.recipe(cfg) == {**before, 'lines': 'sentences', 'oov_as_unk': True}

@@ -57,7 +57,8 @@ def item_index(mask: jnp.ndarray) -> jnp.ndarray:
 
 def single_weight_erasure(model: Model, params, hidden: jnp.ndarray, alpha: jnp.ndarray,
                           mask: jnp.ndarray, keys: jax.Array,
-                          random_item: RandomItem = 'paper') -> SingleErasure:
+                          random_item: RandomItem = 'paper',
+                          top: jnp.ndarray | None = None) -> SingleErasure:
   """S&S §4: erase the top item vs a random other item.
 
   Args:
@@ -67,11 +68,15 @@ def single_weight_erasure(model: Model, params, hidden: jnp.ndarray, alpha: jnp.
     random_item: 'paper' draws r uniformly from the items other than i*;
       'code' reproduces S&S's code, which draws item index 1 .. n − 1, so r
       may equal i* and is never the first item.
+    top: [B] the item tested as i*; None: the top-attended item, S&S §4.
+      App. A.3's Figures 12–13 test the top item of the gradient ranking
+      and of the gradient × attention ranking (`top_item`).
   """
   width = alpha.shape[1]
   positions = jnp.arange(width)
   n = jnp.sum(mask, axis=-1)
-  top = jnp.argmax(jnp.where(mask, alpha, -jnp.inf), axis=-1)
+  if top is None:
+    top = top_item(alpha, mask)
   noise = jax.vmap(lambda k: position_uniform(k, (), width))(keys)
   if random_item == 'paper':
     candidates = mask & (positions[None, :] != top[:, None])
@@ -93,6 +98,11 @@ def single_weight_erasure(model: Model, params, hidden: jnp.ndarray, alpha: jnp.
                        jnp.argmax(log_top, axis=-1) != decision,
                        jnp.argmax(log_other, axis=-1) != decision,
                        take(top) - take(other), n)
+
+
+def top_item(scores: jnp.ndarray, mask: jnp.ndarray) -> jnp.ndarray:
+  """[B, L] -> [B]: the item with the largest score (the first, on ties)."""
+  return jnp.argmax(jnp.where(mask, scores, -jnp.inf), axis=-1)
 
 
 def decision_gradient(model: Model, params, hidden: jnp.ndarray, alpha: jnp.ndarray) -> jnp.ndarray:

@@ -30,7 +30,10 @@ ADDED_KEYS = {'train.update_only': None, 'train.attention_lr_scale': 1.0,
               'train.optimizer': 'amsgrad', 'train.clip_norm': None, 'train.plateau_factor': None,
               'experiment.guides.every_adversary': False, 'train.sort_ties': 'stable',
               'model.lstm_biases': 1, 'analysis.sample_docs': None, 'analysis.sample_seed': 0,
-              'train.batch_order': 'shared'}
+              'train.batch_order': 'shared',
+              # S&S's recipe as their code has it (issue 35)
+              'model.embeddings_unit_rows': False, 'model.cnn_dropout': 0.0, 'model.init': 'torch',
+              'vectors.lines': 'documents', 'vectors.oov_as_unk': False}
 # Keys that compute nothing for some models: {key: the encoders it changes}.
 # Elsewhere they are left out of `result_items`, so a CNN trained before
 # `model.lstm_biases` existed is today's CNN.

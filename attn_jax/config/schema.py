@@ -43,6 +43,8 @@ OWN_CHOICES = {
     'model.attention': ('tanh', 'dot', 'han'),
     'model.projection': projections.NAMES,
     'vectors.method': ('fasttext', 'word2vec'),
+    'vectors.lines': ('documents', 'sentences'),
+    'model.init': ('torch', 'allennlp'),
     'train.optimizer': OPTIMIZERS,
     'train.sort_ties': TIES,
     'train.batch_order': ('shared', 'own'),
@@ -159,6 +161,7 @@ def _model(dataset: str, encoder: str, variant: str) -> ml_collections.ConfigDic
   m.freeze_embeddings = False   # True: the embeddings are not fine-tuned
   m.shuffle_embeddings = False  # True: pretrained rows permuted among the words found (a control)
   m.embeddings_norm = config_dict.placeholder(float)  # rescale pretrained rows to this mean norm
+  m.embeddings_unit_rows = False  # True: every pretrained row scaled to L2 norm 1 (S&S's preparation)
   m.embed_init_std = EMBED_INIT_STD.get(dataset, 1.0)
   m.hidden_dim = 128  # per direction for the BiLSTM (H = 256), total otherwise
   m.lstm_unroll = 1  # larger unrolls measured slower on XLA:CPU
@@ -175,6 +178,12 @@ def _model(dataset: str, encoder: str, variant: str) -> ml_collections.ConfigDic
   m.input_dropout = 0.0     # on the embeddings, before the (word) encoder
   m.sentence_dropout = 0.0  # HAN: on the sentence vectors, before the sentence encoder
   m.output_dropout = 0.0    # on the classifier's logits
+  m.cnn_dropout = 0.0       # on the convolutions' input, after input_dropout (S&S's conv encoder: 0.3)
+  # 'torch': PyTorch's defaults (J&W). 'allennlp': S&S's initializer list —
+  # GRU input weights Xavier-uniform, recurrent weights orthogonal, input bias
+  # 0, recurrent bias AllenNLP's `lstm_hidden_bias`; classifier Xavier-uniform,
+  # bias 0; attention and convolutions keep PyTorch's defaults.
+  m.init = 'torch'
   return m
 
 
@@ -188,6 +197,8 @@ def _vectors() -> ml_collections.ConfigDict:
       corpora='imdb,sst,20news,agnews', epochs=5, window=5, min_count=5, sg=1, negative=5,
       min_n=3, max_n=6, seed=0))
   v.method = 'fasttext'  # 'word2vec': no character n-grams (S&S's vectors)
+  v.lines = 'documents'  # 'sentences': one sentence a line (S&S; datasets with sentences)
+  v.oov_as_unk = False   # True: words outside the vocabulary read <UNK>, which gets a vector (S&S)
   v.directory = config_dict.placeholder(str)  # None: $ATTN_JAX_VECTORS or ~/.cache/attn_jax/vectors
   return v
 
@@ -384,6 +395,12 @@ def _checks(cfg: ml_collections.ConfigDict) -> list[tuple[bool, str]]:
        'model.freeze_embeddings, model.shuffle_embeddings and model.embeddings_norm need pretrained '
        'vectors (model.embeddings_file)'),
       (m.embeddings_norm is None or m.embeddings_norm > 0, 'model.embeddings_norm must be > 0 (or None)'),
+      (not (m.embeddings_unit_rows and m.embeddings_norm),
+       'model.embeddings_unit_rows and model.embeddings_norm both rescale the rows: set one'),
+      (not m.embeddings_unit_rows or bool(m.embeddings_file),
+       'model.embeddings_unit_rows needs pretrained vectors (model.embeddings_file)'),
+      (0 <= m.cnn_dropout < 1, 'model.cnn_dropout must be in [0, 1)'),
+      (m.cnn_dropout == 0 or m.encoder == 'cnn', 'model.cnn_dropout is for model.encoder=cnn'),
       (cfg.vectors.epochs >= 1 and cfg.vectors.min_count >= 1 and cfg.vectors.window >= 1,
        'vectors.epochs, vectors.min_count and vectors.window must be >= 1'),
       (m.attention != 'tanh' or (m.hidden_dim * (2 if m.encoder == 'bilstm' else 1)) % 2 == 0,

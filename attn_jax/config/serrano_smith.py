@@ -10,8 +10,22 @@ early stopping on dev accuracy after 5 epochs without one (10 and up to 60
 epochs for `noenc`), at most 15 epochs; S&S's dropouts for the dataset.
 The default analysis is S&S's erasure tests on the final attention layer.
 
-A config file's variant is `[rnn|conv|noenc][,smoke]`, e.g.
-`--config=configs/imdb_ratings_han.py:noenc,smoke`.
+S&S's code (serrano-s/attn-tests: `configs/*.jsonnet`, the vocabulary and
+embedding preparation, `conv_seq2seq_encoder.py`) sets what App. A.1 does
+not say, each a key here at their value: word2vec on one sentence a line
+with out-of-vocabulary words as one `<UNK>` word (`vectors.lines`,
+`vectors.oov_as_unk`: UNK starts from a trained vector), every embedding row
+at unit L2 norm (`model.embeddings_unit_rows`), the conv encoder's own input
+dropout 0.3 (`model.cnn_dropout`), AllenNLP's initializers
+(`model.init='allennlp'`), and FLAN batches of at most 20,000 padded words
+(`data.max_batch_tokens`). What still differs is listed in
+docs/serrano_smith.md ("Recipe").
+
+A config file's variant is `[rnn|conv|noenc][,previous][,smoke]`, e.g.
+`--config=configs/imdb_ratings_han.py:noenc,smoke`; `previous` is the recipe
+attn-jax used before those keys (PyTorch initialisation, rows as trained, no
+UNK vector, no conv dropout, uncapped FLAN batches), whose runs are in
+results/ss_models_previous.
 """
 
 import ml_collections
@@ -40,25 +54,31 @@ def model_name(family: str, encoder: str) -> str:
   return f'{family.upper()}{short}'
 
 
-def parse_variant(variant: str) -> tuple[str, bool]:
-  """'conv,smoke' -> ('conv', True); '' -> ('rnn', False)."""
+FLAGS = ('previous', 'smoke')
+
+
+def parse_variant(variant: str) -> tuple[str, frozenset[str]]:
+  """'conv,smoke' -> ('conv', {'smoke'}); '' -> ('rnn', {})."""
   parts = [p.strip() for p in variant.split(',') if p.strip()]
-  smoke = 'smoke' in parts
-  names = [p for p in parts if p != 'smoke']
+  flags = frozenset(p for p in parts if p in FLAGS)
+  names = [p for p in parts if p not in FLAGS]
   if len(names) > 1 or (names and names[0] not in ENCODERS):
     raise ConfigError(f'unknown S&S config variant {variant!r}: give one of '
-                      f'{", ".join(ENCODERS)} and/or smoke, comma-separated (e.g. "conv,smoke")')
-  return (names[0] if names else 'rnn'), smoke
+                      f'{", ".join(ENCODERS)} and/or {", ".join(FLAGS)}, comma-separated '
+                      '(e.g. "conv,smoke")')
+  return (names[0] if names else 'rnn'), flags
 
 
 def ss_config(dataset: str, family: str, variant: str = '') -> ml_collections.ConfigDict:
   """S&S's model `family` ('han' or 'flan') on `dataset`; `variant` as `parse_variant`."""
   if dataset not in DATASETS or family not in FAMILIES:
     raise ConfigError(f'S&S configs are for {DATASETS} × {FAMILIES}, not ({dataset!r}, {family!r})')
-  short, smoke = parse_variant(variant)
+  short, flags = parse_variant(variant)
+  smoke, previous = 'smoke' in flags, 'previous' in flags
   encoder = ENCODERS[short]
   c = default_config(dataset, encoder, 'smoke' if smoke else '')
-  c.name = f'{dataset}_{model_name(family, encoder)}' + ('_smoke' if smoke else '')
+  c.name = (f'{dataset}_{model_name(family, encoder)}' + ('_previous' if previous else '')
+            + ('_smoke' if smoke else ''))
   m, t = c.model, c.train
   m.hierarchical = family == 'han'
   m.attention = 'han'
@@ -70,9 +90,19 @@ def ss_config(dataset: str, family: str, variant: str = '') -> ml_collections.Co
   m.embeddings_file = 'in_domain'
   c.vectors.update(method='word2vec', corpora={'imdb_ratings': 'imdb', '20news_topics': '20news'}[dataset],
                    epochs=30, window=5, min_count=5, sg=0, negative=5)
-  # Padded slots per HAN batch: 64 documents of up to 24 sentences of 64 words
-  # (S&S capped batches at 20,000 tokens; padded HAN batches need more room).
-  c.data.max_batch_tokens = 100_000
+  # S&S's code, beyond App. A.1 (module docstring).
+  c.vectors.update(lines='sentences', oov_as_unk=True)
+  m.embeddings_unit_rows = True
+  m.cnn_dropout = 0.3 if encoder == 'cnn' else 0.0
+  m.init = 'allennlp'
+  # FLAN: S&S's 20,000 padded words a batch. HAN: padded slots per batch, 64
+  # documents of up to 24 sentences of 64 words (S&S capped a HAN batch at
+  # 2,000 × its longest sentence, which this layout does not count).
+  c.data.max_batch_tokens = 100_000 if family == 'han' else 20_000
+  if previous:
+    c.vectors.update(lines='documents', oov_as_unk=False)
+    m.embeddings_unit_rows, m.cnn_dropout, m.init = False, 0.0, 'torch'
+    c.data.max_batch_tokens = 100_000 if family == 'han' else None
   t.loss = 'cross_entropy'
   t.optimizer = 'adam'
   t.learning_rate = 4e-4
@@ -89,6 +119,7 @@ def ss_config(dataset: str, family: str, variant: str = '') -> ml_collections.Co
   if smoke:
     m.embed_dim, m.hidden_dim = 16, {'bigru': 8, 'cnn': 8, 'none': 16}[encoder]
     m.embeddings_file = None
+    m.embeddings_unit_rows = False
     t.epochs, t.patience, t.batch_size = 2, None, 8
     c.data.max_batch_tokens = 4_000
   return c

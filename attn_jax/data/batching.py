@@ -11,7 +11,7 @@ most `max_tokens` padded word slots, so its rows are a power of two up to
 """
 
 import math
-from typing import Iterator, NamedTuple, Sequence
+from typing import Iterator, NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -87,16 +87,36 @@ def noisy_length_order(lengths: np.ndarray, rng: np.random.Generator, noise: flo
 
 def train_batches(sequences: Sequence[np.ndarray], labels: np.ndarray, batch_size: int,
                   buckets: Sequence[int], pos_weight: float, seed: int, epoch: int,
-                  ties: str = 'random') -> list[Batch]:
+                  ties: str = 'random', max_tokens: Optional[int] = None) -> list[Batch]:
   """One epoch of J&W training batches: noisy length sort (`ties`:
   `noisy_length_order`), contiguous chunks of `batch_size`, chunks in
-  shuffled order. Depends only on (seed, epoch, ties)."""
+  shuffled order, each cut to fit `max_tokens` (`split_to_fit`; rows stay
+  `batch_size`, the rest filler). Depends only on (seed, epoch, ties)."""
   rng = np.random.default_rng([seed, epoch])
   lengths = np.array([len(s) for s in sequences])
   order = noisy_length_order(lengths, rng, ties=ties)
   chunks = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
-  return [make_batch(sequences, labels, chunks[c], batch_size, buckets, pos_weight)
-          for c in rng.permutation(len(chunks))]
+  pieces = [piece for c in rng.permutation(len(chunks))
+            for piece in split_to_fit(chunks[c], lengths - 2, max_tokens)]
+  return [make_batch(sequences, labels, piece, batch_size, buckets, pos_weight) for piece in pieces]
+
+
+def split_to_fit(chunk: np.ndarray, words: np.ndarray, max_tokens: Optional[int]) -> list[np.ndarray]:
+  """`chunk` cut, in order, into batches of at most `max_tokens` padded
+  words (documents × the longest one's words): AllenNLP's
+  `maximum_samples_per_batch`, which S&S's FLAN set to 20,000 — long
+  documents train in smaller batches, so an epoch has more steps. None: the
+  chunk whole."""
+  if not max_tokens:
+    return [chunk]
+  out, start, longest = [], 0, 0
+  for i, doc in enumerate(chunk):
+    longest = max(longest, int(words[doc]))
+    if longest * (i + 1 - start) > max_tokens and i > start:
+      out.append(chunk[start:i])
+      start, longest = i, int(words[doc])
+  out.append(chunk[start:])
+  return out
 
 
 def eval_batches(sequences: Sequence[np.ndarray], labels: np.ndarray, batch_size: int,

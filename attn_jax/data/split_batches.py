@@ -7,13 +7,25 @@ take it and pick the layout, so the trainer, the evaluation and the stages
 need not know which model they batch for.
 """
 
-from typing import Iterator, NamedTuple, Sequence, Union
+from typing import Iterator, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 
 from attn_jax.data import batching, hierarchical
 from attn_jax.data.batching import Batch
 from attn_jax.data.dataset import EncodedSplit
+
+
+class CappedLengths(tuple):
+  """Flat bucket lengths (a tuple, as everywhere) that also carry the most
+  padded words a training batch may hold (`batching.split_to_fit`)."""
+  max_tokens: Optional[int] = None
+
+  @classmethod
+  def make(cls, lengths, max_tokens: Optional[int]) -> 'CappedLengths':
+    out = cls(lengths)
+    out.max_tokens = max_tokens
+    return out
 
 
 class SentenceBuckets(NamedTuple):
@@ -25,11 +37,15 @@ class SentenceBuckets(NamedTuple):
 Buckets = Union[tuple, SentenceBuckets]
 
 
-def bucketing(splits: Sequence[EncodedSplit], growth: float, max_tokens: int,
+def bucketing(splits: Sequence[EncodedSplit], growth: float, max_tokens: Optional[int],
               sentences: bool) -> Buckets:
-  """Bucket lengths covering every document of `splits`."""
+  """Bucket lengths covering every document of `splits`; `max_tokens` caps
+  a training batch's padded slots (None: flat batches uncapped, 20,000 for
+  sentences)."""
   if not sentences:
-    return batching.bucket_lengths(max(int(s.lengths.max()) for s in splits), growth)
+    lengths = batching.bucket_lengths(max(int(s.lengths.max()) for s in splits), growth)
+    return CappedLengths.make(lengths, max_tokens) if max_tokens else lengths
+  max_tokens = max_tokens or 20_000
   for s in splits:
     if s.sentence_lengths is None:
       raise ValueError('a hierarchical model needs documents with sentences: this dataset has none '
@@ -49,7 +65,7 @@ def train_batches(split: EncodedSplit, batch_size: int, buckets: Buckets, pos_we
                                       batch_size, buckets.max_tokens, buckets.sentences,
                                       buckets.words, seed, epoch)
   return batching.train_batches(split.sequences, split.labels, batch_size, buckets, pos_weight,
-                                seed, epoch, ties=ties)
+                                seed, epoch, ties=ties, max_tokens=getattr(buckets, 'max_tokens', None))
 
 
 def eval_batches(split: EncodedSplit, batch_size: int, buckets: Buckets) -> Iterator[Batch]:
@@ -64,4 +80,9 @@ def count_train_batches(split: EncodedSplit, batch_size: int, buckets: Buckets) 
   if isinstance(buckets, SentenceBuckets):
     return hierarchical.count_batches(split.sentence_lengths, batch_size, buckets.max_tokens,
                                       buckets.sentences, buckets.words)
+  cap = getattr(buckets, 'max_tokens', None)
+  if cap:
+    order = np.argsort(split.lengths, kind='stable')
+    return sum(len(batching.split_to_fit(order[i:i + batch_size], split.lengths - 2, cap))
+               for i in range(0, len(order), batch_size))
   return -(-len(split) // batch_size)

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 
 from attn_jax.models import masks
 from attn_jax.models.bilstm import reverse_within_length
-from attn_jax.models.initializers import torch_uniform
+from attn_jax.models import initializers
 
 
 def gru_scan(gates_x: jnp.ndarray, w_hh: jnp.ndarray, b_hh: jnp.ndarray) -> jnp.ndarray:
@@ -44,21 +44,27 @@ class BiGRUEncoder(nn.Module):
   row's last position), so padding never changes an output; outputs at
   padding are zero. `items='words'` is J&W's layout (lengths count SOS and
   EOS, which the GRU reads as J&W's LSTM does); `items='all'` a plain
-  sequence (HAN's sentences and documents). Init U(±1/√hidden), PyTorch's.
+  sequence (HAN's sentences and documents). `initializer='torch'`: U(±1/√hidden),
+  PyTorch's; 'allennlp': S&S's initializer list (`initializers`).
   """
   hidden: int = 50
   items: str = 'words'
+  initializer: str = 'torch'
 
   @nn.compact
   def __call__(self, embedded: jnp.ndarray, lengths: jnp.ndarray,
                deterministic: bool = True) -> jnp.ndarray:
     del deterministic  # dropout is applied before the encoder (`AttentionClassifier`)
     dim, three_h = embedded.shape[-1], 3 * self.hidden
-    init = torch_uniform(self.hidden)
-    w_ih = self.param('w_ih', init, (2, dim, three_h))
-    w_hh = self.param('w_hh', init, (2, self.hidden, three_h))
-    b_ih = self.param('b_ih', init, (2, three_h))
-    b_hh = self.param('b_hh', init, (2, three_h))
+    if self.initializer == 'allennlp':
+      inits = (initializers.xavier_uniform(dim, three_h), initializers.orthogonal_per_direction,
+               initializers.zeros, initializers.lstm_hidden_bias)
+    else:
+      inits = (initializers.torch_uniform(self.hidden),) * 4
+    w_ih = self.param('w_ih', inits[0], (2, dim, three_h))
+    w_hh = self.param('w_hh', inits[1], (2, self.hidden, three_h))
+    b_ih = self.param('b_ih', inits[2], (2, three_h))
+    b_hh = self.param('b_hh', inits[3], (2, three_h))
     gates = jnp.einsum('bld,zdg->blzg', embedded, w_ih) + b_ih[None, None]
     gates_x = jnp.stack([gates[:, :, 0], reverse_within_length(gates[:, :, 1], lengths)], axis=0)
     states = gru_scan(jnp.transpose(gates_x, (2, 0, 1, 3)), w_hh, b_hh)  # [L, 2, B, H]

@@ -16,16 +16,19 @@ class CNNEncoder(nn.Module):
   One convolution per kernel size with hidden / len(kernel_sizes) filters
   each, concatenated. Padding embeds to zero, so the zero 'same' padding at
   a row's end is what PyTorch's padding does. Outputs outside the words
-  (SOS, EOS, padding) are zeroed, as J&W's `(1 - mask)`.
+  (SOS, EOS, padding) are zeroed, as J&W's `(1 - mask)`. `dropout` is S&S's
+  conv encoder's own dropout on its input (training only; 0.3 in their code).
   """
   hidden: int = 128
   kernel_sizes: Sequence[int] = (1, 3, 5, 7)
   items: str = 'words'  # 'all': a plain sequence (HAN's sentences, documents); `masks.item_mask`
+  dropout: float = 0.0
 
   @nn.compact
   def __call__(self, embedded: jnp.ndarray, lengths: jnp.ndarray,
                deterministic: bool = True) -> jnp.ndarray:
-    del deterministic
+    if self.dropout > 0:
+      embedded = nn.Dropout(self.dropout)(embedded, deterministic=deterministic)
     dim = embedded.shape[-1]
     filters = self.hidden // len(self.kernel_sizes)
     outputs = [

@@ -284,17 +284,16 @@ def build_encoder(cfg: ml_collections.ConfigDict, items: str = 'words') -> nn.Mo
   """The encoder `cfg.encoder` names; `items='all'` for a plain sequence
   (S&S's encoders inside a HAN), 'words' for J&W's layout."""
   if cfg.encoder == 'bigru':
-    return BiGRUEncoder(hidden=cfg.hidden_dim, items=items)
+    return BiGRUEncoder(hidden=cfg.hidden_dim, items=items, initializer=cfg.get('init', 'torch'))
   if cfg.encoder == 'none':
     return NoEncoder(items=items)
-  if cfg.encoder == 'cnn' and items == 'all':
-    return CNNEncoder(hidden=cfg.hidden_dim, kernel_sizes=tuple(cfg.cnn_kernel_sizes), items=items)
+  if cfg.encoder == 'cnn':
+    return CNNEncoder(hidden=cfg.hidden_dim, kernel_sizes=tuple(cfg.cnn_kernel_sizes), items=items,
+                      dropout=cfg.get('cnn_dropout', 0.0))
   if items != 'words':
     raise ValueError(f'a HAN is built from the bigru, cnn or none encoders, not {cfg.encoder!r}')
   if cfg.encoder == 'bilstm':
     return BiLSTMEncoder(hidden=cfg.hidden_dim, unroll=cfg.lstm_unroll, biases=cfg.lstm_biases)
-  if cfg.encoder == 'cnn':
-    return CNNEncoder(hidden=cfg.hidden_dim, kernel_sizes=tuple(cfg.cnn_kernel_sizes))
   if cfg.encoder == 'average':
     return AverageEncoder(hidden=cfg.hidden_dim)
   if cfg.encoder == 'transformer':
@@ -316,6 +315,6 @@ def build_model(cfg: ml_collections.ConfigDict, vocab_size: int) -> Model:
       embedding=Embedding(vocab_size, cfg.embed_dim, cfg.embed_init_std),
       encoder=encoder,
       attention=SCORERS[cfg.attention](),
-      decoder=Decoder(cfg.get('classes', 2), cfg.get('output_dropout', 0.0)),
+      decoder=Decoder(cfg.get('classes', 2), cfg.get('output_dropout', 0.0), cfg.get('init', 'torch')),
       input_dropout=cfg.get('input_dropout', 0.0))
   return Model(module, projections.get(cfg.projection, cfg.sparsegen_lambda))

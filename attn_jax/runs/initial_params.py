@@ -9,6 +9,7 @@ import numpy as np
 
 from attn_jax.core import atomic_io
 from attn_jax.data.dataset import Dataset
+from attn_jax.data.vocabulary import UNK
 from attn_jax.data.word_vectors import load_word_vectors
 from attn_jax.models import Model
 from attn_jax.training import trainer
@@ -45,7 +46,9 @@ def pretrained_matrix(cfg: ml_collections.ConfigDict, dataset: Dataset, log) -> 
   `model.shuffle_embeddings` the rows of the words found are permuted among
   those words (same norms and coverage, no word's own vector), and with
   `model.embeddings_norm` they are scaled to that mean L2 norm (same
-  directions): controls for what in the vectors matters.
+  directions): controls for what in the vectors matters. With
+  `model.embeddings_unit_rows` every row found is scaled to L2 norm 1, as
+  S&S's preparation stored them (UNK's too, when the vectors have one).
   """
   path = embeddings_path(cfg, dataset, log)
   if not path:
@@ -57,11 +60,15 @@ def pretrained_matrix(cfg: ml_collections.ConfigDict, dataset: Dataset, log) -> 
     matrix[rows] = matrix[np.random.default_rng(cfg.seed).permutation(rows)]
   if cfg.model.embeddings_norm and len(rows):
     matrix[rows] *= cfg.model.embeddings_norm / np.linalg.norm(matrix[rows], axis=1).mean()
+  if cfg.model.get('embeddings_unit_rows', False) and len(rows):
+    matrix[rows] /= np.linalg.norm(matrix[rows], axis=1, keepdims=True)
   return matrix, {
       'file': os.path.abspath(path), 'vocabulary': len(dataset.vocab), 'found': found,
       'coverage': found / max(len(dataset.vocab) - 4, 1),
       'mean_norm_found': float(np.linalg.norm(matrix[rows], axis=1).mean()) if len(rows) else None,
-      'shuffled': bool(cfg.model.shuffle_embeddings), 'rescaled_to': cfg.model.embeddings_norm}
+      'shuffled': bool(cfg.model.shuffle_embeddings), 'rescaled_to': cfg.model.embeddings_norm,
+      'unit_rows': bool(cfg.model.get('embeddings_unit_rows', False)),
+      'unk_from_vectors': bool(np.any(matrix[UNK] != 0))}
 
 
 def initial_params(model: Model, cfg: ml_collections.ConfigDict, dataset: Dataset, log,

@@ -30,7 +30,8 @@ from attn_jax.training.trainer import Member, batch_seed
 PER_MODEL_KEYS = frozenset({'seed', 'train.learning_rate', 'train.weight_decay', 'train.batch_seed',
                             'model.sparsegen_lambda',
                             'model.embed_init_std', 'model.embeddings_file',
-                            'model.shuffle_embeddings', 'model.embeddings_norm'})
+                            'model.shuffle_embeddings', 'model.embeddings_norm',
+                            'model.embeddings_unit_rows'})
 PER_MODEL_PREFIXES = ('vectors.',)
 
 

@@ -67,8 +67,7 @@ class AnalysisContext:
   @property
   def buckets(self) -> split_batches.Buckets:
     return split_batches.bucketing([self.split], self.settings.bucket_growth,
-                                   self.cfg.data.get('max_batch_tokens') or 20_000,
-                                   self.model.hierarchical)
+                                   self.cfg.data.get('max_batch_tokens'), self.model.hierarchical)
 
   def batches(self, batch_size: Optional[int] = None) -> Iterator[Batch]:
     """Length-sorted batches of `batch_size` documents (`analysis.batch_size`;

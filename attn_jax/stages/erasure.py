@@ -9,6 +9,9 @@ from attn_jax.core.registry import STAGES, Section
 from attn_jax.stages.runner import Stage
 
 SINGLE_KEY_STREAM, RANDOM_KEY_STREAM = 1, 2
+# S&S App. A.3, Figures 12–13: the single-weight test rerun on the top item
+# of another ranking, against a random other item drawn afresh.
+OTHER_TOPS = {'gradient': 3, 'gradient_x_attention': 4}  # ranking -> its key stream
 # The deterministic rankings (S&S §5.1); `random` (several orders) comes on top.
 RANKINGS = ('attention', 'attention_ascending', 'gradient', 'gradient_x_attention')
 # (A, B) pairs for S&S's per-instance efficiency comparison: does B need fewer items?
@@ -17,7 +20,7 @@ COMPARISONS = (('attention', 'gradient'), ('attention', 'gradient_x_attention'),
 
 
 def _erasure_fn(model, random_orders, random_item):
-  def fn(params, tokens, lengths, single_keys, random_keys):
+  def fn(params, tokens, lengths, single_keys, random_keys, other_keys):
     fwd = model.forward(params, tokens, lengths)
     h, alpha, mask = fwd.hidden, fwd.alpha, fwd.mask
     single = er.single_weight_erasure(model, params, h, alpha, mask, single_keys, random_item)
@@ -25,6 +28,10 @@ def _erasure_fn(model, random_orders, random_item):
     scores = {'attention': alpha, 'attention_ascending': -alpha, 'gradient': grad,
               'gradient_x_attention': grad * alpha}
     out = {f'single_{k}': v for k, v in single._asdict().items()}
+    for name, keys in zip(OTHER_TOPS, other_keys):
+      other = er.single_weight_erasure(model, params, h, alpha, mask, keys, random_item,
+                                       top=er.top_item(scores[name], mask))
+      out.update({f'single_{name}_{k}': v for k, v in other._asdict().items()})
     out.update(probs=fwd.probs, decision_gradient=grad)
     for name in RANKINGS:
       flip = er.erase_until_flip(model, params, h, alpha, mask, er.ranking(scores[name], mask))
@@ -41,14 +48,15 @@ def _compute(ctx, batch):
   s = ctx.settings.erasure
   fn = ctx.jit('erasure', lambda: _erasure_fn(ctx.model, s.random_orders, s.random_item))
   return fn(ctx.params, batch.tokens, batch.lengths, ctx.keys(SINGLE_KEY_STREAM, batch.index),
-            ctx.keys(RANDOM_KEY_STREAM, batch.index))
+            ctx.keys(RANDOM_KEY_STREAM, batch.index),
+            tuple(ctx.keys(stream, batch.index) for stream in OTHER_TOPS.values()))
 
 
-def _single_summary(arrays, usable) -> dict:
-  top, other = arrays['single_flip_top'][usable], arrays['single_flip_other'][usable]
+def _single_summary(arrays, usable, prefix: str = 'single_') -> dict:
+  top, other = arrays[f'{prefix}flip_top'][usable], arrays[f'{prefix}flip_other'][usable]
   pct = lambda x: float(100 * np.mean(x)) if len(x) else None
-  delta_js = arrays['single_js_top'][usable] - arrays['single_js_other'][usable]
-  delta_alpha = arrays['single_delta_alpha'][usable]
+  delta_js = arrays[f'{prefix}js_top'][usable] - arrays[f'{prefix}js_other'][usable]
+  delta_alpha = arrays[f'{prefix}delta_alpha'][usable]
   # S&S Figure 4: per Δα bin, how many instances and how many with ΔJS < 0.
   edges = np.linspace(0.0, 1.0, 11)
   bins = np.clip(np.digitize(delta_alpha, edges[1:-1]), 0, len(edges) - 2)
@@ -71,7 +79,10 @@ def _removal_summary(fraction, mass) -> dict:
           'fraction_removed_percentiles': {str(q): float(np.percentile(f, q))
                                            for q in (5, 25, 50, 75, 95)},
           'fraction_removed_above_0.5': float(np.mean(f > 0.5)),
-          'mean_attention_mass_removed': float(np.mean(m))}
+          'mean_attention_mass_removed': float(np.mean(m)),
+          # S&S App. A.3, Figure 11: the original attention mass zeroed by the first flip.
+          'median_attention_mass_removed': float(np.median(m)),
+          'attention_mass_percentiles': {str(q): float(np.percentile(m, q)) for q in (5, 25, 50, 75, 95)}}
 
 
 def _finalize(ctx, arrays, inputs):
@@ -80,7 +91,9 @@ def _finalize(ctx, arrays, inputs):
   probs = arrays['probs']
   arrays['predicted'] = (np.argmax(probs, axis=-1) if probs.ndim == 2 else probs > 0.5).astype(np.int32)
   summary = {'random_item': ctx.settings.erasure.random_item,
-             'single_weight': _single_summary(arrays, usable), 'removal': {}, 'comparisons': {}}
+             'single_weight': _single_summary(arrays, usable), 'removal': {}, 'comparisons': {},
+             'single_weight_other_tops': {name: _single_summary(arrays, usable, f'single_{name}_')
+                                          for name in OTHER_TOPS}}
   for name in RANKINGS:
     summary['removal'][name] = _removal_summary(arrays[f'{name}_fraction'][usable],
                                                 arrays[f'{name}_mass'][usable])
@@ -102,7 +115,7 @@ def _figures(arrays, inputs, summary, directory):
 
 
 ERASURE = STAGES.register(Stage(
-    name='erasure', paper='ss', order=70,
+    name='erasure', paper='ss', order=70, version=2,  # 2: Figures 11–13's numbers
     settings=lambda a: {'random_orders': a.erasure.random_orders, 'random_item': a.erasure.random_item},
     compute=_compute, finalize=_finalize, figures=_figures,
     positional=frozenset({'decision_gradient'}), any_model=True,

@@ -101,8 +101,7 @@ def dataset_buckets(dataset: Dataset, growth: float, model: Optional[Model] = No
   """The padding of every split: flat bucket lengths, or documents ×
   sentences × words for a hierarchical `model` (at most `max_tokens` slots a batch)."""
   hierarchical = model is not None and model.hierarchical
-  return split_batches.bucketing(list(dataset.splits.values()), growth, max_tokens or 20_000,
-                                 hierarchical)
+  return split_batches.bucketing(list(dataset.splits.values()), growth, max_tokens, hierarchical)
 
 
 def train_batches(split, batch_size, buckets, pos_weight, seed, epoch, ties='random'):

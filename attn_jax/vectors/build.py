@@ -58,6 +58,11 @@ def recipe(cfg: ml_collections.ConfigDict) -> dict:
   method = cfg.vectors.get('method', 'fasttext')
   if method != 'fasttext':  # fastText recipes keep the cache keys they had before `method`
     found['method'] = method
+  # Keys added later enter only away from their old value (old caches stay found).
+  if cfg.vectors.get('lines', 'documents') != 'documents':
+    found['lines'] = cfg.vectors.lines
+  if cfg.vectors.get('oov_as_unk', False):
+    found['oov_as_unk'] = True
   return found
 
 
@@ -115,7 +120,9 @@ def ensure_vectors(cfg: ml_collections.ConfigDict, vocab: Vocabulary,
   load = lambda name: builders.load_raw(name, cfg.data.manual_dir, cfg.data.tfds_data_dir)
   with tempfile.NamedTemporaryFile('w', dir=os.path.dirname(path), suffix='.corpus',
                                    encoding='utf-8') as text:
-    counts = corpus.write_corpus(cfg.data.dataset, tuple(r['corpora']), load, text)
+    known = frozenset(vocab.tokens[4:]) if r.get('oov_as_unk') else None
+    counts = corpus.write_corpus(cfg.data.dataset, tuple(r['corpora']), load, text,
+                                 r.get('lines', 'documents'), known)
     text.flush()
     tokens = sum(c['tokens'] for c in counts.values())
     log(f'corpus: {sum(c["documents"] for c in counts.values())} documents, {tokens} tokens '
@@ -123,9 +130,10 @@ def ensure_vectors(cfg: ml_collections.ConfigDict, vocab: Vocabulary,
     bar = tqdm.tqdm(total=r['epochs'], unit='epoch', desc='vectors', dynamic_ncols=True,
                     disable=not cfg.train.progress)
     with bar:
+      wanted = list(vocab.tokens[4:]) + ([corpus.UNK_WORD] if known else [])
       wv, environment = fasttext.train(text.name, r['dim'], r, lambda done, s: bar.update(1),
-                                       words=vocab.tokens[4:], log=log)
-  words = [w for w in vocab.tokens[4:] if w in wv.key_to_index]
+                                       words=wanted, log=log)
+  words = [w for w in wanted if w in wv.key_to_index]
   matrix = np.stack([wv[w] for w in words]) if words else np.zeros((0, r['dim']), np.float32)
   atomic_io.atomic_write(path, lambda f: _write_vec(f, words, matrix))
   info = {'recipe': r, 'corpus': counts, 'corpus_tokens': tokens,

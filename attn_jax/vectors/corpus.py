@@ -8,13 +8,19 @@ splits (`HELD_OUT_RAW_SPLITS`), and any document whose tokens equal those of
 one of its dev or test documents (aclImdb has duplicate reviews). S&S's
 targets (`imdb_ratings`, `20news_topics`) hold out their test split only:
 S&S trained word2vec on train + dev (`protocols.Protocol.held_out`).
+
+S&S's preparation (`vectors.lines='sentences'`, `vectors.oov_as_unk`) writes
+one sentence a line and every word outside the target vocabulary as `<UNK>`,
+so the vocabulary's UNK row starts from a trained vector, not zero.
 """
 
 import collections
 import hashlib
 from typing import Callable, IO, Iterator
 
-from attn_jax.data import newsgroups_text, protocols, tokenize
+from attn_jax.core.errors import ConfigError
+from attn_jax.data import newsgroups_text, protocols, serrano_smith, tokenize
+from attn_jax.data.vocabulary import SPECIALS, UNK
 
 SOURCES = ('imdb', 'sst', '20news', 'agnews')
 TOKENIZERS: dict[str, Callable[[str], list[str]]] = {
@@ -23,6 +29,9 @@ TOKENIZERS: dict[str, Callable[[str], list[str]]] = {
 # Raw splits that feed only a dataset's dev or test split: all their text is
 # held out when the dataset is the target (IMDB's test sample is 20 % of
 # aclImdb test; the other 80 % is held out too).
+# Targets whose documents have sentences: text -> sentences of words.
+SENTENCES = {'imdb_ratings': serrano_smith.sentence_words, '20news_topics': serrano_smith.sentence_words}
+UNK_WORD = SPECIALS[UNK]
 HELD_OUT_RAW_SPLITS = {'sst': ('dev', 'test'), 'imdb': ('test',), '20news': (), 'agnews': ('test',),
                        'imdb_ratings': ('test',), '20news_topics': ()}
 
@@ -62,7 +71,8 @@ def held_out(target: str, raw: dict[str, list[dict]]) -> tuple[set[str], set[byt
 
 
 def write_corpus(target: str, corpora: tuple[str, ...], load_raw: Callable[[str], dict],
-                 out: IO[str]) -> dict:
+                 out: IO[str], lines: str = 'documents',
+                 vocabulary: frozenset[str] | None = None) -> dict:
   """Writes the corpus for `target` to `out`, one document per line.
 
   Args:
@@ -70,6 +80,9 @@ def write_corpus(target: str, corpora: tuple[str, ...], load_raw: Callable[[str]
       is excluded).
     corpora: source datasets, in order.
     load_raw: dataset -> raw records by split (`builders.load_raw`).
+    lines: 'documents', or 'sentences' (one sentence a line; targets in
+      `SENTENCES`).
+    vocabulary: if given, every other word is written as `<UNK>`.
 
   Returns:
     {source: {'documents', 'tokens', 'held_out'}} counts.
@@ -78,18 +91,26 @@ def write_corpus(target: str, corpora: tuple[str, ...], load_raw: Callable[[str]
   target_source = protocols.PROTOCOLS[target].raw
   target_raw = raw_by_source[target_source] if target_source in raw_by_source else load_raw(target_source)
   ids, hashes = held_out(target, target_raw)
+  if lines == 'sentences' and target not in SENTENCES:
+    raise ConfigError(f'vectors.lines=sentences needs a dataset with sentences ({", ".join(SENTENCES)}), '
+                      f'not {target!r}; use vectors.lines=documents')
+  split = SENTENCES[target] if lines == 'sentences' else None
   tokenizer = TOKENIZERS.get(target) or protocols.TOKENIZERS[target]
   stats = collections.OrderedDict()
   for name in corpora:
     counts = {'documents': 0, 'tokens': 0, 'held_out': 0}
     for _, doc_id, text in raw_texts(name, raw_by_source[name]):
-      tokens = tokenizer(text)
+      pieces = split(text) if split else [tokenizer(text)]
+      tokens = [w for piece in pieces for w in piece]
       if not tokens:
         continue
       if (name == target_source and doc_id in ids) or _doc_hash(tokens) in hashes:
         counts['held_out'] += 1
         continue
-      out.write(' '.join(tokens) + '\n')
+      for piece in pieces:
+        if vocabulary is not None:
+          piece = [w if w in vocabulary else UNK_WORD for w in piece]
+        out.write(' '.join(piece) + '\n')
       counts['documents'] += 1
       counts['tokens'] += len(tokens)
     stats[name] = counts
