@@ -149,6 +149,15 @@ def test_verdicts_follow_the_numbers():
   assert v == {'(a)': 'partly', '(b)': 'FAILS', '(c)': 'FAILS', '(d)': 'FAILS'}
   table3 = ss_models.table3_rows(holds)
   assert table3[1][:4] == ['HANrnn', '40.0', '50.3', '– + –']
+  # (d)-(f): within each family, across families, and §5.5's FLANrnn.
+  late = holds + [fake_run('imdb_ratings', 'FLANrnn', (2, 12, 1, 85), (60, 20, 20), {'attention': 0.7}),
+                  fake_run('imdb_ratings', 'FLANconv', (2, 12, 1, 85), (60, 20, 20), {'attention': 0.3})]
+  v = {claim[:3]: verdict for _, claim, verdict, _ in ss_models.verdicts(late)}
+  assert (v['(d)'], v['(e)'], v['(f)']) == ('HOLDS', 'HOLDS', 'HOLDS')
+  early = holds + [fake_run('imdb_ratings', 'FLANrnn', (2, 12, 1, 85), (60, 20, 20), {'attention': 0.01}),
+                   fake_run('imdb_ratings', 'FLANconv', (2, 12, 1, 85), (60, 20, 20), {'attention': 0.02})]
+  v = {claim[:3]: verdict for _, claim, verdict, _ in ss_models.verdicts(early)}
+  assert (v['(d)'], v['(e)'], v['(f)']) == ('partly', 'FAILS', 'FAILS')
 
 
 @requires_real_data

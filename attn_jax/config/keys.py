@@ -33,11 +33,12 @@ ADDED_KEYS = {'train.update_only': None, 'train.attention_lr_scale': 1.0,
               'train.batch_order': 'shared',
               # S&S's recipe as their code has it (issue 35)
               'model.embeddings_unit_rows': False, 'model.cnn_dropout': 0.0, 'model.init': 'torch',
-              'vectors.lines': 'documents', 'vectors.oov_as_unk': False}
+              'vectors.lines': 'documents', 'vectors.oov_as_unk': False,
+              'model.transformer_norm': 'post'}
 # Keys that compute nothing for some models: {key: the encoders it changes}.
 # Elsewhere they are left out of `result_items`, so a CNN trained before
 # `model.lstm_biases` existed is today's CNN.
-ENCODER_KEYS = {'model.lstm_biases': ('bilstm',)}
+ENCODER_KEYS = {'model.lstm_biases': ('bilstm',), 'model.transformer_norm': ('transformer',)}
 # Sections that say what is analysed, or trained on top of the model, not what
 # the model is: a trained workdir can be analysed again with other values
 # (each stage and experiment keys its own results).

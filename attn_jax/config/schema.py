@@ -40,7 +40,8 @@ VARIANTS = {
 OWN_CHOICES = {
     'data.dataset': DATASETS,
     'model.encoder': ENCODERS,
-    'model.attention': ('tanh', 'dot', 'han'),
+    'model.attention': ('tanh', 'dot', 'han', 'key_dot'),
+    'model.transformer_norm': ('post', 'pre'),
     'model.projection': projections.NAMES,
     'vectors.method': ('fasttext', 'word2vec'),
     'vectors.lines': ('documents', 'sentences'),
@@ -170,6 +171,7 @@ def _model(dataset: str, encoder: str, variant: str) -> ml_collections.ConfigDic
   m.transformer_layers = 2
   m.transformer_heads = 1
   m.transformer_ffn_dim = 128
+  m.transformer_norm = 'post'  # layer norm after each sub-layer (PyTorch's default); 'pre': before
   m.dropout = 0.1 if encoder == 'transformer' else 0.0
   # S&S's HAN (documents × sentences × words; the final attention is over
   # sentences), its classes and dropouts (attn_jax.config.serrano_smith).

@@ -299,7 +299,7 @@ def build_encoder(cfg: ml_collections.ConfigDict, items: str = 'words') -> nn.Mo
   if cfg.encoder == 'transformer':
     return TransformerEncoder(hidden=cfg.hidden_dim, layers=cfg.transformer_layers,
                               heads=cfg.transformer_heads, ffn_dim=cfg.transformer_ffn_dim,
-                              dropout=cfg.dropout)
+                              dropout=cfg.dropout, norm=cfg.get('transformer_norm', 'post'))
   raise ValueError(f'unknown encoder {cfg.encoder!r}; choose from {ENCODERS}')
 
 

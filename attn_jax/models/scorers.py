@@ -50,4 +50,22 @@ class ContextScorer(nn.Module):
     return nn.Dense(1, use_bias=False, kernel_init=torch_uniform(size), name='context')(u)[..., 0]
 
 
-SCORERS = {'tanh': AdditiveScorer, 'dot': DotScorer, 'han': ContextScorer}
+class KeyDotScorer(nn.Module):
+  """Scaled dot-product pooling with a key projection: s_t = u . (W h_t + b)
+  / sqrt(H), a learned query u (Vaswani et al.'s q kᵀ/√d with k = W h).
+  The same scores as `DotScorer` can be reached (u' = Wᵀu), but the product
+  of two learned factors moves faster from the flat start.
+
+  [B, L, H] -> [B, L] unmasked scores.
+  """
+
+  @nn.compact
+  def __call__(self, hidden: jnp.ndarray) -> jnp.ndarray:
+    size = hidden.shape[-1]
+    keys = nn.Dense(size, kernel_init=torch_uniform(size), bias_init=torch_uniform(size),
+                    name='key')(hidden)
+    u = nn.Dense(1, use_bias=False, kernel_init=torch_uniform(size), name='query')(keys)
+    return u[..., 0] / math.sqrt(size)
+
+
+SCORERS = {'tanh': AdditiveScorer, 'dot': DotScorer, 'han': ContextScorer, 'key_dot': KeyDotScorer}

@@ -212,3 +212,13 @@ SERRANO_SMITH_TABLE2 = {
 SERRANO_SMITH_GRADIENT_RATIO = 1.6
 # S&S's data closest to each dataset here (which published column a row sits beside).
 SERRANO_SMITH_CLOSEST = {'imdb_ratings': 'imdb', '20news_topics': 'yahoo'}
+# App. A.3, Figures 12–13: the single-weight test on the top item of the
+# gradient ranking finds fewer flips (the "yes" row: i* flips) than on the
+# top-attended item "in 14 out of our 24 models"; on the top item of the
+# gradient × attention ranking, more in all 24 (models × datasets).
+SERRANO_SMITH_FIG12_FEWER = (14, 24)
+SERRANO_SMITH_FIG13_MORE = (24, 24)
+# App. A.3, Figure 11: the attention mass zeroed by the first flip under the
+# gradient and product rankings is "often shifted down by around 0.25 or
+# more" from the attention ranking's.
+SERRANO_SMITH_FIG11_SHIFT = 0.25

@@ -7,6 +7,7 @@ reproduction report and the command line are built on this module and
 import nothing above it.
 """
 
+import glob
 import os
 import re
 
@@ -142,7 +143,9 @@ def publish(made: dict, table: str, paths: list[str], summaries: tuple, readme=N
     here = root_of(readme)
     sources = [os.path.relpath(p, here) for p in paths]
     command = (command or f'python -m attn_jax.report {table} {{sources}}').format(sources=' '.join(sources)).strip()
-    files = files or [f'{s}/{folder}/*/summary.json' for folder in summaries for s in sources]
+    # Only the folders a run has: a "From" line names files a reader can open.
+    files = files or [f'{s}/{folder}/*/summary.json' for folder in summaries for s in sources
+                      if glob.glob(os.path.join(here, s, folder, '*', 'summary.json'))]
     for block, (rows, notes) in made.items():
       write_blocks(readme, block, with_notes(rows, notes), command, files)
   return made

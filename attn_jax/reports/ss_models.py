@@ -12,71 +12,18 @@ datasets (`published.SERRANO_SMITH_CLOSEST`): aclImdb's 8 ratings sit beside
 S&S's 10-class IMDB, 20 Newsgroups' topics beside Yahoo Answers' topics.
 """
 
-import dataclasses
 import os
 from typing import Optional
 
-import numpy as np
-from matplotlib.patches import Patch
-
-from attn_jax.core import atomic_io, errors
 from attn_jax.papers import published
-from attn_jax.plots import figures
-from attn_jax.reports import common
+from attn_jax.reports import ss_appendix, ss_recipe
 from attn_jax.reports.common import check_markers, publish, save_run_files, save_summary, saved_runs
 from attn_jax.reports.registry import COMMANDS, Command
+from attn_jax.reports.ss_runs import (DATASET_LABELS, ENCODERS, FAMILIES, MODELS, RANKINGS, ModelRun,  # noqa: F401
+                                      _by, _pct, datasets, load, single_cells)
 from attn_jax.stages import store as stage_store
 
-FAMILIES, ENCODERS = ('HAN', 'FLAN'), ('rnn', 'conv', 'noenc')
-MODELS = tuple(f + e for f in FAMILIES for e in ENCODERS)
-SHORT = {'bigru': 'rnn', 'cnn': 'conv', 'none': 'noenc'}
-RANKINGS = ('attention', 'random', 'gradient', 'gradient_x_attention', 'attention_ascending')
-BLOCKS = ('ss-table3', 'ss-table2', 'ss-removal', 'ss-comparisons', 'ss-verdicts')
-DATASET_LABELS = {'imdb_ratings': 'aclImdb ratings (8 cl.)', '20news_topics': '20 Newsgroups (20 cl.)'}
-
-
-@dataclasses.dataclass(frozen=True)
-class ModelRun:
-  path: str
-  dataset: str
-  model: str  # S&S's name, e.g. HANrnn
-  eval: dict
-  erasure: Optional[dict]  # the erasure stage's summary, None if it has not run
-
-
-def load(path: str) -> ModelRun:
-  """A run folder of an S&S model: its eval.json, config.json and erasure summary."""
-  results, config = common.read_run_files(path)
-  m = config['model']
-  if m.get('attention') != 'han' or m.get('encoder') not in SHORT:
-    raise errors.AttnJaxError(f'{path} is not one of S&S\'s models (HAN/FLAN × rnn/conv/noenc): '
-                              f'its encoder is {m.get("encoder")!r}, attention {m.get("attention")!r}; '
-                              'train one with configs/imdb_ratings_han.py or _flan.py')
-  name = ('HAN' if m.get('hierarchical') else 'FLAN') + SHORT[m['encoder']]
-  found = stage_store.most_complete(path, 'erasure')
-  summary = found.summary if found is not None and found.intact else _saved_summary(path)
-  return ModelRun(path, config['data']['dataset'], name, results, summary)
-
-
-def _saved_summary(path: str) -> Optional[dict]:
-  """The summary a `--save` copied into `<path>/analyses/erasure/`, if any."""
-  copy = os.path.join(path, 'analyses', 'erasure', stage_store.SUMMARY)
-  try:
-    return atomic_io.read_json(copy)
-  except (OSError, ValueError):
-    return None
-
-
-def _pct(x, digits=1) -> str:
-  return '–' if x is None else f'{x:.{digits}f}'
-
-
-def _by(runs, dataset, model) -> Optional[ModelRun]:
-  return next((r for r in runs if r.dataset == dataset and r.model == model), None)
-
-
-def datasets(runs) -> list[str]:
-  return [d for d in DATASET_LABELS if any(r.dataset == d for r in runs)]
+BLOCKS = ('ss-table3', 'ss-table2', 'ss-removal', 'ss-comparisons', 'ss-verdicts') + ss_appendix.BLOCKS
 
 
 # ---------------------------------------------------------------- tables
@@ -108,12 +55,6 @@ def _minutes(r: Optional[ModelRun]) -> str:
   erasure = (r.erasure or {}).get('seconds')
   return (f'{_pct(None if train is None else train / 60, 0)} + '
           f'{_pct(None if erasure is None else erasure / 60, 0)}')
-
-
-def single_cells(summary: Optional[dict]) -> tuple:
-  s = (summary or {}).get('single_weight', {})
-  return tuple(s.get(k) for k in ('percent_both_flip', 'percent_top_only', 'percent_other_only',
-                                  'percent_neither'))
 
 
 def table2_rows(runs) -> list[list[str]]:
@@ -230,21 +171,48 @@ def verdicts(runs) -> list[tuple[str, str, str, str]]:
                   '> 50 % of the instances', 'HOLDS' if 2 * len(ok) > len(c) else 'FAILS',
                   f'{len(ok)} of {len(c)}: '
                   + ', '.join(f'{m} {_pct(None if s is None else 100 * s)} %' for m, s in c)))
-    # (d) flips come late for the rnn models, much earlier for conv and noenc.
-    parts, holds = [], []
-    for family in FAMILIES:
-      rnn, others = _by(done, d, family + 'rnn'), [_by(done, d, family + e) for e in ('conv', 'noenc')]
-      others = [o for o in others if o is not None and _median(o) is not None]
-      if rnn is None or _median(rnn) is None or not others:
-        continue
-      later = all(_median(rnn) > _median(o) for o in others)
-      holds.append(later)
-      parts.append(f'{family}: rnn {_median(rnn):.2f} vs ' + ', '.join(
-          f'{o.model[len(family):]} {_median(o):.2f}' for o in others))
-    if parts:
-      lines.append((label, '(d) decision flips come late (larger median fraction removed, attention '
-                    'ranking) for the rnn models, earlier for conv and noenc',
-                    _word(sum(holds), len(holds), every=True), '; '.join(parts)))
+    lines += late_flip_verdicts(done, d, label)
+  return lines
+
+
+# §5.5 gives no number for "remarkably high" fractions removed: a median
+# above one half is this project's reading of it.
+LATE = 0.5
+
+
+def late_flip_verdicts(done, d: str, label: str) -> list[tuple[str, str, str, str]]:
+  """S&S §§5.5–5.6 on when decisions flip (median fraction removed,
+  attention ranking): (d) within each family the rnn model flips latest;
+  (e) across families each FLAN flips at least as late as the HAN with its
+  encoder; (f) §5.5's absolute statement, that FLANrnn's flips come late."""
+  lines = []
+  parts, holds = [], []
+  for family in FAMILIES:
+    rnn, others = _by(done, d, family + 'rnn'), [_by(done, d, family + e) for e in ('conv', 'noenc')]
+    others = [o for o in others if o is not None and _median(o) is not None]
+    if rnn is None or _median(rnn) is None or not others:
+      continue
+    later = all(_median(rnn) > _median(o) for o in others)
+    holds.append(later)
+    parts.append(f'{family}: rnn {_median(rnn):.2f} vs ' + ', '.join(
+        f'{o.model[len(family):]} {_median(o):.2f}' for o in others) + (' ✓' if later else ' ✗'))
+  if parts:
+    lines.append((label, '(d) within each family, decision flips come latest for the rnn model '
+                  '(§5.6: larger median fraction removed, attention ranking, than conv and noenc)',
+                  _word(sum(holds), len(holds)), '; '.join(parts)))
+  pairs = [(e, _by(done, d, 'HAN' + e), _by(done, d, 'FLAN' + e)) for e in ENCODERS]
+  pairs = [(e, h, f) for e, h, f in pairs if h and f and _median(h) is not None and _median(f) is not None]
+  if pairs:
+    later = [e for e, h, f in pairs if _median(f) >= _median(h)]
+    lines.append((label, '(e) across families, FLAN flips come at least as late as the HAN with '
+                  'the same encoder (§5.5: "highly unexpected" for FLANs over hundreds of words)',
+                  _word(len(later), len(pairs)), ', '.join(
+                      f'{e}: FLAN {_median(f):.2f} vs HAN {_median(h):.2f}' for e, h, f in pairs)))
+  flan = _by(done, d, 'FLANrnn')
+  if flan is not None and _median(flan) is not None:
+    lines.append((label, f'(f) FLANrnn\'s decision flips come late (§5.5: "remarkably high" fractions; '
+                  f'here: median fraction removed, attention ranking, > {LATE})',
+                  'HOLDS' if _median(flan) > LATE else 'FAILS', f'FLANrnn {_median(flan):.2f}'))
   return lines
 
 
@@ -269,46 +237,19 @@ def _share(c) -> Optional[float]:
 def figure(runs, stem: str) -> list[str]:
   """S&S Figures 5–6 from the summaries: per model, a box per ranking of the
   fraction removed before the first flip (5th–95th percentile whiskers)."""
-  done = [r for r in runs if r.erasure is not None]
-  found = [d for d in datasets(done)]
-  if not found:
-    return []
-  fig, axes = figures.new_figure(len(found), 1, figsize=(10, 3.3 * len(found)))
-  axes = np.atleast_1d(axes)
-  colours = dict(zip(RANKINGS, ('C0', 'C7', 'C2', 'C3', 'C1')))
-  for ax, d in zip(axes, found):
-    stats, positions, colour_of = [], [], []
-    for i, model in enumerate(MODELS):
-      r = _by(done, d, model)
-      for j, ranking_name in enumerate(RANKINGS):
-        q = ((r.erasure['removal'].get(ranking_name) or {}).get('fraction_removed_percentiles')
-             if r else None)
-        if not q:
-          continue
-        stats.append({'med': q['50'], 'q1': q['25'], 'q3': q['75'], 'whislo': q['5'],
-                      'whishi': q['95'], 'label': ''})
-        positions.append(i * (len(RANKINGS) + 1) + j)
-        colour_of.append(colours[ranking_name])
-    if stats:
-      boxes = ax.bxp(stats, positions=positions, showfliers=False, patch_artist=True, widths=0.8)
-      for patch, colour in zip(boxes['boxes'], colour_of):
-        patch.set_facecolor(colour)
-    ax.set_xticks([i * (len(RANKINGS) + 1) + 2 for i in range(len(MODELS))], MODELS)
-    ax.set_ylabel('fraction removed\nbefore first flip')
-    ax.set_title(DATASET_LABELS[d], fontsize=9)
-  handles = [Patch(facecolor=colours[k], label=k.replace('_', ' ')) for k in RANKINGS]
-  axes[0].legend(handles=handles, fontsize=7, ncol=len(RANKINGS), loc='upper right')
-  fig.tight_layout()
-  return figures.save(fig, stem)
+  return ss_appendix.ranking_boxes(runs, stem, 'fraction_removed_percentiles',
+                                   'fraction removed\nbefore first flip')
 
 
 # ---------------------------------------------------------------- command
 
-def tables(runs, pending=()) -> dict:
-  """README block -> (rows, notes); `pending` names models not finished yet."""
+def tables(runs, pending=(), previous=()) -> dict:
+  """README block -> (rows, notes); `pending` names models not finished yet;
+  `previous` the runs of the recipe before S&S's code was followed (their
+  before → after block when given)."""
   notes = ([f'Not finished yet (the study resumes where it stopped): {", ".join(pending)}.']
            if pending else [])
-  return {'ss-table3': (table3_rows(runs), notes), 'ss-table2': (table2_rows(runs), notes),
+  return {**ss_recipe.tables(list(previous), runs, notes), **ss_appendix.tables(runs, notes), 'ss-table3': (table3_rows(runs), notes), 'ss-table2': (table2_rows(runs), notes),
           'ss-removal': (removal_rows(runs), notes), 'ss-comparisons': (comparison_rows(runs), notes),
           'ss-verdicts': ([['dataset', 'claim (S&S)', 'verdict', 'measured']]
                           + [list(v) for v in verdicts(runs)], notes)}
@@ -323,18 +264,21 @@ def save(run: ModelRun, directory: str) -> str:
   return target
 
 
-def write(paths: list[str], save_to=None, readme=None, pending=(), command=None, files=None) -> dict:
+def write(paths: list[str], save_to=None, readme=None, pending=(), command=None, files=None,
+          previous=()) -> dict:
   """Prints the tables for the runs at `paths` (from `save_to` after copying
-  there, if given), draws the figure beside them and rewrites the README
-  blocks; returns {block: (rows, notes)}."""
+  there, if given), draws the figures beside them and rewrites the README
+  blocks; returns {block: (rows, notes)}. `previous`: runs of the earlier
+  recipe, shown before → after (`ss_recipe`)."""
   if readme:
-    check_markers(readme, BLOCKS)
+    check_markers(readme, BLOCKS + ((ss_recipe.BLOCK,) if previous else ()))
   paths, runs = saved_runs(paths, save_to, load, save)
   if save_to:
-    written = figure(runs, os.path.join(save_to, 'ss_fraction_removed'))
+    written = (figure(runs, os.path.join(save_to, 'ss_fraction_removed'))
+               + ss_appendix.figures_for(runs, save_to))
     if written:
-      print('figure: ' + ', '.join(written))
-  return publish(tables(runs, pending), 'ss', paths, ('analyses',), readme, command, files)
+      print('figures: ' + ', '.join(written))
+  return publish(tables(runs, pending, previous), 'ss', paths, ('analyses',), readme, command, files)
 
 
 def _command(parser, args, argv) -> None:

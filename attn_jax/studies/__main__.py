@@ -56,7 +56,8 @@ def main(argv=None) -> None:
                       'shown beside the J&W grid when it holds any arm (default: jw_reference beside the '
                       'folder the table is read from, e.g. results/jw_reference); for wp_table2, W&P\'s code '
                       '(benchmarks/wp_reference.py; default: wp_reference beside it); for vector_seeds, the J&W grid '
-                      'trained with the same recipe (default: jw_grid beside it)')
+                      'trained with the same recipe (default: jw_grid beside it); for ss_models, the runs of '
+                      'the recipe before S&S\'s code was followed (default: ss_models_previous beside it)')
   parser.add_argument('--readme', action='append', help='report: rewrite the table\'s block in this Markdown '
                       'file (repeatable: each file that holds it)')
   args = parser.parse_args(argv)

@@ -21,7 +21,7 @@ from attn_jax.analysis import statistics
 from attn_jax.reports.common import embeddings_source, markdown, plain, root_of, with_notes, write_blocks
 from attn_jax.stages import feature_importance, store
 from attn_jax.studies import batch_seeds, jw_reference, runner, vector_seeds, wp_table2
-from attn_jax.reports import ss_models
+from attn_jax.reports import ss_models, ss_recipe
 from attn_jax.studies.collect import STATISTICS, cell, collect_arm, models as collect_models, varies as collect_varies
 
 MODEL_FILES = ('eval.json', 'config.json', 'metrics.jsonl', 'data.json', 'embeddings.json')
@@ -394,8 +394,10 @@ def save(study, root: str, target: str) -> None:
     atomic_io.write_json(runner.record_path(target), merged)
 
 
-def _ss_tables(study, root: str, save_to, readme) -> list[list[str]]:
-  """`python -m attn_jax.report ss` over the study's finished arms, and their wall times."""
+def _ss_tables(study, root: str, save_to, readme, previous: str | None = None) -> list[list[str]]:
+  """`python -m attn_jax.report ss` over the study's finished arms, and their
+  wall times; beside the runs of the earlier recipe saved in `previous`
+  (default: `ss_models_previous` beside the folder the table is read from)."""
   def finished_folder(arm):
     """The arm's folder in `root`, else its copy saved in `save_to` by an
     earlier session (whose workdir may be gone); None if in neither."""
@@ -412,9 +414,16 @@ def _ss_tables(study, root: str, save_to, readme) -> list[list[str]]:
   command = (f'python -m attn_jax.studies report {study.name} '
              f'--root={os.path.relpath(save_to or root, here)}')
   source = os.path.relpath(save_to or root, here)
+  previous = previous or os.path.join(os.path.dirname(os.path.abspath(save_to or root)),
+                                      'ss_models_previous')
+  before = ss_recipe.load_folder(previous)
+  if before:
+    command += f' --reference={os.path.relpath(previous, here)}'
+  files = [f'{source}/<arm>/eval.json', f'{source}/<arm>/analyses/erasure/summary.json', f'{source}/study.json']
+  if before:
+    files.append(f'{os.path.relpath(previous, here)}/<arm>/analyses/erasure/summary.json')
   made = ss_models.write([m for f in finished for m in collect_models(f)], save_to, readme, missing,
-                         command, [f'{source}/<arm>/eval.json', f'{source}/<arm>/analyses/erasure/*/summary.json',
-                                   f'{source}/study.json'])
+                         command, files, before)
   if save_to and os.path.abspath(root) != os.path.abspath(save_to):
     merged = runner.read_record(save_to)
     merged['arms'].update(runner.read_record(root)['arms'])
@@ -532,8 +541,8 @@ def write(study, root: str, save_to: str | None = None, readme=None,
   J&W's own code on the same inputs (`reference_table`), read from
   `reference`, by default `jw_reference` beside the folder the table is read
   from (`save_to`'s, else `root`'s: results/jw_reference for results/jw_grid)."""
-  if study.kind == 'ss':
-    return _ss_tables(study, root, save_to, readme)
+  if study.kind == 'ss':  # `reference`: the earlier recipe's runs, if not beside
+    return _ss_tables(study, root, save_to, readme, reference)
   if save_to:
     save(study, root, save_to)
     root = save_to

@@ -1,0 +1,159 @@
+"""Does the Meister Transformer's attention move in training? (issue 35)
+
+    python benchmarks/transformer_attention_probe.py [--epochs 20] \
+        [--variant NAME=key=value,key=value ...] [--out results/meister_probe/probe.json]
+
+Trains SST's Transformer (configs/sst_transformer.py: J&W's loss, amsgrad,
+batch 32) once per variant, epoch by epoch with the library's own train
+step, and after each epoch records on the dev split: the mean normalised
+entropy H̃(α) of the attention over each document's words and the mean
+largest weight; dev accuracy; the query's norm ‖u‖ and, over the epoch's
+first 20 batches, the mean gradient norm of the attention scorer's params
+and of the encoder's. The default variants are the committed recipe (lr
+1e-4), Meister's Table 4 lr 1e-5, pre-LN layers, and a key-projected
+scaled dot-product scorer (`model.attention=key_dot`), and the attention
+params at 10× the learning rate (Meister: "equal to or 10×"). A variant
+already in --out with the same settings and epochs is not trained again.
+"""
+
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+from attn_jax import config as config_lib  # noqa: E402
+from attn_jax.core import atomic_io  # noqa: E402
+from attn_jax.data import split_batches  # noqa: E402
+from attn_jax.data.dataset import load_dataset  # noqa: E402
+from attn_jax.models import build_model  # noqa: E402
+from attn_jax.runs.initial_params import initial_params  # noqa: E402
+from attn_jax.training import objective, step as step_lib, trainer  # noqa: E402
+from attn_jax.training.optimizer import make_optimizer, with_hyperparams  # noqa: E402
+
+VARIANTS = {
+    'recipe (lr 1e-4, post-LN, dot)': {},
+    'lr 1e-5 (Meister Table 4)': {'train.learning_rate': 1e-5},
+    'pre-LN': {'model.transformer_norm': 'pre'},
+    'key-projected dot': {'model.attention': 'key_dot'},
+    'attention lr ×10': {'train.attention_lr_scale': 10.0},
+}
+
+
+def normalised_entropy(alpha: np.ndarray, mask: np.ndarray) -> np.ndarray:
+  n = mask.sum(axis=1)
+  p = np.where(mask, alpha, 0.0)
+  h = -np.sum(np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0), axis=1)
+  return np.where(n > 1, h / np.log(np.maximum(n, 2)), 1.0)
+
+
+def _norm(tree) -> float:
+  return float(jnp.sqrt(sum(jnp.sum(x.astype(jnp.float32) ** 2) for x in jax.tree.leaves(tree))))
+
+
+def probe(overrides: dict, epochs: int, log=print) -> dict:
+  cfg = config_lib.default_config('sst', 'transformer')
+  for key, value in overrides.items():
+    config_lib.set_key(cfg, key, value)
+  cfg.train.epochs = epochs
+  dataset = load_dataset(cfg.data)
+  model = build_model(cfg.model, len(dataset.vocab))
+  params = initial_params(model, cfg, dataset, lambda *_: None)
+  optimizer = make_optimizer(cfg.train)
+  state = step_lib.TrainState(params, with_hyperparams(optimizer.init(params), cfg.train), jnp.zeros((), jnp.int32))
+  train_step = jax.jit(step_lib.make_train_step(model, optimizer))
+  grad_fn = jax.jit(jax.grad(lambda p, b, r: objective.jw_loss(model, p, b, r, {}, {})))
+  forward = jax.jit(lambda p, t, l: model.forward(p, t, l))
+  buckets = trainer.dataset_buckets(dataset, cfg.data.bucket_growth, model, None)
+  train, dev = dataset.splits['train'], dataset.splits['dev']
+  key = trainer.dropout_key(cfg.seed)
+  epochs_out = []
+
+  def dev_measures(p):
+    ent, top, correct, total = [], [], 0, 0
+    for b in split_batches.eval_batches(dev, 64, buckets):
+      fwd = forward(p, b.tokens, b.lengths)
+      real = b.index >= 0
+      alpha, mask = np.asarray(fwd.alpha)[real], np.asarray(fwd.mask)[real]
+      ent.append(normalised_entropy(alpha, mask))
+      top.append(np.max(np.where(mask, alpha, 0.0), axis=1))
+      correct += int(np.sum((np.asarray(fwd.probs)[real] > 0.5) == (b.labels[real] > 0.5)))
+      total += int(real.sum())
+    return float(np.mean(np.concatenate(ent))), float(np.mean(np.concatenate(top))), correct / total
+
+  h, top, acc = dev_measures(state.params)
+  epochs_out.append({'epoch': 0, 'dev_entropy': h, 'dev_max_alpha': top, 'dev_accuracy': acc,
+                     'query_norm': _norm(state.params['attention'])})
+  started = time.time()
+  for epoch in range(1, epochs + 1):
+    grads_att, grads_enc = [], []
+    batches = split_batches.train_batches(train, cfg.train.batch_size, buckets, dataset.pos_weight,
+                                          cfg.seed, epoch - 1)
+    for i, b in enumerate(batches):
+      rng = jax.random.fold_in(key, int(state.step))
+      if i < 20:
+        g = grad_fn(state.params, b, rng)
+        grads_att.append(_norm(g['attention']))
+        grads_enc.append(_norm(g['encoder']))
+      state, loss = train_step(state, b, rng)
+    h, top, acc = dev_measures(state.params)
+    row = {'epoch': epoch, 'dev_entropy': h, 'dev_max_alpha': top, 'dev_accuracy': acc,
+           'query_norm': _norm(state.params['attention']),
+           'attention_grad_norm': float(np.mean(grads_att)), 'encoder_grad_norm': float(np.mean(grads_enc)),
+           'seconds': round(time.time() - started, 1)}
+    epochs_out.append(row)
+    log(f'  epoch {epoch}: H̃(α) {h:.4f}, max α {top:.3f}, dev acc {acc:.3f}, ‖attention params‖ '
+        f'{row["query_norm"]:.3f}, grad norm attention {row["attention_grad_norm"]:.2e} / encoder '
+        f'{row["encoder_grad_norm"]:.2e}')
+  return {'overrides': overrides, 'epochs': epochs_out}
+
+
+def main(argv=None) -> int:
+  parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+  parser.add_argument('--epochs', type=int, default=20)
+  parser.add_argument('--variant', action='append',
+                      help='NAME=key=value,key=value (repeatable); default: the four of VARIANTS')
+  parser.add_argument('--out', default='results/meister_probe/probe.json')
+  args = parser.parse_args(argv)
+  variants = VARIANTS
+  if args.variant:
+    variants = {}
+    for text in args.variant:
+      name, _, rest = text.partition('=')
+      pairs = [p.split('=', 1) for p in rest.split(',') if p]
+      variants[name] = {k: _value(v) for k, v in pairs}
+  done = {}
+  if os.path.exists(args.out):
+    done = atomic_io.read_json(args.out).get('variants', {})
+  for name, overrides in variants.items():
+    if name in done and done[name]['overrides'] == overrides and len(done[name]['epochs']) == args.epochs + 1:
+      print(f'{name}: done')
+      continue
+    print(f'{name}: {overrides}')
+    done[name] = probe(overrides, args.epochs)
+    os.makedirs(os.path.dirname(args.out) or '.', exist_ok=True)
+    atomic_io.write_json(args.out, {'epochs': args.epochs, 'variants': done})
+  print(f'{"variant":34} {"H̃(α) start → end":>18} {"max α end":>10} {"dev acc":>8} {"‖attn‖ start → end":>20}')
+  for name, r in done.items():
+    first, last = r['epochs'][0], r['epochs'][-1]
+    print(f'{name:34} {first["dev_entropy"]:.4f} → {last["dev_entropy"]:.4f} {last["dev_max_alpha"]:10.3f} '
+          f'{last["dev_accuracy"]:8.3f} {first["query_norm"]:9.3f} → {last["query_norm"]:.3f}')
+  return 0
+
+
+def _value(text: str):
+  for cast in (int, float):
+    try:
+      return cast(text)
+    except ValueError:
+      pass
+  return text
+
+
+if __name__ == '__main__':
+  sys.exit(main())
