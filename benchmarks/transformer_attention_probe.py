@@ -7,9 +7,12 @@ Trains SST's Transformer (configs/sst_transformer.py: J&W's loss, amsgrad,
 batch 32) once per variant, epoch by epoch with the library's own train
 step, and after each epoch records on the dev split: the mean normalised
 entropy H̃(α) of the attention over each document's words and the mean
-largest weight; dev accuracy; the query's norm ‖u‖ and, over the epoch's
+largest weight; dev accuracy; how far the word states spread around their
+document's mean (`state_spread`: pooling weights matter only if they do); the query's norm ‖u‖ and, over the epoch's
 first 20 batches, the mean gradient norm of the attention scorer's params
-and of the encoder's. The default variants are the committed recipe (lr
+and of the encoder's, and the cosine between the scorer's gradient summed
+over the positive documents and over the negative ones (near −1: the two
+classes pull a linear scorer's query opposite ways, and it stays put). The default variants are the committed recipe (lr
 1e-4), Meister's Table 4 lr 1e-5, pre-LN layers, and a key-projected
 scaled dot-product scorer (`model.attention=key_dot`), and the attention
 params at 10× the learning rate (Meister: "equal to or 10×"). A variant
@@ -52,6 +55,26 @@ def normalised_entropy(alpha: np.ndarray, mask: np.ndarray) -> np.ndarray:
   return np.where(n > 1, h / np.log(np.maximum(n, 2)), 1.0)
 
 
+def state_spread(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+  """[B]: how much a document's word states differ from their mean, as a
+  share of their size: Σ_t ‖h_t − h̄‖² / Σ_t ‖h_t‖² over its words (0: all
+  states equal, when no pooling weights can change the output)."""
+  m = mask[..., None].astype(hidden.dtype)
+  n = np.maximum(mask.sum(axis=1), 1)[:, None]
+  mean = (hidden * m).sum(axis=1) / n
+  deviation = (((hidden - mean[:, None]) ** 2).sum(-1) * mask).sum(axis=1)
+  size = ((hidden ** 2).sum(-1) * mask).sum(axis=1)
+  return deviation / np.maximum(size, 1e-12)
+
+
+def _flat(tree) -> np.ndarray:
+  return np.concatenate([np.ravel(np.asarray(x, np.float64)) for x in jax.tree.leaves(tree)])
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> float:
+  return float(a @ b / max(np.linalg.norm(a) * np.linalg.norm(b), 1e-30))
+
+
 def _norm(tree) -> float:
   return float(jnp.sqrt(sum(jnp.sum(x.astype(jnp.float32) ** 2) for x in jax.tree.leaves(tree))))
 
@@ -75,23 +98,26 @@ def probe(overrides: dict, epochs: int, log=print) -> dict:
   epochs_out = []
 
   def dev_measures(p):
-    ent, top, correct, total = [], [], 0, 0
+    ent, top, spread, correct, total = [], [], [], 0, 0
     for b in split_batches.eval_batches(dev, 64, buckets):
       fwd = forward(p, b.tokens, b.lengths)
       real = b.index >= 0
       alpha, mask = np.asarray(fwd.alpha)[real], np.asarray(fwd.mask)[real]
       ent.append(normalised_entropy(alpha, mask))
       top.append(np.max(np.where(mask, alpha, 0.0), axis=1))
+      spread.append(state_spread(np.asarray(fwd.hidden)[real], mask))
       correct += int(np.sum((np.asarray(fwd.probs)[real] > 0.5) == (b.labels[real] > 0.5)))
       total += int(real.sum())
-    return float(np.mean(np.concatenate(ent))), float(np.mean(np.concatenate(top))), correct / total
+    return (float(np.mean(np.concatenate(ent))), float(np.mean(np.concatenate(top))), correct / total,
+            float(np.mean(np.concatenate(spread))))
 
-  h, top, acc = dev_measures(state.params)
+  h, top, acc, spread = dev_measures(state.params)
   epochs_out.append({'epoch': 0, 'dev_entropy': h, 'dev_max_alpha': top, 'dev_accuracy': acc,
-                     'query_norm': _norm(state.params['attention'])})
+                     'dev_state_spread': spread, 'query_norm': _norm(state.params['attention'])})
   started = time.time()
   for epoch in range(1, epochs + 1):
     grads_att, grads_enc = [], []
+    by_class = {1: None, 0: None}  # the scorer's gradient summed over each class's documents
     batches = split_batches.train_batches(train, cfg.train.batch_size, buckets, dataset.pos_weight,
                                           cfg.seed, epoch - 1)
     for i, b in enumerate(batches):
@@ -100,16 +126,25 @@ def probe(overrides: dict, epochs: int, log=print) -> dict:
         g = grad_fn(state.params, b, rng)
         grads_att.append(_norm(g['attention']))
         grads_enc.append(_norm(g['encoder']))
+        for label in by_class:
+          only = b._replace(weights=b.weights * (b.labels == label))
+          part = _flat(grad_fn(state.params, only, rng)['attention'])
+          by_class[label] = part if by_class[label] is None else by_class[label] + part
       state, loss = train_step(state, b, rng)
-    h, top, acc = dev_measures(state.params)
+    h, top, acc, spread = dev_measures(state.params)
     row = {'epoch': epoch, 'dev_entropy': h, 'dev_max_alpha': top, 'dev_accuracy': acc,
+           'dev_state_spread': spread,
            'query_norm': _norm(state.params['attention']),
            'attention_grad_norm': float(np.mean(grads_att)), 'encoder_grad_norm': float(np.mean(grads_enc)),
+           # cos(scorer gradient from positive documents, from negative ones): −1 when they cancel
+           'attention_grad_class_cosine': _cosine(by_class[1], by_class[0]),
            'seconds': round(time.time() - started, 1)}
     epochs_out.append(row)
-    log(f'  epoch {epoch}: H̃(α) {h:.4f}, max α {top:.3f}, dev acc {acc:.3f}, ‖attention params‖ '
+    log(f'  epoch {epoch}: H̃(α) {h:.4f}, max α {top:.3f}, dev acc {acc:.3f}, state spread {spread:.3f}, '
+        f'‖attention params‖ '
         f'{row["query_norm"]:.3f}, grad norm attention {row["attention_grad_norm"]:.2e} / encoder '
-        f'{row["encoder_grad_norm"]:.2e}')
+        f'{row["encoder_grad_norm"]:.2e}, cos(positive, negative documents\' scorer gradients) '
+        f'{row["attention_grad_class_cosine"]:+.2f}')
   return {'overrides': overrides, 'epochs': epochs_out}
 
 
@@ -131,18 +166,22 @@ def main(argv=None) -> int:
   if os.path.exists(args.out):
     done = atomic_io.read_json(args.out).get('variants', {})
   for name, overrides in variants.items():
-    if name in done and done[name]['overrides'] == overrides and len(done[name]['epochs']) == args.epochs + 1:
+    if (name in done and done[name]['overrides'] == overrides and len(done[name]['epochs']) == args.epochs + 1
+        and 'attention_grad_class_cosine' in done[name]['epochs'][-1]):
       print(f'{name}: done')
       continue
     print(f'{name}: {overrides}')
     done[name] = probe(overrides, args.epochs)
     os.makedirs(os.path.dirname(args.out) or '.', exist_ok=True)
     atomic_io.write_json(args.out, {'epochs': args.epochs, 'variants': done})
-  print(f'{"variant":34} {"H̃(α) start → end":>18} {"max α end":>10} {"dev acc":>8} {"‖attn‖ start → end":>20}')
+  print(f'{"variant":34} {"H̃(α) start → end":>18} {"max α end":>10} {"dev acc":>8} {"‖attn‖ start → end":>20} '
+        f'{"state spread start → end":>26}')
   for name, r in done.items():
     first, last = r['epochs'][0], r['epochs'][-1]
+    spread = (f'{first["dev_state_spread"]:.3f} → {last["dev_state_spread"]:.3f}'
+              if 'dev_state_spread' in last else '–')
     print(f'{name:34} {first["dev_entropy"]:.4f} → {last["dev_entropy"]:.4f} {last["dev_max_alpha"]:10.3f} '
-          f'{last["dev_accuracy"]:8.3f} {first["query_norm"]:9.3f} → {last["query_norm"]:.3f}')
+          f'{last["dev_accuracy"]:8.3f} {first["query_norm"]:9.3f} → {last["query_norm"]:.3f} {spread:>26}')
   return 0
 
 
