@@ -56,7 +56,7 @@ def _configs_help() -> str:
         about = '  ' + (ast.get_docstring(ast.parse(f.read())) or '').split('\n')[0]
     lines.append(f'  {group:10}' + ' '.join(names) + about)
   if serrano_smith:
-    lines.append(f'  {"S&S":10}' + ' '.join(serrano_smith) + '  (VARIANT: [rnn|conv|noenc][,smoke])')
+    lines.append(f'  {"S&S":10}' + ' '.join(serrano_smith) + '  (VARIANT: [rnn|conv|noenc][,previous][,smoke])')
   return '\n'.join(lines)
 
 

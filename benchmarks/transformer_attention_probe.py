@@ -1,7 +1,8 @@
 """Does the Meister Transformer's attention move in training? (issue 35)
 
     python benchmarks/transformer_attention_probe.py [--epochs 20] \
-        [--variant NAME=key=value,key=value ...] [--out results/meister_probe/probe.json]
+        [--variant NAME=key=value,key=value ...] [--out results/meister_probe/probe.json] \
+        [--readme docs/meister.md]
 
 Trains SST's Transformer (configs/sst_transformer.py: J&W's loss, amsgrad,
 batch 32) once per variant, epoch by epoch with the library's own train
@@ -35,6 +36,7 @@ from attn_jax.core import atomic_io  # noqa: E402
 from attn_jax.data import split_batches  # noqa: E402
 from attn_jax.data.dataset import load_dataset  # noqa: E402
 from attn_jax.models import build_model  # noqa: E402
+from attn_jax.reports.common import markdown, plain, write_blocks  # noqa: E402
 from attn_jax.runs.initial_params import initial_params  # noqa: E402
 from attn_jax.training import objective, step as step_lib, trainer  # noqa: E402
 from attn_jax.training.optimizer import make_optimizer, with_hyperparams  # noqa: E402
@@ -154,6 +156,7 @@ def main(argv=None) -> int:
   parser.add_argument('--variant', action='append',
                       help='NAME=key=value,key=value (repeatable); default: the four of VARIANTS')
   parser.add_argument('--out', default='results/meister_probe/probe.json')
+  parser.add_argument('--readme', action='append', help='rewrite the meister-probe block of this page')
   args = parser.parse_args(argv)
   variants = VARIANTS
   if args.variant:
@@ -174,15 +177,30 @@ def main(argv=None) -> int:
     done[name] = probe(overrides, args.epochs)
     os.makedirs(os.path.dirname(args.out) or '.', exist_ok=True)
     atomic_io.write_json(args.out, {'epochs': args.epochs, 'variants': done})
-  print(f'{"variant":34} {"H̃(α) start → end":>18} {"max α end":>10} {"dev acc":>8} {"‖attn‖ start → end":>20} '
-        f'{"state spread start → end":>26}')
-  for name, r in done.items():
-    first, last = r['epochs'][0], r['epochs'][-1]
-    spread = (f'{first["dev_state_spread"]:.3f} → {last["dev_state_spread"]:.3f}'
-              if 'dev_state_spread' in last else '–')
-    print(f'{name:34} {first["dev_entropy"]:.4f} → {last["dev_entropy"]:.4f} {last["dev_max_alpha"]:10.3f} '
-          f'{last["dev_accuracy"]:8.3f} {first["query_norm"]:9.3f} → {last["query_norm"]:.3f} {spread:>26}')
+  rows = table(done)
+  print(plain(rows))
+  if args.readme:
+    write_blocks(args.readme, 'meister-probe', markdown(rows),
+                 f'python benchmarks/transformer_attention_probe.py --epochs {args.epochs} --out {args.out}',
+                 [args.out])
   return 0
+
+
+def table(done: dict) -> list[list[str]]:
+  """One row per variant: start → end of training (dev split), and the
+  scorer's gradient over the epochs (mean)."""
+  rows = [['variant', 'H̃(α)', 'mean max α', 'dev accuracy', '‖scorer params‖', 'word-state spread',
+           'scorer / encoder gradient norm', 'cos(positive, negative gradient)']]
+  for name, r in done.items():
+    first, last, trained = r['epochs'][0], r['epochs'][-1], r['epochs'][1:]
+    mean = lambda k: float(np.mean([e[k] for e in trained]))
+    rows.append([name, f'{first["dev_entropy"]:.4f} → {last["dev_entropy"]:.4f}',
+                 f'{first["dev_max_alpha"]:.3f} → {last["dev_max_alpha"]:.3f}', f'{last["dev_accuracy"]:.3f}',
+                 f'{first["query_norm"]:.3f} → {last["query_norm"]:.3f}',
+                 f'{first["dev_state_spread"]:.2f} → {last["dev_state_spread"]:.2f}',
+                 f'{mean("attention_grad_norm"):.2f} / {mean("encoder_grad_norm"):.0f}',
+                 f'{mean("attention_grad_class_cosine"):+.2f}'])
+  return rows
 
 
 def _value(text: str):

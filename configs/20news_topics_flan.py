@@ -1,4 +1,4 @@
-"""S&S's FLAN on 20news_topics (App. A.1). Variants: [rnn|conv|noenc][,smoke], e.g. ':conv' or ':noenc,smoke'."""
+"""S&S's FLAN on 20news_topics (App. A.1). Variants: [rnn|conv|noenc][,previous][,smoke], e.g. ':conv' or ':noenc,smoke'."""
 
 from attn_jax.config.serrano_smith import ss_config
 

@@ -141,3 +141,30 @@ def test_transformer_dropout_needs_an_rng_and_is_otherwise_deterministic():
   np.testing.assert_array_equal(a, model.forward(params, tokens, lengths).logits)
   b = model.forward(params, tokens, lengths, dropout_rng=jax.random.PRNGKey(3)).logits
   assert float(jnp.abs(a - b).max()) > 1e-4
+
+
+@pytest.mark.parametrize('attention,norm', [('key_dot', 'post'), ('dot', 'pre')])
+def test_pre_ln_transformer_and_key_dot_scorer(attention, norm):
+  """Meister's Transformer variants (issue 35): padding changes nothing; the
+  key-projected scorer is u · (W h + b) / √H; pre-LN states keep their own
+  norms (post-LN's are all near √H)."""
+  cfg = tiny_model_config('transformer', attention)
+  cfg.transformer_norm = norm
+  model = build_model(cfg, 40)
+  params = model.init(jax.random.PRNGKey(1))
+  docs = documents(1)
+  alone = [model.forward(params, *batch_of([d])) for d in docs]
+  padded = model.forward(params, *batch_of(docs, width=29, batch_size=8))
+  for i, single in enumerate(alone):
+    n = len(docs[i])
+    np.testing.assert_allclose(padded.logits[i], single.logits[0], atol=1e-5)
+    np.testing.assert_allclose(padded.alpha[i, :n], single.alpha[0], atol=1e-6)
+  h = np.asarray(padded.hidden[0, :len(docs[0])], np.float64)
+  if attention == 'key_dot':
+    p = params['attention']
+    keys = h @ np.asarray(p['key']['kernel'], np.float64) + np.asarray(p['key']['bias'], np.float64)
+    scores = keys @ np.asarray(p['query']['kernel'], np.float64)[:, 0] / np.sqrt(h.shape[-1])
+    np.testing.assert_allclose(model.score(params, padded.hidden)[0, :len(docs[0])], scores, rtol=1e-4, atol=1e-6)
+  else:
+    norms = np.linalg.norm(h, axis=-1)
+    assert norms.std() > 0.01 * norms.mean()
