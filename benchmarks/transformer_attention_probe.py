@@ -16,7 +16,8 @@ over the positive documents and over the negative ones (near −1: the two
 classes pull a linear scorer's query opposite ways, and it stays put). The default variants are the committed recipe (lr
 1e-4), Meister's Table 4 lr 1e-5, pre-LN layers, and a key-projected
 scaled dot-product scorer (`model.attention=key_dot`), and the attention
-params at 10× the learning rate (Meister: "equal to or 10×"). A variant
+params at 10× the learning rate (Meister: "equal to or 10×"); and, outside
+the paper's recipe, J&W's additive tanh scorer over the same states. A variant
 already in --out with the same settings and epochs is not trained again.
 """
 
@@ -47,6 +48,9 @@ VARIANTS = {
     'pre-LN': {'model.transformer_norm': 'pre'},
     'key-projected dot': {'model.attention': 'key_dot'},
     'attention lr ×10': {'train.attention_lr_scale': 10.0},
+    # Outside Meister's recipe: a scorer not linear in h (J&W's additive tanh)
+    # over the same states, to test the reading that a linear one stays flat.
+    'tanh scorer (not Meister\'s)': {'model.attention': 'tanh'},
 }
 
 

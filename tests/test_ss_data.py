@@ -178,3 +178,38 @@ def test_imdb_ratings_protocol(tfds_dir):
   stats = serrano_smith.statistics([prepared.splits['test']])
   assert 200 < stats['words_mean'] < 350 and 8 < stats['sentences_mean'] < 20
   assert os.environ.get('ATTN_JAX_DATA')
+
+
+def test_appendix_tables_count_as_s_and_s_do():
+  """Figures 4/8, 11, 12–13 from erasure summaries, and the before → after rows."""
+  from attn_jax.reports import ss_appendix, ss_recipe  # pylint: disable=g-import-not-at-top
+
+  def run(model, flips, g_flips, p_flips, masses, bins):
+    r = fake_run('imdb_ratings', model, (flips, 10, 1, 89 - flips), (60, 20, 20), {'attention': 0.5})
+    other = lambda f: {'percent_both_flip': 0.0, 'percent_top_only': f, 'percent_other_only': 1.0,
+                       'percent_neither': 99.0 - f}
+    r.erasure['single_weight_other_tops'] = {'gradient': other(g_flips), 'gradient_x_attention': other(p_flips)}
+    r.erasure['single_weight']['delta_js_negative_by_delta_alpha'] = [
+        {'delta_alpha': [i / 10, (i + 1) / 10], 'n': n, 'delta_js_negative': n // 2} for i, n in enumerate(bins)]
+    for ranking, median in masses.items():
+      r.erasure['removal'].setdefault(ranking, {'n_flipped': 1, 'n_never_flipped': 0})
+      r.erasure['removal'][ranking]['attention_mass_percentiles'] = {
+          '5': 0.0, '25': median / 2, '50': median, '75': 1.0, '95': 1.0}
+    return r
+
+  bins = [10, 10, 10, 20, 0, 0, 0, 0, 0, 50]
+  han = run('HANrnn', 2, 5, 20, {'attention': 0.9, 'gradient': 0.6, 'gradient_x_attention': 0.7}, bins)
+  flan = run('FLANrnn', 2, 20, 30, {'attention': 0.5}, bins)
+  assert ss_appendix.share_at_least(han.erasure) == pytest.approx(0.7)  # 20 + 50 of 100
+  assert ss_appendix.mass_shift(han.erasure, 'gradient') == pytest.approx(0.3)
+  assert ss_appendix.mass_shift(flan.erasure, 'gradient') is None
+  # i* flips: HANrnn α 12 %, gradient 5 %, product 20 %; FLANrnn α 12 %, gradient 20 %, product 30 %.
+  assert ss_appendix.other_tops_counts([han, flan]) == {'gradient': (1, 1, 2), 'gradient_x_attention': (0, 2, 2)}
+  rows = ss_appendix.delta_alpha_rows([han])
+  assert rows[1][2] == '70.0' and rows[1][3] == '5 / 10' and rows[1][-1] == '25 / 50'
+  assert ss_appendix.mass_rows([han])[1][2] == '0.90 [0.45–1.00]'
+  before = fake_run('imdb_ratings', 'HANrnn', (1, 5, 1, 93), (30, 60, 10), {'attention': 0.2})
+  after = ss_recipe.rows([before], [han])
+  assert after[1][:3] == ['aclImdb ratings (8 cl.)', 'HANrnn', '40.0 → 40.0']
+  assert after[1][5] == '0.20 → 0.50' and after[1][6] == '0.50 → 3.00'
+  assert ss_recipe.tables([], [han]) == {}
