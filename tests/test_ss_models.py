@@ -317,3 +317,27 @@ def test_unit_rows_scale_every_pretrained_row_to_norm_one(tmp_path):
   np.testing.assert_allclose(norms[1:8], 1.0, rtol=1e-6)
   assert not np.any(norms[8:]) and norms[0] == 0
   assert record['unit_rows'] and record['unk_from_vectors']
+
+
+def test_han_batches_keep_s_and_s_cap_on_documents_times_longest_sentence():
+  """`data.max_batch_sentence_words`: every training batch of documents
+  × its longest sentence fits the cap (or is one document), every
+  document comes once, and the cap only ever adds batches."""
+  rng = np.random.default_rng(3)
+  sentence_lengths = [rng.integers(1, 60, size=rng.integers(1, 9)) for _ in range(150)]
+  sequences = [np.concatenate([[SOS], np.arange(int(x.sum())) % 30 + 4, [EOS]]).astype(np.int32)
+               for x in sentence_lengths]
+  labels = np.zeros(150, np.float32)
+  args = (sequences, sentence_lengths, labels, 16, 100_000, (2, 4, 8), (8, 16, 32, 64), 0, 0)
+  capped = hierarchical.train_batches(*args, max_sentence_words=300)
+  plain = hierarchical.train_batches(*args)
+  assert len(capped) > len(plain)
+  seen = []
+  for b in capped:
+    docs = b.index[b.index >= 0]
+    seen += list(docs)
+    longest = max(int(np.max(sentence_lengths[d])) for d in docs)
+    assert len(docs) == 1 or len(docs) * longest <= 300
+  assert sorted(seen) == list(range(150))
+  assert hierarchical.count_batches(sentence_lengths, 16, 100_000, (2, 4, 8), (8, 16, 32, 64), 300) > \
+      hierarchical.count_batches(sentence_lengths, 16, 100_000, (2, 4, 8), (8, 16, 32, 64))

@@ -34,7 +34,7 @@ ADDED_KEYS = {'train.update_only': None, 'train.attention_lr_scale': 1.0,
               # S&S's recipe as their code has it (issue 35)
               'model.embeddings_unit_rows': False, 'model.cnn_dropout': 0.0, 'model.init': 'torch',
               'vectors.lines': 'documents', 'vectors.oov_as_unk': False,
-              'model.transformer_norm': 'post'}
+              'model.transformer_norm': 'post', 'data.max_batch_sentence_words': None}
 # Keys that compute nothing for some models: {key: the encoders it changes}.
 # Elsewhere they are left out of `result_items`, so a CNN trained before
 # `model.lstm_biases` existed is today's CNN.

@@ -141,6 +141,9 @@ def _data(dataset: str) -> ml_collections.ConfigDict:
   # Most padded word slots in a HAN batch (documents × sentences × words);
   # None: 20,000, S&S's cap per batch.
   d.max_batch_tokens = config_dict.placeholder(int)
+  # HAN training batches: at most this many documents × longest sentence
+  # (words); S&S's AllenNLP iterator capped theirs at 2,000.
+  d.max_batch_sentence_words = config_dict.placeholder(int)
   d.synthetic = ml_collections.ConfigDict(dict(
       seed=0, train_size=2000, dev_size=400, test_size=400, vocab_size=500,
       planted_words=3, min_length=8, max_length=40))
@@ -435,6 +438,8 @@ def _checks(cfg: ml_collections.ConfigDict) -> list[tuple[bool, str]]:
        'train.plateau_factor must be in (0, 1) (or None: a constant learning rate)'),
       (cfg.data.max_batch_tokens is None or cfg.data.max_batch_tokens >= 1,
        'data.max_batch_tokens must be >= 1 (or None)'),
+      (cfg.data.max_batch_sentence_words is None or cfg.data.max_batch_sentence_words >= 1,
+       'data.max_batch_sentence_words must be >= 1 (or None)'),
       (cfg.data.bucket_growth > 1, 'data.bucket_growth must be > 1'),
       (cfg.data.max_docs_per_split is None or cfg.data.max_docs_per_split >= 1,
        'data.max_docs_per_split must be >= 1 (or None for all)'),

@@ -18,13 +18,15 @@ with out-of-vocabulary words as one `<UNK>` word (`vectors.lines`,
 at unit L2 norm (`model.embeddings_unit_rows`), the conv encoder's own input
 dropout 0.3 (`model.cnn_dropout`), AllenNLP's initializers
 (`model.init='allennlp'`), and FLAN batches of at most 20,000 padded words
-(`data.max_batch_tokens`). What still differs is listed in
+(`data.max_batch_tokens`) and HAN batches of at most 2,000 documents ×
+longest sentence (`data.max_batch_sentence_words`). What still differs is listed in
 docs/serrano_smith.md ("Recipe").
 
 A config file's variant is `[rnn|conv|noenc][,previous][,smoke]`, e.g.
 `--config=configs/imdb_ratings_han.py:noenc,smoke`; `previous` is the recipe
 attn-jax used before those keys (PyTorch initialisation, rows as trained, no
-UNK vector, no conv dropout, uncapped FLAN batches), whose runs are in
+UNK vector, no conv dropout, uncapped FLAN batches, HAN batches by padded
+slots only), whose runs are in
 results/ss_models_previous.
 """
 
@@ -95,14 +97,16 @@ def ss_config(dataset: str, family: str, variant: str = '') -> ml_collections.Co
   m.embeddings_unit_rows = True
   m.cnn_dropout = 0.3 if encoder == 'cnn' else 0.0
   m.init = 'allennlp'
-  # FLAN: S&S's 20,000 padded words a batch. HAN: padded slots per batch, 64
-  # documents of up to 24 sentences of 64 words (S&S capped a HAN batch at
-  # 2,000 × its longest sentence, which this layout does not count).
+  # FLAN: S&S's 20,000 padded words a batch. HAN: S&S's documents × longest
+  # sentence ≤ 2,000, and at most 100,000 padded slots (64 documents of up to
+  # 24 sentences of 64 words), which this layout needs besides.
   c.data.max_batch_tokens = 100_000 if family == 'han' else 20_000
+  c.data.max_batch_sentence_words = 2_000 if family == 'han' else None
   if previous:
     c.vectors.update(lines='documents', oov_as_unk=False)
     m.embeddings_unit_rows, m.cnn_dropout, m.init = False, 0.0, 'torch'
     c.data.max_batch_tokens = 100_000 if family == 'han' else None
+    c.data.max_batch_sentence_words = None
   t.loss = 'cross_entropy'
   t.optimizer = 'adam'
   t.learning_rate = 4e-4

@@ -11,7 +11,7 @@ their number of sentences (noisy in training, as J&W's sort), so a batch
 pads little in both dimensions.
 """
 
-from typing import Iterator, Sequence
+from typing import Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -64,27 +64,34 @@ def _shape_keys(sentence_lengths, word_buckets):
 
 
 def _groups(order: np.ndarray, sentence_lengths, batch_size: int, max_tokens: int,
-            sentence_buckets, word_buckets) -> list[np.ndarray]:
+            sentence_buckets, word_buckets, max_sentence_words: Optional[int] = None) -> list[np.ndarray]:
   """Consecutive documents of `order`, cut where a batch would exceed
   `batch_size` rows or `max_tokens` padded words (rows rounded up to a power
-  of two). A document bigger than `max_tokens` alone is a batch of its own."""
-  groups, current, max_s, max_w = [], [], 0, 0
+  of two), or — with `max_sentence_words` — where documents × the batch's
+  longest sentence (in words) would pass it (S&S's AllenNLP iterator:
+  `maximum_samples_per_batch: ["list_num_tokens", 2000]`). A document bigger
+  than the caps alone is a batch of its own."""
+  groups, current, max_s, max_w, longest = [], [], 0, 0, 0
   for i in order:
     sl = sentence_lengths[i]
     s = max(max_s, _bucket(len(sl), sentence_buckets))
     w = max(max_w, _bucket(int(np.max(sl)), word_buckets))
-    if current and (len(current) == batch_size or _rows(len(current) + 1, batch_size) * s * w > max_tokens):
+    words = max(longest, int(np.max(sl)))
+    if current and (len(current) == batch_size or _rows(len(current) + 1, batch_size) * s * w > max_tokens
+                    or (max_sentence_words and (len(current) + 1) * words > max_sentence_words)):
       groups.append(np.asarray(current))
       current, s, w = [], _bucket(len(sl), sentence_buckets), _bucket(int(np.max(sl)), word_buckets)
+      words = int(np.max(sl))
     current.append(i)
-    max_s, max_w = s, w
+    max_s, max_w, longest = s, w, words
   if current:
     groups.append(np.asarray(current))
   return groups
 
 
 def train_batches(sequences, sentence_lengths, labels: np.ndarray, batch_size: int, max_tokens: int,
-                  sentence_buckets, word_buckets, seed: int, epoch: int) -> list[Batch]:
+                  sentence_buckets, word_buckets, seed: int, epoch: int,
+                  max_sentence_words: Optional[int] = None) -> list[Batch]:
   """One epoch: documents sorted by (longest-sentence bucket, noisy sentence
   count), cut into batches, batches in shuffled order; depends only on (seed, epoch)."""
   rng = np.random.default_rng([seed, epoch])
@@ -92,7 +99,8 @@ def train_batches(sequences, sentence_lengths, labels: np.ndarray, batch_size: i
   noisy = np.empty(len(count), dtype=np.int64)
   noisy[noisy_length_order(count, rng)] = np.arange(len(count))  # rank by noisy count
   order = np.lexsort((noisy, longest))
-  groups = _groups(order, sentence_lengths, batch_size, max_tokens, sentence_buckets, word_buckets)
+  groups = _groups(order, sentence_lengths, batch_size, max_tokens, sentence_buckets, word_buckets,
+                   max_sentence_words)
   return [make_batch(sequences, sentence_lengths, labels, groups[g], _rows(len(groups[g]), batch_size),
                      sentence_buckets, word_buckets) for g in rng.permutation(len(groups))]
 
@@ -108,7 +116,7 @@ def eval_batches(sequences, sentence_lengths, labels: np.ndarray, batch_size: in
 
 
 def count_batches(sentence_lengths, batch_size: int, max_tokens: int, sentence_buckets,
-                  word_buckets) -> int:
+                  word_buckets, max_sentence_words: Optional[int] = None) -> int:
   longest, count = _shape_keys(sentence_lengths, word_buckets)
   return len(_groups(np.lexsort((count, longest)), sentence_lengths, batch_size, max_tokens,
-                     sentence_buckets, word_buckets))
+                     sentence_buckets, word_buckets, max_sentence_words))

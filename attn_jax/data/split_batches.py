@@ -32,16 +32,18 @@ class SentenceBuckets(NamedTuple):
   sentences: tuple[int, ...]  # padded sentence counts S
   words: tuple[int, ...]      # padded sentence lengths W
   max_tokens: int             # most B × S × W slots in a batch
+  max_sentence_words: Optional[int] = None  # training: most B × longest sentence (S&S's HAN cap)
 
 
 Buckets = Union[tuple, SentenceBuckets]
 
 
 def bucketing(splits: Sequence[EncodedSplit], growth: float, max_tokens: Optional[int],
-              sentences: bool) -> Buckets:
+              sentences: bool, max_sentence_words: Optional[int] = None) -> Buckets:
   """Bucket lengths covering every document of `splits`; `max_tokens` caps
   a training batch's padded slots (None: flat batches uncapped, 20,000 for
-  sentences)."""
+  sentences), `max_sentence_words` a hierarchical training batch's
+  documents × longest sentence."""
   if not sentences:
     lengths = batching.bucket_lengths(max(int(s.lengths.max()) for s in splits), growth)
     return CappedLengths.make(lengths, max_tokens) if max_tokens else lengths
@@ -53,7 +55,7 @@ def bucketing(splits: Sequence[EncodedSplit], growth: float, max_tokens: Optiona
   most_sentences = max(max(len(x) for x in s.sentence_lengths) for s in splits)
   longest = max(max(int(np.max(x)) for x in s.sentence_lengths) for s in splits)
   return SentenceBuckets(batching.bucket_lengths(most_sentences, growth, multiple=4),
-                         batching.bucket_lengths(longest, growth), max_tokens)
+                         batching.bucket_lengths(longest, growth), max_tokens, max_sentence_words)
 
 
 def train_batches(split: EncodedSplit, batch_size: int, buckets: Buckets, pos_weight: float,
@@ -63,7 +65,7 @@ def train_batches(split: EncodedSplit, batch_size: int, buckets: Buckets, pos_we
   if isinstance(buckets, SentenceBuckets):
     return hierarchical.train_batches(split.sequences, split.sentence_lengths, split.labels,
                                       batch_size, buckets.max_tokens, buckets.sentences,
-                                      buckets.words, seed, epoch)
+                                      buckets.words, seed, epoch, buckets.max_sentence_words)
   return batching.train_batches(split.sequences, split.labels, batch_size, buckets, pos_weight,
                                 seed, epoch, ties=ties, max_tokens=getattr(buckets, 'max_tokens', None))
 
@@ -79,7 +81,7 @@ def count_train_batches(split: EncodedSplit, batch_size: int, buckets: Buckets) 
   """Batches per epoch (hierarchical: those of the unshuffled order, near each epoch's)."""
   if isinstance(buckets, SentenceBuckets):
     return hierarchical.count_batches(split.sentence_lengths, batch_size, buckets.max_tokens,
-                                      buckets.sentences, buckets.words)
+                                      buckets.sentences, buckets.words, buckets.max_sentence_words)
   cap = getattr(buckets, 'max_tokens', None)
   if cap:
     order = np.argsort(split.lengths, kind='stable')

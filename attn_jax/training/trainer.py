@@ -97,11 +97,14 @@ def batch_seed(cfg: ml_collections.ConfigDict) -> int:
 
 
 def dataset_buckets(dataset: Dataset, growth: float, model: Optional[Model] = None,
-                    max_tokens: Optional[int] = None) -> split_batches.Buckets:
+                    max_tokens: Optional[int] = None,
+                    max_sentence_words: Optional[int] = None) -> split_batches.Buckets:
   """The padding of every split: flat bucket lengths, or documents ×
-  sentences × words for a hierarchical `model` (at most `max_tokens` slots a batch)."""
+  sentences × words for a hierarchical `model` (at most `max_tokens` slots a
+  batch; in training at most `max_sentence_words` documents × longest sentence)."""
   hierarchical = model is not None and model.hierarchical
-  return split_batches.bucketing(list(dataset.splits.values()), growth, max_tokens, hierarchical)
+  return split_batches.bucketing(list(dataset.splits.values()), growth, max_tokens, hierarchical,
+                                 max_sentence_words)
 
 
 def train_batches(split, batch_size, buckets, pos_weight, seed, epoch, ties='random'):
@@ -228,7 +231,8 @@ def _program(model, dataset, members, group_dir, objective) -> _Program:
   values = {**objective.values(num), **projection_values(members)}
   order_seeds = tuple(batch_seed(m.cfg) for m in members)
   train_split, select_split = dataset.splits['train'], dataset.splits[t.select_on]
-  buckets = dataset_buckets(dataset, cfg.data.bucket_growth, model, cfg.data.get('max_batch_tokens'))
+  buckets = dataset_buckets(dataset, cfg.data.bucket_growth, model, cfg.data.get('max_batch_tokens'),
+                            cfg.data.get('max_batch_sentence_words'))
   return _Program(model, members, group_dir, t, objective, optimizer, executor, dropout_keys,
                   values, order_seeds, dataset.pos_weight, train_split, select_split, buckets,
                   steps_per_epoch=split_batches.count_train_batches(train_split, t.batch_size, buckets))
