@@ -195,7 +195,9 @@ def table(done: dict) -> list[list[str]]:
   scorer's gradient over the epochs (mean)."""
   rows = [['variant', 'H̃(α)', 'mean max α', 'dev accuracy', '‖scorer params‖', 'word-state spread',
            'scorer / encoder gradient norm', 'cos(positive, negative gradient)']]
-  for name, r in done.items():
+  order = [n for n in VARIANTS if n in done] + [n for n in done if n not in VARIANTS]
+  for name in order:
+    r = done[name]
     first, last, trained = r['epochs'][0], r['epochs'][-1], r['epochs'][1:]
     mean = lambda k: float(np.mean([e[k] for e in trained]))
     rows.append([name, f'{first["dev_entropy"]:.4f} → {last["dev_entropy"]:.4f}',

@@ -168,7 +168,8 @@ def verdicts(runs) -> list[tuple[str, str, str, str]]:
     c = [(r.model, _share(_comparison(r.erasure, 'gradient_vs_attention'))) for r in enc]
     ok = [m for m, s in c if s is not None and s > 0.5]
     lines.append((label, '(c) for most encoder models, gradient needs fewer items than attention on '
-                  '> 50 % of the instances', 'HOLDS' if 2 * len(ok) > len(c) else 'FAILS',
+                  '> 50 % of the instances',
+                  'not run' if not c else 'HOLDS' if 2 * len(ok) > len(c) else 'FAILS',
                   f'{len(ok)} of {len(c)}: '
                   + ', '.join(f'{m} {_pct(None if s is None else 100 * s)} %' for m, s in c)))
     lines += late_flip_verdicts(done, d, label)
