@@ -67,7 +67,7 @@ def key_help() -> dict[str, str]:
   return found
 
 
-def describe(cfg: ml_collections.ConfigDict, width: int = 100) -> str:
+def describe(cfg: ml_collections.ConfigDict, width: int = 106) -> str:
   """The variants and override keys of `cfg`, for `run.py --help`: every key
   by group (from the schema itself), then the usual ones with what they do."""
   lines = ['Variants (--config=FILE:VARIANT):']
