@@ -93,6 +93,17 @@ def test_binary_js_matches_the_formula():
   assert np.all(same >= 0.0) and same.max() < 1e-7  # 0 up to float32 rounding of log 2
 
 
+def check_erasures(out, b, params, hidden, alpha64, top, other):
+  """Row b of a `SingleErasure` against float64 loops: JS and flips of
+  erasing `top` and `other`, and their attention gap."""
+  z = logit64(params, hidden[b], alpha64[b])
+  for item, js, flip in ((top, out.js_top, out.flip_top), (other, out.js_other, out.flip_other)):
+    z_erased = logit64(params, hidden[b], naive_erase(alpha64[b], [item]))
+    assert float(js[b]) == pytest.approx(js_binary(z, z_erased), rel=1e-3, abs=1e-6)
+    assert bool(flip[b]) == ((z_erased > 0) != (z > 0))
+  assert float(out.delta_alpha[b]) == pytest.approx(alpha64[b, top] - alpha64[b, other], abs=1e-7)
+
+
 @pytest.mark.parametrize('random_item', ['paper', 'code'])
 @pytest.mark.parametrize('source', [constructed, from_model])
 def test_single_weight_erasure_matches_a_loop(source, random_item):
@@ -109,12 +120,7 @@ def test_single_weight_erasure_matches_a_loop(source, random_item):
     if n > 1:
       assert other in words
       assert other != top if random_item == 'paper' else 2 <= other <= n
-    z = logit64(params, hidden[b], alpha64[b])
-    for item, js, flip in ((top, out.js_top, out.flip_top), (other, out.js_other, out.flip_other)):
-      z_erased = logit64(params, hidden[b], naive_erase(alpha64[b], [item]))
-      assert float(js[b]) == pytest.approx(js_binary(z, z_erased), rel=1e-3, abs=1e-6)
-      assert bool(flip[b]) == ((z_erased > 0) != (z > 0))
-    assert float(out.delta_alpha[b]) == pytest.approx(alpha64[b, top] - alpha64[b, other], abs=1e-7)
+    check_erasures(out, b, params, hidden, alpha64, top, other)
   if source is constructed:  # both branches of the flip
     assert bool(out.flip_top[0]) and not bool(out.flip_top[3])
     assert not bool(out.flip_other[0]) and bool(out.flip_other[6]) and not bool(out.flip_top[6])
@@ -231,9 +237,4 @@ def test_single_weight_erasure_of_another_rankings_top_matches_a_loop(source):
     other = int(out.other[b])
     if len(words) > 1:
       assert other in words and other != lowest
-    z = logit64(params, hidden[b], alpha64[b])
-    for item, js, flip in ((lowest, out.js_top, out.flip_top), (other, out.js_other, out.flip_other)):
-      z_erased = logit64(params, hidden[b], naive_erase(alpha64[b], [item]))
-      assert float(js[b]) == pytest.approx(js_binary(z, z_erased), rel=1e-3, abs=1e-6)
-      assert bool(flip[b]) == ((z_erased > 0) != (z > 0))
-    assert float(out.delta_alpha[b]) == pytest.approx(alpha64[b, lowest] - alpha64[b, other], abs=1e-7)
+    check_erasures(out, b, params, hidden, alpha64, lowest, other)
