@@ -177,14 +177,8 @@ def ranking_boxes(runs, stem: str, key: str, ylabel: str) -> list[str]:
 
 def _flips(summary, key) -> Optional[float]:
   """The "yes" row of a single-weight test: % of instances where erasing the tested i* flips."""
-  cells = single_cells(summary, key) if key == 'single_weight' else _other(summary, key)
+  cells = single_cells(summary, None if key == 'single_weight' else key)
   return None if cells[0] is None else cells[0] + cells[1]
-
-
-def _other(summary, ranking) -> tuple:
-  s = ((summary or {}).get('single_weight_other_tops') or {}).get(ranking) or {}
-  return tuple(s.get(k) for k in ('percent_both_flip', 'percent_top_only', 'percent_other_only',
-                                  'percent_neither'))
 
 
 def other_tops_rows(runs) -> list[list[str]]:
@@ -195,7 +189,7 @@ def other_tops_rows(runs) -> list[list[str]]:
           + ['i* flips: α / gradient / grad×α (%)']]
   for d, model, r in _each(runs):
     cells = [' / '.join(_pct(x) for x in single_cells(r.erasure))]
-    cells += [' / '.join(_pct(x) for x in _other(r.erasure, k)) for k in OTHER_TOPS]
+    cells += [' / '.join(_pct(x) for x in single_cells(r.erasure, k)) for k in OTHER_TOPS]
     yes = [_flips(r.erasure, 'single_weight')] + [_flips(r.erasure, k) for k in OTHER_TOPS]
     rows.append([DATASET_LABELS[d], model] + cells + [' / '.join(_pct(x) for x in yes)])
   return rows

@@ -20,7 +20,8 @@ from attn_jax.reports import ss_appendix, ss_recipe
 from attn_jax.reports.common import check_markers, publish, save_run_files, save_summary, saved_runs
 from attn_jax.reports.registry import COMMANDS, Command
 from attn_jax.reports.ss_runs import (DATASET_LABELS, ENCODERS, FAMILIES, MODELS, RANKINGS, ModelRun,  # noqa: F401
-                                      _by, _pct, datasets, load, single_cells)
+                                      _by, _pct, comparison, datasets, load, median_removed, ratio, share,
+                                      single_cells)
 from attn_jax.stages import store as stage_store
 
 BLOCKS = ('ss-table3', 'ss-table2', 'ss-removal', 'ss-comparisons', 'ss-verdicts') + ss_appendix.BLOCKS
@@ -103,14 +104,6 @@ def removal_rows(runs) -> list[list[str]]:
   return rows
 
 
-def _comparison(summary: dict, name: str) -> Optional[dict]:
-  return (summary or {}).get('comparisons', {}).get(name)
-
-
-def ratio(c: dict) -> Optional[float]:
-  return None if not c or not c['a_fewer'] else c['b_fewer'] / c['a_fewer']
-
-
 def comparison_rows(runs) -> list[list[str]]:
   """S&S's per-instance comparison: among instances where either ranking
   flips the decision, on how many B needs fewer items than attention, the
@@ -124,7 +117,7 @@ def comparison_rows(runs) -> list[list[str]]:
         continue
       cells = []
       for name in ('gradient_vs_attention', 'gradient_x_attention_vs_attention'):
-        c = _comparison(r.erasure, name)
+        c = comparison(r.erasure, name)
         k = ratio(c)
         cells += [f'{c["b_fewer"]} / {c["a_fewer"]} / {c["ties"]} ({c["n"]})' if c else '–',
                   '–' if k is None else f'{k:.2f}']
@@ -137,8 +130,7 @@ def comparison_rows(runs) -> list[list[str]]:
 # ---------------------------------------------------------------- verdicts
 
 def _median(r: ModelRun, ranking='attention') -> Optional[float]:
-  removal = (r.erasure or {}).get('removal', {}).get(ranking) or {}
-  return removal.get('median_fraction_removed')
+  return median_removed(r.erasure, ranking)
 
 
 def verdicts(runs) -> list[tuple[str, str, str, str]]:
@@ -158,14 +150,14 @@ def verdicts(runs) -> list[tuple[str, str, str, str]]:
                   + ', '.join(f'{m} {top:.1f} % vs {other:.1f} %' for m, top, other in a)))
     # (b) §5: for every model with an encoder, gradient beats attention ≥ 1.6× as often as the reverse.
     enc = [r for r in done if not r.model.endswith('noenc')]
-    b = [(r.model, ratio(_comparison(r.erasure, 'gradient_vs_attention'))) for r in enc]
+    b = [(r.model, ratio(comparison(r.erasure, 'gradient_vs_attention'))) for r in enc]
     ok = [m for m, k in b if k is not None and k >= published.SERRANO_SMITH_GRADIENT_RATIO]
     lines.append((label, f'(b) for every model with an encoder, gradient beats attention on ≥ '
                   f'{published.SERRANO_SMITH_GRADIENT_RATIO}× as many instances as the reverse',
                   _word(len(ok), len(b), every=True),
                   f'{len(ok)} of {len(b)}: ' + ', '.join(f'{m} {_f2(k)}×' for m, k in b)))
     # (c) for most encoder models, gradient needs fewer items on more than half the instances.
-    c = [(r.model, _share(_comparison(r.erasure, 'gradient_vs_attention'))) for r in enc]
+    c = [(r.model, share(comparison(r.erasure, 'gradient_vs_attention'))) for r in enc]
     ok = [m for m, s in c if s is not None and s > 0.5]
     lines.append((label, '(c) for most encoder models, gradient needs fewer items than attention on '
                   '> 50 % of the instances',
@@ -229,8 +221,6 @@ def _f2(x) -> str:
   return '–' if x is None else f'{x:.2f}'
 
 
-def _share(c) -> Optional[float]:
-  return None if not c or not c['n'] else c['b_fewer'] / c['n']
 
 
 # ---------------------------------------------------------------- figure

@@ -10,7 +10,8 @@ import os
 from typing import Optional
 
 from attn_jax.reports import ss_appendix
-from attn_jax.reports.ss_runs import DATASET_LABELS, MODELS, ModelRun, _by, _pct, load, single_cells
+from attn_jax.reports.ss_runs import (DATASET_LABELS, MODELS, ModelRun, _by, _pct, comparison, load,
+                                      median_removed, ratio, share, single_cells)
 
 BLOCK = 'ss-recipe'
 
@@ -27,32 +28,18 @@ def load_folder(folder: str) -> list[ModelRun]:
   return found
 
 
-def _ratio(summary, name='gradient_vs_attention') -> Optional[float]:
-  c = (summary or {}).get('comparisons', {}).get(name)
-  return None if not c or not c['a_fewer'] else c['b_fewer'] / c['a_fewer']
-
-
-def _share(summary) -> Optional[float]:
-  c = (summary or {}).get('comparisons', {}).get('gradient_vs_attention')
-  return None if not c or not c['n'] else c['b_fewer'] / c['n']
-
-
-def _median(summary) -> Optional[float]:
-  return ((summary or {}).get('removal', {}).get('attention') or {}).get('median_fraction_removed')
-
-
 def _cells(r: Optional[ModelRun]) -> list[Optional[str]]:
   if r is None:
     return [None] * 6
   s = r.erasure
-  share = ss_appendix.share_at_least(s)
-  top = single_cells(s)
+  peaked = ss_appendix.share_at_least(s)
+  fewer = share(comparison(s))
   return [_pct(100 * r.eval['accuracy']),
-          ' / '.join(_pct(x) for x in top) if s else None,
-          _pct(None if share is None else 100 * share, 0) if s else None,
-          _pct(_median(s), 2) if s else None,
-          _pct(_ratio(s), 2) if s else None,
-          _pct(None if _share(s) is None else 100 * _share(s), 1) if s else None]
+          ' / '.join(_pct(x) for x in single_cells(s)) if s else None,
+          _pct(None if peaked is None else 100 * peaked, 0) if s else None,
+          _pct(median_removed(s), 2) if s else None,
+          _pct(ratio(comparison(s)), 2) if s else None,
+          _pct(None if fewer is None else 100 * fewer, 1) if s else None]
 
 
 def rows(previous: list[ModelRun], now: list[ModelRun]) -> list[list[str]]:

@@ -61,8 +61,28 @@ def datasets(runs) -> list[str]:
   return [d for d in DATASET_LABELS if any(r.dataset == d for r in runs)]
 
 
-def single_cells(summary: Optional[dict], key: str = 'single_weight') -> tuple:
-  """(both flip, i* only, r only, neither) % of a single-weight test."""
-  s = (summary or {}).get(key, {})
+def single_cells(summary: Optional[dict], top: Optional[str] = None) -> tuple:
+  """(both flip, i* only, r only, neither) % of a single-weight test: i* the
+  top-attended item, or with `top` the top item of that ranking (Figs. 12–13)."""
+  s = (summary or {}).get('single_weight', {}) if top is None else (
+      ((summary or {}).get('single_weight_other_tops') or {}).get(top) or {})
   return tuple(s.get(k) for k in ('percent_both_flip', 'percent_top_only', 'percent_other_only',
                                   'percent_neither'))
+
+
+def comparison(summary: Optional[dict], name: str = 'gradient_vs_attention') -> Optional[dict]:
+  return (summary or {}).get('comparisons', {}).get(name)
+
+
+def ratio(c: Optional[dict]) -> Optional[float]:
+  """B fewer ÷ A fewer of a ranking comparison (S&S's claim (b))."""
+  return None if not c or not c['a_fewer'] else c['b_fewer'] / c['a_fewer']
+
+
+def share(c: Optional[dict]) -> Optional[float]:
+  """The share of instances where B needs fewer items (S&S's claim (c))."""
+  return None if not c or not c['n'] else c['b_fewer'] / c['n']
+
+
+def median_removed(summary: Optional[dict], ranking: str = 'attention') -> Optional[float]:
+  return ((summary or {}).get('removal', {}).get(ranking) or {}).get('median_fraction_removed')
