@@ -2,10 +2,12 @@
 or word2vec's (no n-grams; S&S's 200-d vectors) with `method='word2vec'`.
 
 gensim is an optional dependency (`pip install 'attn-jax[vectors]'`). With one
-worker thread and a fixed seed its training is deterministic for a given
+worker thread (`workers=1`, the default) and a fixed seed its training is
+deterministic for a given
 OpenBLAS kernel, so `train` runs it in a child process (`worker`) with the
 kernel pinned (`blas`): the same corpus then gives the same vectors, bit for
-bit, on any x86-64 machine with AVX2.
+bit, on any x86-64 machine with AVX2. More workers train faster, but their
+threads update shared weights in no fixed order: not bit-reproducible.
 """
 
 import json
@@ -48,7 +50,8 @@ def train_vectors(corpus_path: str, dim: int, recipe: dict,
 
 def train(corpus_path: str, dim: int, recipe: dict,
           on_epoch: Callable[[int, float], None] = lambda epoch, seconds: None,
-          words: Optional[Sequence[str]] = None, log: Callable[[str], None] = print):
+          words: Optional[Sequence[str]] = None, log: Callable[[str], None] = print,
+          workers: int = 1):
   """Trains in a child process whose OpenBLAS kernel is pinned (`blas`).
 
   Args:
@@ -59,6 +62,7 @@ def train(corpus_path: str, dim: int, recipe: dict,
     words: if given, only these words' vectors come back (those the corpus
       vocabulary has, in this order), not the whole vocabulary's.
     log: gets one line if this CPU cannot run the pinned kernel.
+    workers: gensim's training threads (1: bit-reproducible).
 
   Returns:
     (KeyedVectors, environment): plain gensim KeyedVectors of the in-vocabulary
@@ -74,7 +78,7 @@ def train(corpus_path: str, dim: int, recipe: dict,
   with tempfile.TemporaryDirectory(prefix='vectors-job-', dir=folder) as job:
     with open(os.path.join(job, 'job.json'), 'w', encoding='utf-8') as f:
       json.dump({'corpus_path': os.path.abspath(corpus_path), 'dim': dim, 'recipe': recipe,
-                 'words': None if words is None else list(words)}, f)
+                 'words': None if words is None else list(words), 'workers': workers}, f)
     status, result, stderr = _run_worker(job, on_epoch, blas.child_environment(log))
     if 'error' in result:
       error = getattr(errors, result['error'], None)
@@ -135,7 +139,8 @@ def _last_line(text: str) -> str:
 
 
 def train_here(corpus_path: str, dim: int, recipe: dict,
-               on_epoch: Callable[[int, float], None] = lambda epoch, seconds: None):
+               on_epoch: Callable[[int, float], None] = lambda epoch, seconds: None,
+               workers: int = 1):
   """Trains in this process, under whatever BLAS kernel it loaded (the
   child's `worker` calls this); returns gensim's KeyedVectors."""
   fasttext, callback_base = _gensim()
@@ -150,10 +155,10 @@ def train_here(corpus_path: str, dim: int, recipe: dict,
 
   if recipe.get('method', 'fasttext') == 'word2vec':
     from gensim.models import Word2Vec  # pylint: disable=g-import-not-at-top
-    model = Word2Vec(vector_size=dim, workers=1,
+    model = Word2Vec(vector_size=dim, workers=workers,
                      **{k: recipe[k] for k in RECIPE_KEYS if k not in ('min_n', 'max_n')})
   else:
-    model = fasttext(vector_size=dim, workers=1, **{k: recipe[k] for k in RECIPE_KEYS})
+    model = fasttext(vector_size=dim, workers=workers, **{k: recipe[k] for k in RECIPE_KEYS})
   model.build_vocab(corpus_file=corpus_path)
   model.train(corpus_file=corpus_path, total_words=model.corpus_total_words,
               total_examples=model.corpus_count, epochs=model.epochs, callbacks=[EpochCallback()])

@@ -5,7 +5,7 @@
 `fasttext.train` starts it with `OPENBLAS_CORETYPE` set in its environment
 (`blas`): the kernel must be chosen before numpy and scipy load, which only a
 fresh process allows. It reads JOB_DIR/job.json ({corpus_path, dim, recipe,
-words}), prints `epoch N SECONDS` after each epoch (the parent's progress bar)
+words, workers}), prints `epoch N SECONDS` after each epoch (the parent's progress bar)
 and writes JOB_DIR/vectors.npy and JOB_DIR/result.json ({keys, environment}).
 An AttnJaxError (gensim missing, say) goes to result.json as {error, message}
 so the parent raises the same error, not this process's traceback.
@@ -31,7 +31,8 @@ def main(job: str) -> int:
     spec = json.load(f)
   report = lambda done, seconds: print(f'epoch {done} {seconds:.3f}', flush=True)
   try:
-    wv = fasttext.train_here(spec['corpus_path'], spec['dim'], spec['recipe'], report)
+    wv = fasttext.train_here(spec['corpus_path'], spec['dim'], spec['recipe'], report,
+                             spec.get('workers', 1))
   except AttnJaxError as e:
     _write_result(job, {'error': type(e).__name__, 'message': str(e)})
     return 2
