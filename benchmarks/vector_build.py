@@ -18,7 +18,6 @@ tokens trained per second — the rate a first run's estimate is made from.
 """
 
 import argparse
-import json
 import os
 import platform
 import sys
