@@ -10,7 +10,7 @@ the inputs'.
     python benchmarks/jw_reference.py ... --only='imdb_*' --sample-docs=500   # IMDB: a seeded sample
     python -m attn_jax.studies report jw_grid --root=results/jw_grid   # the side-by-side table
 
-For each arm of the J&W grid (`attn_jax.studies.jw_grid`, names such as
+For each arm of the J&W grid (`attn_jax.studies.jain_wallace_grid`, names such as
 `sst_bilstm_tanh`; `--only` takes glob patterns) this writes attn-jax's splits,
 vocabulary and starting embedding matrix of that arm's config once
 (`jw_inputs.export`), makes a patched copy of the user's checkout of J&W's
@@ -55,9 +55,9 @@ def jw_config(arm) -> str:
 def arms(only: str | None, embeddings: str):
   """(name, arm) of the grid's arms matching `only`; from-scratch arms are
   named `<arm>_scratch`."""
-  from attn_jax.studies import jw_grid  # pylint: disable=g-import-not-at-top
+  from attn_jax.studies import jain_wallace_grid  # pylint: disable=g-import-not-at-top
   patterns = [p.strip() for p in (only or '*').split(',') if p.strip()]
-  for arm in jw_grid.ARMS:
+  for arm in jain_wallace_grid.ARMS:
     name = arm.name + ('_scratch' if embeddings == 'scratch' else '')
     if any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(arm.name, p) for p in patterns):
       yield name, arm

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from attn_jax.core import atomic_io
-from attn_jax.models import bilstm
+from attn_jax.models.encoders import bilstm
 
 
 def best_ms(f, *args, repeats: int = 20) -> float:

@@ -4,7 +4,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from attn_jax.models.bilstm import BiLSTMEncoder, lstm_scan, reverse_within_length
+from attn_jax.models.encoders.bilstm import BiLSTMEncoder, lstm_scan, reverse_within_length
 
 
 def sigmoid(x):

@@ -145,3 +145,31 @@ def test_from_file_builds_what_run_py_builds(tmp_path, monkeypatch):
 def test_from_file_names_what_is_wrong(spec, overrides, message):
   with pytest.raises(ConfigError, match=re.escape(message)):
     config_lib.from_file(spec, overrides)
+
+
+# What config/keys.py listed centrally before the registries declared their
+# own added and runtime keys: results keyed then must stay valid, so the
+# derived lists must hold every entry, at the same value.
+KEYED_BEFORE_THE_REGISTRIES = {
+    'added': {'experiment.guides.every_adversary': False, 'model.lstm_biases': 1,
+              'model.cnn_dropout': 0.0, 'model.transformer_norm': 'post', 'train.update_only': None,
+              'analysis.sample_docs': None, 'model.init': 'torch'},
+    'runtime': {'analysis.loo.docs_per_chunk', 'analysis.adversarial.batch_size', 'train.progress'},
+    'encoder': {'model.lstm_biases': ('bilstm',), 'model.transformer_norm': ('transformer',)}}
+
+
+def test_added_and_runtime_keys_derive_from_their_owners():
+  from attn_jax.config import keys  # pylint: disable=g-import-not-at-top
+  added, runtime, encoders = keys.added_keys(), keys.runtime_keys(), keys.encoder_keys()
+  assert KEYED_BEFORE_THE_REGISTRIES['added'].items() <= added.items()
+  assert KEYED_BEFORE_THE_REGISTRIES['runtime'] <= runtime
+  assert KEYED_BEFORE_THE_REGISTRIES['encoder'].items() <= encoders.items()
+  assert config_lib.ADDED_KEYS == added and config_lib.RUNTIME_KEYS == runtime
+  cfg = config_lib.default_config('sst', 'bilstm')
+  flat = dict(config_lib.flat_items(cfg))
+  assert set(added) <= set(flat) and runtime <= set(flat) | {'analysis.loo.docs_per_chunk'}
+  # A section's added key at its old value, or a runtime key, keys no result.
+  items = config_lib.result_items(cfg)
+  assert 'analysis.loo.docs_per_chunk' not in items and 'experiment.guides.every_adversary' not in items
+  cfg.experiment.guides.every_adversary = True
+  assert config_lib.result_items(cfg)['experiment.guides.every_adversary'] is True

@@ -14,6 +14,7 @@ import scipy.stats
 
 from attn_jax.analysis import gradient_importance, kendall_tau, leave_one_out, summarize
 from attn_jax.analysis import kendall, loo as loo_lib, loo_windows
+from attn_jax.core.registry import ENCODERS
 from attn_jax.data.vocabulary import PAD
 from analysis_helpers import documents, pad, setup, single, to_f64, x64_lengths
 
@@ -168,9 +169,12 @@ def test_prefix_and_suffix_sums_survive_scores_far_apart(encoder, mode):
   assert float(fast.importance.max()) > 1e-3
 
 
-@pytest.mark.parametrize('encoder,mode', [('bilstm', 'delete'), ('cnn', 'delete'),
-                                          ('average', 'delete'), ('bilstm', 'replace'),
-                                          ('cnn', 'replace'), ('average', 'replace')])
+# Every encoder family with a fast path (`attn_jax/models/encoders`), each of its paths.
+FAST_PATHS = [(e.name, mode) for mode, hook in (('delete', 'deletion_states'), ('replace', 'replacement_states'))
+              for e in ENCODERS.values() if getattr(e, hook) is not None]
+
+
+@pytest.mark.parametrize('encoder,mode', FAST_PATHS)
 @pytest.mark.parametrize('length', [3, 4, 7, 8, WIDTH])  # 1 word, odd/even, full width
 def test_variant_states_equal_encoding_the_shortened_or_replaced_rows(length, encoder, mode):
   model, params = setup(encoder, seed=3)

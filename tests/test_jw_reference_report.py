@@ -6,7 +6,7 @@ import json
 import pytest
 import scipy.stats
 
-from attn_jax.studies import STUDIES, jw_reference, report
+from attn_jax.studies import STUDIES, jain_wallace_reference, report
 from attn_jax.studies import __main__ as cli
 
 GRID = STUDIES['jw_grid']
@@ -50,20 +50,20 @@ def tree(tmp_path, monkeypatch):
   scratch = tmp_path / 'elsewhere'
   ours(scratch, 'sst_bilstm_tanh_scratch', (0.78, 0.30, 0.20, 0.60))
   theirs(reference, 'sst_bilstm_tanh_scratch', (0.70, 0.30, None, 0.60))  # no τ(α, LOO) computed
-  monkeypatch.setitem(jw_reference.EXTRA_OURS, 'sst_bilstm_tanh_scratch',
+  monkeypatch.setitem(jain_wallace_reference.EXTRA_OURS, 'sst_bilstm_tanh_scratch',
                       str(scratch / 'sst_bilstm_tanh_scratch'))
   return grid, reference
 
 
 def test_the_reader_gives_per_seed_values_and_their_intervals(tree):
   _, reference = tree
-  assert jw_reference.arms(str(reference)) == ['sst_bilstm_dot', 'sst_bilstm_tanh', 'sst_bilstm_tanh_scratch',
+  assert jain_wallace_reference.arms(str(reference)) == ['sst_bilstm_dot', 'sst_bilstm_tanh', 'sst_bilstm_tanh_scratch',
                                                'sst_cnn_tanh']
-  arm = jw_reference.read_arm(str(reference / 'sst_bilstm_tanh'))
+  arm = jain_wallace_reference.read_arm(str(reference / 'sst_bilstm_tanh'))
   assert arm['seeds'] == [0, 1, 2] and arm['values']['accuracy'] == pytest.approx([0.802, 0.81, 0.818])
   assert arm['ci']['accuracy']['n'] == 3 and arm['ci']['f1_pos']['n'] == 0
-  assert jw_reference.default_folder('results/jw_grid/') == 'results/jw_reference'
-  assert jw_reference.arms(str(reference / 'nowhere')) == []
+  assert jain_wallace_reference.default_folder('results/jw_grid/') == 'results/jw_reference'
+  assert jain_wallace_reference.arms(str(reference / 'nowhere')) == []
 
 
 def test_the_table_sets_each_arm_beside_j_w_code_and_the_published_number(tree):
@@ -173,4 +173,4 @@ def test_a_variant_held_by_the_grid_root_is_compared_before_the_extra_folder(tre
   ours(grid, 'sst_bilstm_tanh_scratch', (0.70, 0.30, 0.30, 0.60))  # beside the grid's arms
   comparisons = dict((arm, c) for arm, c, _ in report.reference_comparisons(GRID, str(grid), str(reference)))
   assert comparisons['sst_bilstm_tanh_scratch']['ours']['ci']['accuracy']['mean'] == pytest.approx(0.70)
-  assert jw_reference.ours_dir(str(grid), 'sst_bilstm_tanh_scratch') == str(grid / 'sst_bilstm_tanh_scratch')
+  assert jain_wallace_reference.ours_dir(str(grid), 'sst_bilstm_tanh_scratch') == str(grid / 'sst_bilstm_tanh_scratch')

@@ -123,3 +123,35 @@ def test_imports_run_one_way():
 def test_few_modules_at_the_top():
   top = [n for n in os.listdir(PACKAGE) if n.endswith('.py')]
   assert len(top) <= MAX_TOP_LEVEL_MODULES, sorted(top)
+
+
+# One name per paper in every layer, so that searching a paper's name finds all
+# of it: a module named for a paper spells it out (`attn_jax.papers` keys are
+# the short forms that stages and reports declare, not module names).
+PAPER_NAMES = {'jw': 'jain_wallace', 'wp': 'wiegreffe_pinter', 'ss': 'serrano_smith'}
+
+
+def paper_name_problems(paths) -> list[str]:
+  """The module paths whose name abbreviates a paper (`ss_models.py`,
+  `reports/wp/…`), each with the name it should use."""
+  problems = []
+  for path in paths:
+    for part in path.replace('.py', '').split(os.sep):
+      for word in part.split('_'):
+        if word in PAPER_NAMES:
+          problems.append(f'{path}: {word!r} abbreviates a paper; name it {PAPER_NAMES[word]}_…')
+  return problems
+
+
+def test_the_naming_rule_catches_an_abbreviated_paper():
+  assert paper_name_problems([os.path.join('reports', 'ss_models.py'), os.path.join('plots', 'wp', 'a.py'),
+                              os.path.join('studies', 'jw_grid.py')]) != []
+  assert len(paper_name_problems([os.path.join('reports', 'ss_models.py')])) == 1
+  assert paper_name_problems([os.path.join('reports', 'serrano_smith_models.py'), 'meister.py',
+                              os.path.join('analysis', 'loss.py')]) == []
+
+
+def test_every_module_names_its_paper_in_full():
+  paths = [os.path.relpath(os.path.join(folder, name), PACKAGE)
+           for folder, _, names in os.walk(PACKAGE) for name in names if name.endswith('.py')]
+  assert paper_name_problems(paths) == []

@@ -12,7 +12,7 @@ from attn_jax.config.serrano_smith import model_name, parse_variant, ss_config
 from attn_jax.core.errors import ConfigError
 from attn_jax.data import serrano_smith, sentences
 from attn_jax.data.vocabulary import Vocabulary
-from attn_jax.reports import ss_models
+from attn_jax.reports import serrano_smith_models
 from attn_jax.training.evaluation import cross_entropy_mean
 from attn_jax.training.loss import mean_cross_entropy
 from attn_jax.training.metrics import multiclass_metrics
@@ -134,29 +134,29 @@ def fake_run(dataset, model, single, gradient, medians):
              'removal': removal,
              'comparisons': {'gradient_vs_attention': dict(zip(('b_fewer', 'a_fewer', 'ties'), gradient),
                                                            n=sum(gradient))}}
-  return ss_models.ModelRun('x', dataset, model, {'accuracy': 0.4}, erasure)
+  return serrano_smith_models.ModelRun('x', dataset, model, {'accuracy': 0.4}, erasure)
 
 
 def test_verdicts_follow_the_numbers():
   holds = [fake_run('imdb_ratings', 'HANrnn', (2, 12, 1, 85), (60, 20, 20), {'attention': 0.6}),
            fake_run('imdb_ratings', 'HANconv', (1, 5, 1, 93), (55, 30, 15), {'attention': 0.2}),
            fake_run('imdb_ratings', 'HANnoenc', (1, 5, 1, 93), (10, 80, 10), {'attention': 0.1})]
-  v = {claim[:3]: verdict for _, claim, verdict, _ in ss_models.verdicts(holds)}
+  v = {claim[:3]: verdict for _, claim, verdict, _ in serrano_smith_models.verdicts(holds)}
   assert v == {'(a)': 'HOLDS', '(b)': 'HOLDS', '(c)': 'HOLDS', '(d)': 'HOLDS'}
   fails = [fake_run('imdb_ratings', 'HANrnn', (2, 1, 12, 85), (30, 20, 50), {'attention': 0.1}),
            fake_run('imdb_ratings', 'HANconv', (1, 5, 1, 93), (20, 30, 50), {'attention': 0.2})]
-  v = {claim[:3]: verdict for _, claim, verdict, _ in ss_models.verdicts(fails)}
+  v = {claim[:3]: verdict for _, claim, verdict, _ in serrano_smith_models.verdicts(fails)}
   assert v == {'(a)': 'partly', '(b)': 'FAILS', '(c)': 'FAILS', '(d)': 'FAILS'}
-  table3 = ss_models.table3_rows(holds)
+  table3 = serrano_smith_models.table3_rows(holds)
   assert table3[1][:4] == ['HANrnn', '40.0', '50.3', '– + –']
   # (d)-(f): within each family, across families, and §5.5's FLANrnn.
   late = holds + [fake_run('imdb_ratings', 'FLANrnn', (2, 12, 1, 85), (60, 20, 20), {'attention': 0.7}),
                   fake_run('imdb_ratings', 'FLANconv', (2, 12, 1, 85), (60, 20, 20), {'attention': 0.3})]
-  v = {claim[:3]: verdict for _, claim, verdict, _ in ss_models.verdicts(late)}
+  v = {claim[:3]: verdict for _, claim, verdict, _ in serrano_smith_models.verdicts(late)}
   assert (v['(d)'], v['(e)'], v['(f)']) == ('HOLDS', 'HOLDS', 'HOLDS')
   early = holds + [fake_run('imdb_ratings', 'FLANrnn', (2, 12, 1, 85), (60, 20, 20), {'attention': 0.01}),
                    fake_run('imdb_ratings', 'FLANconv', (2, 12, 1, 85), (60, 20, 20), {'attention': 0.02})]
-  v = {claim[:3]: verdict for _, claim, verdict, _ in ss_models.verdicts(early)}
+  v = {claim[:3]: verdict for _, claim, verdict, _ in serrano_smith_models.verdicts(early)}
   assert (v['(d)'], v['(e)'], v['(f)']) == ('partly', 'FAILS', 'FAILS')
 
 
@@ -182,7 +182,7 @@ def test_imdb_ratings_protocol(tfds_dir):
 
 def test_appendix_tables_count_as_s_and_s_do():
   """Figures 4/8, 11, 12–13 from erasure summaries, and the before → after rows."""
-  from attn_jax.reports import ss_appendix, ss_recipe  # pylint: disable=g-import-not-at-top
+  from attn_jax.reports import serrano_smith_appendix, serrano_smith_recipe  # pylint: disable=g-import-not-at-top
 
   def run(model, flips, g_flips, p_flips, masses, bins):
     r = fake_run('imdb_ratings', model, (flips, 10, 1, 89 - flips), (60, 20, 20), {'attention': 0.5})
@@ -200,16 +200,16 @@ def test_appendix_tables_count_as_s_and_s_do():
   bins = [10, 10, 10, 20, 0, 0, 0, 0, 0, 50]
   han = run('HANrnn', 2, 5, 20, {'attention': 0.9, 'gradient': 0.6, 'gradient_x_attention': 0.7}, bins)
   flan = run('FLANrnn', 2, 20, 30, {'attention': 0.5}, bins)
-  assert ss_appendix.share_at_least(han.erasure) == pytest.approx(0.7)  # 20 + 50 of 100
-  assert ss_appendix.mass_shift(han.erasure, 'gradient') == pytest.approx(0.3)
-  assert ss_appendix.mass_shift(flan.erasure, 'gradient') is None
+  assert serrano_smith_appendix.share_at_least(han.erasure) == pytest.approx(0.7)  # 20 + 50 of 100
+  assert serrano_smith_appendix.mass_shift(han.erasure, 'gradient') == pytest.approx(0.3)
+  assert serrano_smith_appendix.mass_shift(flan.erasure, 'gradient') is None
   # i* flips: HANrnn α 12 %, gradient 5 %, product 20 %; FLANrnn α 12 %, gradient 20 %, product 30 %.
-  assert ss_appendix.other_tops_counts([han, flan]) == {'gradient': (1, 1, 2), 'gradient_x_attention': (0, 2, 2)}
-  rows = ss_appendix.delta_alpha_rows([han])
+  assert serrano_smith_appendix.other_tops_counts([han, flan]) == {'gradient': (1, 1, 2), 'gradient_x_attention': (0, 2, 2)}
+  rows = serrano_smith_appendix.delta_alpha_rows([han])
   assert rows[1][2] == '70.0' and rows[1][3] == '5 / 10' and rows[1][-1] == '25 / 50'
-  assert ss_appendix.mass_rows([han])[1][2] == '0.90 [0.45–1.00]'
+  assert serrano_smith_appendix.mass_rows([han])[1][2] == '0.90 [0.45–1.00]'
   before = fake_run('imdb_ratings', 'HANrnn', (1, 5, 1, 93), (30, 60, 10), {'attention': 0.2})
-  after = ss_recipe.rows([before], [han])
+  after = serrano_smith_recipe.rows([before], [han])
   assert after[1][:3] == ['aclImdb ratings (8 cl.)', 'HANrnn', '40.0 → 40.0']
   assert after[1][5] == '0.20 → 0.50' and after[1][6] == '0.50 → 3.00'
-  assert ss_recipe.tables([], [han]) == {}
+  assert serrano_smith_recipe.tables([], [han]) == {}

@@ -211,7 +211,7 @@ def test_sentences_of_a_batch_are_the_documents_words_in_order():
 def test_bigru_gradient_equals_finite_differences():
   """The biGRU trains through `gru_scan`'s autodiff: its gradient against
   central differences in float64."""
-  from attn_jax.models.bigru import BiGRUEncoder  # pylint: disable=g-import-not-at-top
+  from attn_jax.models.encoders.bigru import BiGRUEncoder  # pylint: disable=g-import-not-at-top
   with jax.enable_x64(True):
     encoder = BiGRUEncoder(hidden=3, items='all')
     x = jnp.asarray(np.random.default_rng(0).normal(size=(2, 5, 4)))
@@ -233,7 +233,7 @@ def test_allennlp_initializers_are_s_and_s_list():
   weights orthogonal per direction, input bias 0, recurrent bias 1 at
   AllenNLP's `lstm_hidden_bias` slots (3H // 4 .. 2 · (3H // 4)); the
   classifier Xavier-uniform with bias 0."""
-  from attn_jax.models.bigru import BiGRUEncoder  # pylint: disable=g-import-not-at-top
+  from attn_jax.models.encoders.bigru import BiGRUEncoder  # pylint: disable=g-import-not-at-top
   from attn_jax.models.decoder import Decoder  # pylint: disable=g-import-not-at-top
   hidden, dim = 4, 6
   x, lengths = jnp.ones((2, 5, dim)), jnp.asarray([5, 3])
@@ -256,7 +256,7 @@ def test_allennlp_initializers_are_s_and_s_list():
 
 
 def test_conv_dropout_acts_in_training_only():
-  from attn_jax.models.cnn import CNNEncoder  # pylint: disable=g-import-not-at-top
+  from attn_jax.models.encoders.cnn import CNNEncoder  # pylint: disable=g-import-not-at-top
   x = jax.random.normal(jax.random.PRNGKey(0), (2, 7, 6))
   lengths = jnp.asarray([7, 4])
   plain, dropped = CNNEncoder(hidden=4, kernel_sizes=(3, 5), items='all'), CNNEncoder(

@@ -12,7 +12,7 @@ import pytest
 
 from attn_jax.config.serrano_smith import ss_config
 from attn_jax.data.dataset import load_dataset
-from attn_jax.reports import ss_models
+from attn_jax.reports import serrano_smith_models
 from attn_jax.studies import STUDIES, report as study_report
 from conftest import requires_real_data
 import helpers
@@ -36,7 +36,7 @@ def test_han_trains_is_analysed_and_reported(tmp_path, tfds_dir, capsys):
   assert probs.shape == (24, 8)
   np.testing.assert_allclose(probs.sum(-1), 1.0, rtol=1e-5)
 
-  run = ss_models.load(str(workdir))
+  run = serrano_smith_models.load(str(workdir))
   assert run.model == 'HANconv' and run.dataset == 'imdb_ratings'
   single = run.erasure['single_weight']
   assert single['n'] <= 24 and abs(sum(single[k] for k in (
@@ -49,7 +49,7 @@ def test_han_trains_is_analysed_and_reported(tmp_path, tfds_dir, capsys):
   assert arrays['single_num_items'].tolist() == [len(x) for x in test.sentence_lengths]
   assert arrays['probs'].shape == (24, 8)
 
-  made = ss_models.write([str(workdir)], str(tmp_path / 'saved'))
+  made = serrano_smith_models.write([str(workdir)], str(tmp_path / 'saved'))
   assert made['ss-table3'][0][2][0] == 'HANconv'
   assert os.path.exists(tmp_path / 'saved' / 'ss_fraction_removed.png')
   assert 'ss-verdicts' in capsys.readouterr().out

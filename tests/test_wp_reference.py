@@ -9,7 +9,7 @@ import sys
 import pytest
 import scipy.stats
 
-from attn_jax.studies import STUDIES, wp_table2
+from attn_jax.studies import STUDIES, wiegreffe_pinter_table2
 from attn_jax.studies import __main__ as cli
 
 BENCHMARKS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'benchmarks')
@@ -74,8 +74,8 @@ def tree(tmp_path):
 
 def test_the_table_tests_attn_jax_against_their_code_under_the_same_selection(tree):
   root, reference = tree
-  assert wp_table2.default_reference(str(root)) == str(reference)
-  rows, notes = wp_table2.rows(STUDY, str(root), str(reference))
+  assert wiegreffe_pinter_table2.default_reference(str(root)) == str(reference)
+  rows, notes = wiegreffe_pinter_table2.rows(STUDY, str(root), str(reference))
   assert rows[1][0] == 'learned' and rows[1][4] == '0.831' and rows[2][4] == '0.822'
   assert rows[1][3] == '0.840 (n=1)' and rows[2][3] == '–'  # one seed: no interval; none: a dash
   assert rows[1][-1] == 'agree'

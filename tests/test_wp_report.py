@@ -9,7 +9,7 @@ import pytest
 
 from attn_jax.core import digests
 from attn_jax.reports import cli as report, wiegreffe_pinter as wp_report
-from attn_jax.plots import wp_figures
+from attn_jax.plots import wiegreffe_pinter_figures
 from attn_jax.stages.store import SELF_HASH
 
 
@@ -133,10 +133,10 @@ def test_figures_are_written_as_png_and_svg_deterministically(tmp_path):
   adversary[::3] = np.nan
   arrays = {'median_jsd': rng.uniform(0, 0.1, n), 'max_attention': rng.uniform(0, 1, n),
             'predicted': rng.integers(0, 2, n), 'adversary_max_jsd': adversary}
-  written = (wp_figures.seed_violins(arrays, str(tmp_path))
-             + wp_figures.tradeoff_curve(adversary_summary(failed_lambda=1.0), str(tmp_path))
-             + wp_figures.guide_bars(guides_summary(), str(tmp_path))
-             + wp_figures.uniform_bars(uniform_summary(), str(tmp_path)))
+  written = (wiegreffe_pinter_figures.seed_violins(arrays, str(tmp_path))
+             + wiegreffe_pinter_figures.tradeoff_curve(adversary_summary(failed_lambda=1.0), str(tmp_path))
+             + wiegreffe_pinter_figures.guide_bars(guides_summary(), str(tmp_path))
+             + wiegreffe_pinter_figures.uniform_bars(uniform_summary(), str(tmp_path)))
   assert sorted(os.path.basename(p) for p in written) == sorted(
       f'{stem}.{ext}' for stem in ('seed_jsd_violins', 'consistent_adversary_tradeoff', 'guide_f1_bars',
                                    'uniform_vs_learned_bars') for ext in ('png', 'svg'))
@@ -145,10 +145,10 @@ def test_figures_are_written_as_png_and_svg_deterministically(tmp_path):
       head = f.read(8)
     assert head == b'\x89PNG\r\n\x1a\n' if path.endswith('.png') else b'<?xml' in head
   before = [open(p, 'rb').read() for p in written[:2]]
-  wp_figures.seed_violins(arrays, str(tmp_path))
+  wiegreffe_pinter_figures.seed_violins(arrays, str(tmp_path))
   assert [open(p, 'rb').read() for p in written[:2]] == before  # same figure, same bytes
   # Nothing analysed by J&W's adversary: its panel is left out.
-  wp_figures.seed_violins({**arrays, 'adversary_max_jsd': np.full(n, np.nan)}, str(tmp_path))
+  wiegreffe_pinter_figures.seed_violins({**arrays, 'adversary_max_jsd': np.full(n, np.nan)}, str(tmp_path))
   assert open(written[0], 'rb').read() != before[0]
 
 

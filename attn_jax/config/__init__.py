@@ -10,7 +10,7 @@ Stages and experiments own their sections; the lists of them (`ANALYSES`,
 """
 
 from attn_jax.config.cli import describe, from_file, key_help, load_file, unknown_override
-from attn_jax.config.keys import (ADDED_KEYS, ANALYSIS_SECTIONS, RUNTIME_KEYS, flat_items, get_key,
+from attn_jax.config.keys import (ANALYSIS_SECTIONS, added_keys, flat_items, get_key, runtime_keys,
                                   none_from_command_line, result_items, set_key, training_items,
                                   unknown_key_message)
 from attn_jax.config.schema import (DATASETS, EMBED_INIT_STD, PRETRAINED_BY_DEFAULT, VARIANTS, analyses,
@@ -18,9 +18,10 @@ from attn_jax.config.schema import (DATASETS, EMBED_INIT_STD, PRETRAINED_BY_DEFA
 
 
 def __getattr__(name: str):
-  """ANALYSES, CHOICES and KEY_HELP, derived from the registries when read."""
+  """ANALYSES, CHOICES, KEY_HELP, ADDED_KEYS and RUNTIME_KEYS, derived from the registries when read."""
   from attn_jax.core.registry import STAGES  # pylint: disable=g-import-not-at-top
-  derived = {'ANALYSES': STAGES.names, 'CHOICES': choices, 'KEY_HELP': key_help}
+  derived = {'ANALYSES': STAGES.names, 'CHOICES': choices, 'KEY_HELP': key_help,
+             'ADDED_KEYS': added_keys, 'RUNTIME_KEYS': runtime_keys}
   if name in derived:
     return derived[name]()
   raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

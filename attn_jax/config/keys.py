@@ -10,35 +10,76 @@ import difflib
 
 import ml_collections
 
-# Keys that say where things are or how they are shown, not what is computed:
-# a finished workdir may be reused with other values of these. (The eval
-# batch size changes padded shapes, hence float rounding at most.)
-RUNTIME_KEYS = frozenset({
+# Keys of the sections this package owns (schema) that say where things are
+# or how they are shown, not what is computed: a finished workdir may be
+# reused with other values of these. (The eval batch size changes padded
+# shapes, hence float rounding at most.) Stages and experiments declare their
+# own (`Section.runtime`); `runtime_keys()` has them all.
+OWN_RUNTIME_KEYS = frozenset({
     'name', 'data.manual_dir', 'data.tfds_data_dir', 'vectors.directory', 'train.progress',
     'train.checkpoint_every_steps', 'train.eval_batch_size', 'train.model_axis',
-    'analysis.batch_size', 'analysis.bucket_growth', 'analysis.loo.docs_per_chunk',
-    'analysis.adversarial.batch_size',
+    'analysis.batch_size', 'analysis.bucket_growth',
     'analysis.refuse_damaged', 'compilation_cache', 'devices', 'wait_for_lock'})
-# Keys added after results were first keyed, with the value that computes what
-# runs without the key computed: at that value a key is left out of
-# `result_items`, so results and workdirs made before it existed stay valid.
-ADDED_KEYS = {'train.update_only': None, 'train.attention_lr_scale': 1.0,
-              # S&S's models and recipe (attn_jax.config.serrano_smith)
-              'data.max_batch_tokens': None, 'model.hierarchical': False, 'model.classes': 2,
-              'model.input_dropout': 0.0, 'model.sentence_dropout': 0.0,
-              'model.output_dropout': 0.0, 'vectors.method': 'fasttext',
-              'train.optimizer': 'amsgrad', 'train.clip_norm': None, 'train.plateau_factor': None,
-              'experiment.guides.every_adversary': False, 'train.sort_ties': 'stable',
-              'model.lstm_biases': 1, 'analysis.sample_docs': None, 'analysis.sample_seed': 0,
-              'train.batch_order': 'shared',
-              # S&S's recipe as their code has it (issue 35)
-              'model.embeddings_unit_rows': False, 'model.cnn_dropout': 0.0, 'model.init': 'torch',
-              'vectors.lines': 'documents', 'vectors.oov_as_unk': False,
-              'model.transformer_norm': 'post', 'data.max_batch_sentence_words': None}
-# Keys that compute nothing for some models: {key: the encoders it changes}.
-# Elsewhere they are left out of `result_items`, so a CNN trained before
-# `model.lstm_biases` existed is today's CNN.
-ENCODER_KEYS = {'model.lstm_biases': ('bilstm',), 'model.transformer_norm': ('transformer',)}
+# Keys of those sections added after results were first keyed, with the value
+# that computes what runs without the key computed: at that value a key is
+# left out of `result_items`, so results and workdirs made before it existed
+# stay valid. Stages and experiments (`Section.added`) and encoder families
+# (`Encoder.added`) declare their own; `added_keys()` has them all.
+OWN_ADDED_KEYS = {'train.update_only': None, 'train.attention_lr_scale': 1.0,
+                  # S&S's models and recipe (attn_jax.config.serrano_smith)
+                  'data.max_batch_tokens': None, 'model.hierarchical': False, 'model.classes': 2,
+                  'model.input_dropout': 0.0, 'model.sentence_dropout': 0.0,
+                  'model.output_dropout': 0.0, 'vectors.method': 'fasttext',
+                  'train.optimizer': 'amsgrad', 'train.clip_norm': None, 'train.plateau_factor': None,
+                  'train.sort_ties': 'stable', 'analysis.sample_docs': None, 'analysis.sample_seed': 0,
+                  'train.batch_order': 'shared',
+                  # S&S's recipe as their code has it (issue 35)
+                  'model.embeddings_unit_rows': False, 'model.init': 'torch',
+                  'vectors.lines': 'documents', 'vectors.oov_as_unk': False,
+                  'data.max_batch_sentence_words': None}
+
+
+def _sections():
+  """(config group, registry) of the sections stages and experiments own."""
+  from attn_jax.core.registry import EXPERIMENTS, STAGES  # pylint: disable=g-import-not-at-top
+  return (('analysis', STAGES), ('experiment', EXPERIMENTS))
+
+
+def added_keys() -> dict:
+  """Every key added after results were first keyed -> its old value: this
+  package's, and those the stages, experiments and encoder families declare."""
+  from attn_jax.core.registry import ENCODERS  # pylint: disable=g-import-not-at-top
+  found = dict(OWN_ADDED_KEYS)
+  for group, registry in _sections():
+    for name, entry in registry.items():
+      found.update({f'{group}.{name}.{k}': v for k, v in entry.section.added.items()})
+  for family in ENCODERS.values():
+    found.update({f'model.{k}': v for k, v in family.added.items()})
+  return found
+
+
+def runtime_keys() -> frozenset:
+  """Every key that changes no result: this package's and the sections'."""
+  return OWN_RUNTIME_KEYS | {f'{group}.{name}.{k}' for group, registry in _sections()
+                             for name, entry in registry.items() for k in entry.section.runtime}
+
+
+def encoder_keys() -> dict:
+  """Keys that compute nothing for some models -> the encoders they change:
+  each family's added keys. Elsewhere they are left out of `result_items`,
+  so a CNN trained before `model.lstm_biases` existed is today's CNN."""
+  from attn_jax.core.registry import ENCODERS  # pylint: disable=g-import-not-at-top
+  return {f'model.{k}': (family.name,) for family in ENCODERS.values() for k in family.added}
+
+
+def __getattr__(name: str):
+  """ADDED_KEYS, RUNTIME_KEYS and ENCODER_KEYS, derived from the registries when read."""
+  derived = {'ADDED_KEYS': added_keys, 'RUNTIME_KEYS': runtime_keys, 'ENCODER_KEYS': encoder_keys}
+  if name in derived:
+    return derived[name]()
+  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+
+
 # Sections that say what is analysed, or trained on top of the model, not what
 # the model is: a trained workdir can be analysed again with other values
 # (each stage and experiment keys its own results).
@@ -84,10 +125,11 @@ def none_from_command_line(cfg: ml_collections.ConfigDict) -> None:
 def result_items(cfg: ml_collections.ConfigDict) -> dict:
   """The keys that change what a run computes, with their values."""
   encoder = get_key(cfg, 'model.encoder')
+  runtime, added, encoders = runtime_keys(), added_keys(), encoder_keys()
   return {k: (list(v) if isinstance(v, tuple) else v)
           for k, v in flat_items(cfg)
-          if k not in RUNTIME_KEYS and not (k in ADDED_KEYS and v == ADDED_KEYS[k])
-          and not (k in ENCODER_KEYS and encoder not in ENCODER_KEYS[k])}
+          if k not in runtime and not (k in added and v == added[k])
+          and not (k in encoders and encoder not in encoders[k])}
 
 
 def training_items(cfg: ml_collections.ConfigDict) -> dict:

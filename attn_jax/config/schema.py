@@ -7,9 +7,10 @@ tests). Everything can be overridden on the command line
 (`--config.train.epochs=2`).
 
 This module owns the sections every run has (data, model, vectors, train and
-the analyses' shared keys). Each analysis stage owns `analysis.<stage>` and
-each experiment `experiment.<name>`: their defaults, choices and checks come
-from their registries (`attn_jax.core.registry`), never from a list here.
+the analyses' shared keys). Each analysis stage owns `analysis.<stage>`, each
+experiment `experiment.<name>` and each encoder family its `model.<key>`s
+and recipe: their defaults, choices and checks come from their registries
+(`attn_jax.core.registry`), never from a list here.
 """
 
 import ml_collections
@@ -17,10 +18,9 @@ from ml_collections import config_dict
 
 from attn_jax.config import keys
 from attn_jax.core.errors import ConfigError
-from attn_jax.core.registry import EXPERIMENTS, STAGES, with_requirements
+from attn_jax.core.registry import ENCODERS, EXPERIMENTS, STAGES, with_requirements
 from attn_jax.data import protocols
 from attn_jax.models import projections
-from attn_jax.models.model import ENCODERS
 from attn_jax.training.executors import EXECUTORS
 from attn_jax.training.loss import LOSSES
 from attn_jax.data.batching import TIES
@@ -39,9 +39,7 @@ VARIANTS = {
 # declare their own (`Section.choices`), and `choices()` adds them.
 OWN_CHOICES = {
     'data.dataset': DATASETS,
-    'model.encoder': ENCODERS,
     'model.attention': ('tanh', 'dot', 'han', 'key_dot'),
-    'model.transformer_norm': ('post', 'pre'),
     'model.projection': projections.NAMES,
     'vectors.method': ('fasttext', 'word2vec'),
     'vectors.lines': ('documents', 'sentences'),
@@ -102,15 +100,10 @@ def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collecti
   # Experiments that train more models on top of this one (attn_jax/experiments).
   c.experiments = ''
   c.experiment = ml_collections.ConfigDict(_sections(EXPERIMENTS, dataset, encoder, variant))
-  if encoder == 'transformer':
-    # Meister et al. train their Transformer at lr 1e-5 from fastText vectors
-    # (epochs unspecified); from scratch that barely moves in 8 epochs.
-    c.train.learning_rate = 1e-4
-    c.train.epochs = 20
+  _family(encoder).recipe(c, dataset, variant)
   if dataset == 'synthetic':
     c.model.embed_dim = 32
     c.model.hidden_dim = 32
-    c.model.transformer_ffn_dim = 32
     c.train.epochs = 4
     c.train.learning_rate = 3e-3
   if variant == 'smoke':
@@ -118,16 +111,22 @@ def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collecti
   return c
 
 
+def _family(encoder: str):
+  if encoder not in ENCODERS:
+    raise ConfigError(f'{ENCODERS.unknown(encoder)}; choose from {", ".join(ENCODERS.names())}')
+  return ENCODERS[encoder]
+
+
 def default_analyses(dataset: str, encoder: str) -> tuple[str, ...]:
-  """The stages a config runs unless told otherwise: its paper's — J&W's for
-  their encoders, Meister et al.'s for the Transformer (S&S's configs set
-  theirs) — and every stage on the synthetic task, a demonstration of all.
+  """The stages a config runs unless told otherwise: its paper's — the
+  encoder family's `analyses`: J&W's for their encoders, Meister et al.'s for
+  the Transformer (S&S's configs set theirs) — and every stage on the
+  synthetic task, a demonstration of all.
   The other papers' stages are costly on long documents (Meister's
   state_importance: ~40 min on IMDB's test set here) and run when asked."""
   if dataset == 'synthetic':
     return tuple(STAGES.names())
-  paper = 'meister' if encoder == 'transformer' else 'jw'
-  return tuple(s.name for s in STAGES.of_paper(paper))
+  return tuple(s.name for s in STAGES.of_paper(_family(encoder).analyses))
 
 
 def _data(dataset: str) -> ml_collections.ConfigDict:
@@ -153,7 +152,7 @@ def _data(dataset: str) -> ml_collections.ConfigDict:
 def _model(dataset: str, encoder: str, variant: str) -> ml_collections.ConfigDict:
   m = ml_collections.ConfigDict()
   m.encoder = encoder
-  m.attention = 'dot' if encoder == 'transformer' else 'tanh'
+  m.attention = 'tanh'
   m.projection = 'softmax'
   m.sparsegen_lambda = 0.5
   m.embed_dim = 300
@@ -167,15 +166,12 @@ def _model(dataset: str, encoder: str, variant: str) -> ml_collections.ConfigDic
   m.embeddings_norm = config_dict.placeholder(float)  # rescale pretrained rows to this mean norm
   m.embeddings_unit_rows = False  # True: every pretrained row scaled to L2 norm 1 (S&S's preparation)
   m.embed_init_std = EMBED_INIT_STD.get(dataset, 1.0)
-  m.hidden_dim = 128  # per direction for the BiLSTM (H = 256), total otherwise
-  m.lstm_unroll = 1  # larger unrolls measured slower on XLA:CPU
-  m.lstm_biases = 2  # PyTorch's nn.LSTM (J&W): input and recurrent bias, each trained
-  m.cnn_kernel_sizes = (1, 3, 5, 7)
-  m.transformer_layers = 2
-  m.transformer_heads = 1
-  m.transformer_ffn_dim = 128
-  m.transformer_norm = 'post'  # layer norm after each sub-layer (PyTorch's default); 'pre': before
-  m.dropout = 0.1 if encoder == 'transformer' else 0.0
+  m.hidden_dim = 128  # per direction for the BiLSTM and BiGRU (H = 256), total otherwise
+  # Every encoder family's own keys (`attn_jax/models/encoders`), in every
+  # config, so that any config can switch encoders on the command line.
+  for family in ENCODERS.values():
+    m.update(family.keys(dataset, variant))
+  m.dropout = 0.0  # the Transformer's (its recipe: 0.1)
   # S&S's HAN (documents × sentences × words; the final attention is over
   # sentences), its classes and dropouts (attn_jax.config.serrano_smith).
   m.hierarchical = False
@@ -183,7 +179,6 @@ def _model(dataset: str, encoder: str, variant: str) -> ml_collections.ConfigDic
   m.input_dropout = 0.0     # on the embeddings, before the (word) encoder
   m.sentence_dropout = 0.0  # HAN: on the sentence vectors, before the sentence encoder
   m.output_dropout = 0.0    # on the classifier's logits
-  m.cnn_dropout = 0.0       # on the convolutions' input, after input_dropout (S&S's conv encoder: 0.3)
   # 'torch': PyTorch's defaults (J&W). 'allennlp': S&S's initializer list —
   # GRU input weights Xavier-uniform, recurrent weights orthogonal, input bias
   # 0, recurrent bias AllenNLP's `lstm_hidden_bias`; classifier Xavier-uniform,
@@ -286,7 +281,6 @@ def _smoke(c: ml_collections.ConfigDict) -> None:
   experiments shorten their own sections for this variant.)"""
   c.model.embed_dim = 16
   c.model.hidden_dim = 8
-  c.model.transformer_ffn_dim = 16
   c.data.max_docs_per_split = 64
   c.data.synthetic.update(train_size=96, dev_size=48, test_size=48, vocab_size=60)
   c.train.epochs = 2
@@ -301,7 +295,9 @@ def _smoke(c: ml_collections.ConfigDict) -> None:
 def choices() -> dict[str, tuple]:
   """Every key with a closed set of values: this module's and those the
   stages (`analysis.<stage>.<key>`) and experiments declare."""
-  found = dict(OWN_CHOICES)
+  found = dict(OWN_CHOICES, **{'model.encoder': ENCODERS.names()})
+  for family in ENCODERS.values():
+    found.update({f'model.{k}': tuple(v) for k, v in family.choices.items()})
   for group, registry in (('analysis', STAGES), ('experiment', EXPERIMENTS)):
     for name, entry in registry.items():
       found.update({f'{group}.{name}.{k}': tuple(v) for k, v in entry.section.choices.items()})
@@ -379,7 +375,7 @@ def validate(cfg: ml_collections.ConfigDict) -> None:
 def _checks(cfg: ml_collections.ConfigDict) -> list[tuple[bool, str]]:
   """(holds, message) of each range this module's sections must be in."""
   m, t, a = cfg.model, cfg.train, cfg.analysis
-  return [
+  return [(problem is None, problem) for problem in (e.check(m) for e in ENCODERS.values())] + [
       (t.epochs >= (2 if t.skip_first_epoch else 1),
        'train.epochs must be >= 2 when train.skip_first_epoch (epoch 0 is never selected)'),
       (t.batch_size >= 1 and t.eval_batch_size >= 1, 'batch sizes must be >= 1'),
@@ -404,19 +400,11 @@ def _checks(cfg: ml_collections.ConfigDict) -> list[tuple[bool, str]]:
        'model.embeddings_unit_rows and model.embeddings_norm both rescale the rows: set one'),
       (not m.embeddings_unit_rows or bool(m.embeddings_file),
        'model.embeddings_unit_rows needs pretrained vectors (model.embeddings_file)'),
-      (0 <= m.cnn_dropout < 1, 'model.cnn_dropout must be in [0, 1)'),
-      (m.cnn_dropout == 0 or m.encoder == 'cnn', 'model.cnn_dropout is for model.encoder=cnn'),
       (cfg.vectors.epochs >= 1 and cfg.vectors.min_count >= 1 and cfg.vectors.window >= 1,
        'vectors.epochs, vectors.min_count and vectors.window must be >= 1'),
-      (m.attention != 'tanh' or (m.hidden_dim * (2 if m.encoder == 'bilstm' else 1)) % 2 == 0,
+      (m.attention != 'tanh' or ENCODERS[m.encoder].output_size(m) % 2 == 0,
        'tanh attention needs an even encoder output size (its layer maps H -> H/2)'),
-      (m.encoder != 'cnn' or m.hidden_dim % len(m.cnn_kernel_sizes) == 0,
-       'model.hidden_dim must be divisible by the number of CNN kernel sizes'),
-      (m.encoder != 'transformer' or m.hidden_dim % m.transformer_heads == 0,
-       'model.hidden_dim must be divisible by model.transformer_heads'),
       (0 <= m.dropout < 1, 'model.dropout must be in [0, 1)'),
-      (m.lstm_unroll >= 1, 'model.lstm_unroll must be >= 1'),
-      (m.lstm_biases in (1, 2), 'model.lstm_biases must be 1 or 2 (PyTorch\'s nn.LSTM, J&W\'s: 2)'),
       (m.classes == protocols.num_classes(cfg.data.dataset),
        f'model.classes={m.classes}, but {cfg.data.dataset} has {protocols.num_classes(cfg.data.dataset)} '
        'classes (it follows data.dataset; leave it unset)'),
@@ -429,8 +417,9 @@ def _checks(cfg: ml_collections.ConfigDict) -> list[tuple[bool, str]]:
                               and protocols.PROTOCOLS[cfg.data.dataset].hierarchical),
        f'model.hierarchical (a HAN) needs documents with sentences: {cfg.data.dataset} has none; '
        'use imdb_ratings or 20news_topics'),
-      (not m.hierarchical or m.encoder in ('bigru', 'cnn', 'none'),
-       f'a HAN is built from the bigru, cnn or none encoders (S&S), not {m.encoder!r}'),
+      (not m.hierarchical or ENCODERS[m.encoder].in_han,
+       f'a HAN is built from the {", ".join(e.name for e in ENCODERS.values() if e.in_han)} '
+       f'encoders (S&S), not {m.encoder!r}'),
       (all(0 <= x < 1 for x in (m.input_dropout, m.sentence_dropout, m.output_dropout)),
        'model.input_dropout, sentence_dropout and output_dropout must be in [0, 1)'),
       (t.clip_norm is None or t.clip_norm > 0, 'train.clip_norm must be > 0 (or None: no clipping)'),

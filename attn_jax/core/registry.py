@@ -1,7 +1,7 @@
 """Registries: what attn-jax can run, declared where each thing is built.
 
-An analysis stage, an experiment or a report command declares its name, its
-paper and (stages, experiments) its config section, and registers itself when
+An analysis stage, an experiment, an encoder family or a report command
+declares its name, its paper and (stages, experiments) its config section, and registers itself when
 its module is imported:
 
     LOO = registry.STAGES.register(Stage(name='loo', paper='jw', order=20, ...))
@@ -14,6 +14,7 @@ A registry lists its entries by `order` (the running order of stages and
 experiments; the order of rows and sections in reports).
 """
 
+import contextlib
 import dataclasses
 import difflib
 import importlib
@@ -35,11 +36,17 @@ class Section:
   check: (section, run config) -> an error message or None, before any work.
   choices: key -> its allowed values (checked, and listed by `run.py --help`).
   help: key -> what it does, for `run.py --help` ("Often used").
+  added: keys added after results were first keyed -> the value that computes
+    what ran before they existed (results keyed before stay valid at it).
+  runtime: keys that change where or how fast, not what is computed (a
+    finished result is reused under other values of these).
   """
   defaults: Callable[[str, str, str], Any] = lambda dataset, encoder, variant: None
   check: Callable[[Any, Any], str | None] = lambda section, cfg: None
   choices: Mapping[str, tuple] = dataclasses.field(default_factory=dict)
   help: Mapping[str, str] = dataclasses.field(default_factory=dict)
+  added: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+  runtime: tuple[str, ...] = ()
 
 
 class Registry:
@@ -69,6 +76,23 @@ class Registry:
       self._entries[entry.name] = entry
       self._origins[entry.name] = origin
     return entry
+
+  @contextlib.contextmanager
+  def registered(self, entry):
+    """`entry` registered for the `with` block only (a test or a notebook
+    trying an entry without adding a module); its name must be free."""
+    self.load()
+    with self._lock:
+      if entry.name in self._entries:
+        raise ValueError(f'{self.kind} {entry.name!r} is registered already')
+      self._entries[entry.name] = entry
+      self._origins[entry.name] = '<registered>'
+    try:
+      yield entry
+    finally:
+      with self._lock:
+        self._entries.pop(entry.name, None)
+        self._origins.pop(entry.name, None)
 
   def load(self) -> 'Registry':
     """Imports every module of the package once, so that every entry is registered."""
@@ -130,11 +154,12 @@ class Registry:
     return f'unknown {self.kind} {name!r}{hint}'
 
 
-# The two registries below config: it derives its stage and experiment keys,
-# choices and help from them (attn_jax/config). The reports' own registries
-# are in attn_jax/reports/registry.py.
+# The registries below config: it derives its stage, experiment and encoder
+# keys, choices and help from them (attn_jax/config). The reports' own
+# registries are in attn_jax/reports/registry.py.
 STAGES = Registry('analysis', 'attn_jax.stages')
 EXPERIMENTS = Registry('experiment', 'attn_jax.experiments')
+ENCODERS = Registry('encoder', 'attn_jax.models.encoders')
 
 
 def with_requirements(reg: Registry, names) -> tuple[str, ...]:

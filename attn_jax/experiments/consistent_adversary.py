@@ -25,7 +25,7 @@ from attn_jax.analysis.divergences import jw_jsd
 from attn_jax.core.errors import TrainingError
 from attn_jax.core.registry import EXPERIMENTS, Section
 from attn_jax.experiments.base import DIVERGED, Experiment, comma_floats, lambda_problem
-from attn_jax.plots import wp_figures
+from attn_jax.plots import wiegreffe_pinter_figures
 from attn_jax.stages import store as stage_store
 from attn_jax.stages.context import params_digest
 from attn_jax.training.consistency_loss import consistency_objective
@@ -182,4 +182,4 @@ def adversary_workdir(out_dir: str, summary: dict, lam: float) -> str:
 
 CONSISTENT_ADVERSARY = EXPERIMENTS.register(Experiment(
     name='consistent_adversary', paper='wp', order=30, section=Section(_defaults, _check), run=_run, stages=('adversarial',),
-    figures=lambda arrays, summary, directory: wp_figures.tradeoff_curve(summary, directory)))
+    figures=lambda arrays, summary, directory: wiegreffe_pinter_figures.tradeoff_curve(summary, directory)))

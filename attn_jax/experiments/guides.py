@@ -38,8 +38,8 @@ from attn_jax.core.errors import CheckpointError, ConfigError, TrainingError
 from attn_jax.core.registry import EXPERIMENTS, Section
 from attn_jax.experiments.base import DIVERGED, Experiment, metrics_row
 from attn_jax.experiments.consistent_adversary import adversary_workdir, choose_by_training_data, lambdas
-from attn_jax.models.model import ENCODERS
-from attn_jax.plots import wp_figures
+from attn_jax.core.registry import ENCODERS
+from attn_jax.plots import wiegreffe_pinter_figures
 from attn_jax.runs.restore import restore
 from attn_jax.training.guided import guided_objective, uniform_alpha
 
@@ -154,6 +154,7 @@ def _run(ctx):
 
 
 GUIDES = EXPERIMENTS.register(Experiment(
-    name='guides', paper='wp', order=40, section=Section(_defaults, _check), run=_run,
+    name='guides', paper='wp', order=40, run=_run,
+    section=Section(_defaults, _check, added={'every_adversary': False}),
     requires=('consistent_adversary',),
-    figures=lambda arrays, summary, directory: wp_figures.guide_bars(summary, directory)))
+    figures=lambda arrays, summary, directory: wiegreffe_pinter_figures.guide_bars(summary, directory)))

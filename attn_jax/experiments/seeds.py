@@ -21,7 +21,7 @@ from attn_jax.analysis.divergences import jw_jsd
 from attn_jax.core.errors import ConfigError, TrainingError
 from attn_jax.core.registry import EXPERIMENTS, Section
 from attn_jax.experiments.base import DIVERGED, Experiment
-from attn_jax.plots import wp_figures
+from attn_jax.plots import wiegreffe_pinter_figures
 from attn_jax.stages import store as stage_store
 from attn_jax.training.evaluation import evaluate_probs
 
@@ -134,4 +134,4 @@ def _run(ctx):
 
 SEEDS = EXPERIMENTS.register(Experiment(
     name='seeds', paper='wp', order=20, section=Section(_defaults, _check), run=_run, stages=('adversarial',),
-    figures=lambda arrays, summary, directory: wp_figures.seed_violins(arrays, directory)))
+    figures=lambda arrays, summary, directory: wiegreffe_pinter_figures.seed_violins(arrays, directory)))

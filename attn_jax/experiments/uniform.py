@@ -15,7 +15,7 @@ from ml_collections import config_dict
 from attn_jax.core.errors import TrainingError
 from attn_jax.core.registry import EXPERIMENTS, Section
 from attn_jax.experiments.base import DIVERGED, Experiment, metrics_row
-from attn_jax.plots import wp_figures
+from attn_jax.plots import wiegreffe_pinter_figures
 
 
 def _defaults(dataset, encoder, variant) -> ml_collections.ConfigDict:
@@ -44,4 +44,4 @@ def _run(ctx):
 
 UNIFORM = EXPERIMENTS.register(Experiment(
     name='uniform', paper='wp', order=10, section=Section(_defaults), run=_run,
-    figures=lambda arrays, summary, directory: wp_figures.uniform_bars(summary, directory)))
+    figures=lambda arrays, summary, directory: wiegreffe_pinter_figures.uniform_bars(summary, directory)))

@@ -25,20 +25,13 @@ import jax
 import jax.numpy as jnp
 import ml_collections
 
-from attn_jax.models import average, bilstm, cnn, han, masks, projections
-from attn_jax.models.average import AverageEncoder
-from attn_jax.models.bigru import BiGRUEncoder, NoEncoder
-from attn_jax.models.bilstm import BiLSTMEncoder
-from attn_jax.models.cnn import CNNEncoder
+from attn_jax.core.registry import ENCODERS
+from attn_jax.models import han, masks, projections
 from attn_jax.models.decoder import Decoder
 from attn_jax.models.embedding import Embedding
+from attn_jax.models.encoders.base import fast_path
 from attn_jax.models.han import HierarchicalEncoder
 from attn_jax.models.scorers import SCORERS
-from attn_jax.models.transformer import TransformerEncoder
-
-# J&W's and Meister's four, then S&S's recurrent and no-encoder ones (S&S's
-# convolutional encoder is `cnn` with kernel sizes 3 and 5).
-ENCODERS = ('bilstm', 'cnn', 'average', 'transformer', 'bigru', 'none')
 
 
 class AttentionClassifier(nn.Module):
@@ -192,58 +185,47 @@ class Model:
     return dataclasses.replace(self, project=functools.partial(
         projections.sparsegen_lin, lam=values['sparsegen_lambda']))
 
+  def _fast_path(self, hook: str) -> Optional[Callable]:
+    return fast_path(self.module.encoder, hook)
+
   @property
   def encodes_deletions(self) -> bool:
-    """Whether `encode_deletions` has a fast path for this encoder (all but
-    the Transformer, whose every state reads every position)."""
-    encoder = self.module.encoder
-    return (isinstance(encoder, (BiLSTMEncoder, AverageEncoder))
-            or (isinstance(encoder, CNNEncoder) and cnn.has_state_reuse(encoder)))
+    """Whether `encode_deletions` has a fast path for this encoder (its
+    family's `deletion_states`: all but the Transformer, whose every state
+    reads every position, S&S's families and a HAN)."""
+    return self._fast_path('deletion_states') is not None
 
   def encode_deletions(self, params, embedded: jnp.ndarray, length: jnp.ndarray) -> jnp.ndarray:
     """[L, D] embeddings of one document -> [L − 2, L, H] states of its one-word
     deletions (row i without position i + 1), equal to `encode` of the
     shortened rows. Only where `encodes_deletions`."""
-    if not self.encodes_deletions:
+    path = self._fast_path('deletion_states')
+    if path is None:
       raise NotImplementedError(f'no deletion path for {type(self.module.encoder).__name__}; '
                                 'encode the shortened rows instead')
-    encoder = self.module.encoder
-    if isinstance(encoder, BiLSTMEncoder):
-      return bilstm.deletion_states(params['encoder'], embedded, length, encoder.unroll)
-    if isinstance(encoder, CNNEncoder):
-      return cnn.deletion_states(params['encoder'], embedded, length, encoder.kernel_sizes)
-    return average.deletion_states(params['encoder'], embedded, length)
+    return path(self.module.encoder, params['encoder'], embedded, length)
 
   @property
   def encodes_replacements(self) -> bool:
-    """Whether `encode_replacements` has a fast path for this encoder (all but
-    the Transformer)."""
-    encoder = self.module.encoder
-    return (isinstance(encoder, (BiLSTMEncoder, AverageEncoder))
-            or (isinstance(encoder, CNNEncoder) and cnn.has_state_reuse(encoder)))
+    """Whether `encode_replacements` has a fast path for this encoder."""
+    return self._fast_path('replacement_states') is not None
 
   def encode_replacements(self, params, embedded: jnp.ndarray, length: jnp.ndarray) -> jnp.ndarray:
     """[L, D] embeddings of one document -> [L − 2, L, H] states of its
     one-word replacements by PAD (row i with position i + 1 as PAD), equal to
     `encode` of the replaced rows. Only where `encodes_replacements`."""
-    encoder = self.module.encoder
-    if isinstance(encoder, BiLSTMEncoder):
-      return bilstm.replacement_states(params['encoder'], embedded, length, encoder.unroll)
-    if isinstance(encoder, AverageEncoder):
-      return average.replacement_states(params['encoder'], embedded, length)
-    if self.encodes_replacements:
-      return cnn.replacement_states(params['encoder'], embedded, length, encoder.kernel_sizes)
-    raise NotImplementedError(f'no replacement path for {type(encoder).__name__}; '
-                              'encode the replaced rows instead')
+    path = self._fast_path('replacement_states')
+    if path is None:
+      raise NotImplementedError(f'no replacement path for {type(self.module.encoder).__name__}; '
+                                'encode the replaced rows instead')
+    return path(self.module.encoder, params['encoder'], embedded, length)
 
   @property
   def variants_change_windows(self) -> bool:
     """Whether `variant_windows` holds: a one-word deletion or replacement
     changes only the states within a fixed radius of the word (the CNN and
     the Average encoder)."""
-    encoder = self.module.encoder
-    return (isinstance(encoder, AverageEncoder)
-            or (isinstance(encoder, CNNEncoder) and cnn.has_state_reuse(encoder)))
+    return self._fast_path('variant_windows') is not None
 
   def variant_windows(self, params, embedded: jnp.ndarray, mode: str):
     """[L, D] embeddings of one document -> (states [L − 2, P, H], positions
@@ -252,15 +234,10 @@ class Model:
     of the shortened row for 'delete' (P = 2R), g − R .. g + R for 'replace'
     (P = 2R + 1). All other states are the document's own (one place left
     after the window for 'delete'). Only where `variants_change_windows`."""
-    encoder = self.module.encoder
-    if isinstance(encoder, AverageEncoder):
-      windows = average.deletion_windows if mode == 'delete' else average.replacement_windows
-      return (*windows(params['encoder'], embedded), 0)
-    if not self.variants_change_windows:
-      raise NotImplementedError(f'the variants of {type(encoder).__name__} change every state')
-    windows = cnn.deletion_windows if mode == 'delete' else cnn.replacement_windows
-    return (*windows(params['encoder'], embedded, encoder.kernel_sizes),
-            max((k - 1) // 2 for k in encoder.kernel_sizes))
+    path = self._fast_path('variant_windows')
+    if path is None:
+      raise NotImplementedError(f'the variants of {type(self.module.encoder).__name__} change every state')
+    return path(self.module.encoder, params['encoder'], embedded, mode)
 
   def forward_embedded(self, params, embedded: jnp.ndarray, lengths: jnp.ndarray,
                        mask: jnp.ndarray, dropout_rng: Optional[jax.Array] = None) -> Forward:
@@ -281,26 +258,16 @@ class Model:
 
 
 def build_encoder(cfg: ml_collections.ConfigDict, items: str = 'words') -> nn.Module:
-  """The encoder `cfg.encoder` names; `items='all'` for a plain sequence
-  (S&S's encoders inside a HAN), 'words' for J&W's layout."""
-  if cfg.encoder == 'bigru':
-    return BiGRUEncoder(hidden=cfg.hidden_dim, items=items, initializer=cfg.get('init', 'torch'))
-  if cfg.encoder == 'none':
-    return NoEncoder(items=items)
-  if cfg.encoder == 'cnn':
-    return CNNEncoder(hidden=cfg.hidden_dim, kernel_sizes=tuple(cfg.cnn_kernel_sizes), items=items,
-                      dropout=cfg.get('cnn_dropout', 0.0))
-  if items != 'words':
-    raise ValueError(f'a HAN is built from the bigru, cnn or none encoders, not {cfg.encoder!r}')
-  if cfg.encoder == 'bilstm':
-    return BiLSTMEncoder(hidden=cfg.hidden_dim, unroll=cfg.lstm_unroll, biases=cfg.lstm_biases)
-  if cfg.encoder == 'average':
-    return AverageEncoder(hidden=cfg.hidden_dim)
-  if cfg.encoder == 'transformer':
-    return TransformerEncoder(hidden=cfg.hidden_dim, layers=cfg.transformer_layers,
-                              heads=cfg.transformer_heads, ffn_dim=cfg.transformer_ffn_dim,
-                              dropout=cfg.dropout, norm=cfg.get('transformer_norm', 'post'))
-  raise ValueError(f'unknown encoder {cfg.encoder!r}; choose from {ENCODERS}')
+  """The encoder `cfg.encoder` names (a registered family, `ENCODERS`);
+  `items='all'` for a plain sequence (S&S's encoders inside a HAN), 'words'
+  for J&W's layout."""
+  if cfg.encoder not in ENCODERS:
+    raise ValueError(f'{ENCODERS.unknown(cfg.encoder)}; choose from {", ".join(ENCODERS.names())}')
+  family = ENCODERS[cfg.encoder]
+  if items != 'words' and not family.in_han:
+    han_ok = ', '.join(e.name for e in ENCODERS.values() if e.in_han)
+    raise ValueError(f'a HAN is built from the {han_ok} encoders, not {cfg.encoder!r}')
+  return family.build(cfg, items)
 
 
 def build_model(cfg: ml_collections.ConfigDict, vocab_size: int) -> Model:

@@ -8,7 +8,7 @@ per-instance comparisons of rankings. S&S published no numbers for binary
 tasks, so these rows have no reference beside them.
 """
 
-from attn_jax.reports import render, ss_models
+from attn_jax.reports import render, serrano_smith_models
 from attn_jax.reports.common import RunFolder
 from attn_jax.reports.jain_wallace import HEADER, alternatives, analysis_rows
 from attn_jax.reports.registry import SECTIONS, STAGE_ROWS, PaperSections, StageRows
@@ -52,8 +52,8 @@ def _sections(runs: list[RunFolder]) -> list[render.Section]:
   analysed = [r for r in runs if r.of_paper('ss')[0]]
   if not analysed:
     return []
-  own = [ss_models.load(r.path) for r in analysed if _is_ss_model(r)]
-  sections = render.paper_sections("S&S's own models", ss_models.tables(own), SS_TITLES) if own else []
+  own = [serrano_smith_models.load(r.path) for r in analysed if _is_ss_model(r)]
+  sections = render.paper_sections("S&S's own models", serrano_smith_models.tables(own), SS_TITLES) if own else []
   analysed = [r for r in analysed if not _is_ss_model(r)]
   if not analysed:
     return sections

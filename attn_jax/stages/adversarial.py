@@ -94,4 +94,4 @@ ADVERSARIAL = STAGES.register(Stage(
     batch_size=lambda a: a.adversarial.batch_size,
     version=2,  # 2: bootstrap intervals of the mean max JSD
     section=Section(_defaults, _check, choices={'projection': ('model', 'softmax')},
-                    help={'projection': "the adversaries' projection"})))
+                    help={'projection': "the adversaries' projection"}, runtime=('batch_size',))))

@@ -106,6 +106,7 @@ LOO = STAGES.register(Stage(
     section=Section(
         # docs_per_chunk 4: fastest measured on CPU (benchmarks/analysis_batch_size.py)
         defaults=lambda dataset, encoder, variant: dict(mode='delete', docs_per_chunk=4),
+        runtime=('docs_per_chunk',),
         choices={'mode': ('delete', 'replace')},
         check=lambda s, cfg: None if s.docs_per_chunk >= 1 else 'analysis.loo.docs_per_chunk must be >= 1')))
 KENDALL = STAGES.register(Stage(

@@ -21,7 +21,7 @@ the two intervals side by side (reading the grid from `jw_grid` beside its
 root).
 """
 
-from attn_jax.studies import batch_seeds, fidelity, jw_grid, ss_models, vector_seeds, wp_table2
+from attn_jax.studies import batch_seeds, fidelity, jain_wallace_grid, serrano_smith_models, vector_seeds, wiegreffe_pinter_table2
 from attn_jax.studies.arms import Arm, Study
 
 STUDIES = {
@@ -32,19 +32,19 @@ STUDIES = {
                          description=batch_seeds.__doc__.split('\n\n')[0], kind='batch_seeds'),
     'fidelity': Study('fidelity', fidelity.ARMS, fidelity.ANALYSES, seeds=5,
                       description=fidelity.__doc__.split('\n\n')[0], kind='fidelity'),
-    'jw_grid': Study('jw_grid', jw_grid.ARMS, jw_grid.ANALYSES, seeds=5,
-                     description=jw_grid.__doc__.split('\n\n')[0]),
-    'ss_models': Study('ss_models', ss_models.ARMS, ss_models.ANALYSES, seeds=1,
-                       description=ss_models.__doc__.split('\n\n')[0], kind='ss'),
+    'jw_grid': Study('jw_grid', jain_wallace_grid.ARMS, jain_wallace_grid.ANALYSES, seeds=5,
+                     description=jain_wallace_grid.__doc__.split('\n\n')[0]),
+    'ss_models': Study('ss_models', serrano_smith_models.ARMS, serrano_smith_models.ANALYSES, seeds=1,
+                       description=serrano_smith_models.__doc__.split('\n\n')[0], kind='ss'),
     # Vector seed k with model seed k, k = 1..4 (one model per arm); k = 0 is
     # the J&W grid's seed 0: 5 models whose vectors and model seeds both vary,
     # beside the grid's 5 that share vector seed 0 (attn_jax.studies.vector_seeds).
     'vector_seeds': Study('vector_seeds', vector_seeds.ARMS, vector_seeds.ANALYSES, seeds=1,
                           description=vector_seeds.__doc__.split('\n\n')[0], kind='vector_seeds'),
     # Learned vs uniform attention on SST, 5 seeds each, beside W&P's own code
-    # (benchmarks/wp_reference.py): W&P Table 2 (attn_jax.studies.wp_table2).
-    'wp_table2': Study('wp_table2', wp_table2.ARMS, wp_table2.ANALYSES, seeds=5,
-                       description=wp_table2.__doc__.split('\n\n')[0], kind='wp_table2'),
+    # (benchmarks/wp_reference.py): W&P Table 2 (attn_jax.studies.wiegreffe_pinter_table2).
+    'wp_table2': Study('wp_table2', wiegreffe_pinter_table2.ARMS, wiegreffe_pinter_table2.ANALYSES, seeds=5,
+                       description=wiegreffe_pinter_table2.__doc__.split('\n\n')[0], kind='wp_table2'),
 }
 
 __all__ = ['Arm', 'STUDIES', 'Study']

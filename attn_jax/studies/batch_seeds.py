@@ -22,7 +22,7 @@ order is added.
 import os
 
 from attn_jax.analysis import statistics
-from attn_jax.studies import collect, jw_reference
+from attn_jax.studies import collect, jain_wallace_reference
 from attn_jax.studies.arms import Arm
 
 # J&W's code from scratch: nn.Embedding's default N(0, 1) (as the fidelity study's scratch_1 arms).
@@ -31,7 +31,7 @@ BATCH_SEEDS = (1, 2, 3, 4)  # 0 is the J&W grid's seed 0
 
 
 def grid_row(dataset: str, encoder: str, attention: str, suffix: str = '') -> str:
-  """The J&W grid's arm of the same configuration (attn_jax.studies.jw_grid);
+  """The J&W grid's arm of the same configuration (attn_jax.studies.jain_wallace_grid);
   `suffix` '_scratch' names the grid folder's from-scratch rows."""
   return f'{dataset}_{encoder}_{attention}{suffix}'
 
@@ -67,7 +67,7 @@ def default_grid(root: str) -> str:
 
 def default_reference(root: str) -> str:
   """J&W's code on the same inputs: `jw_reference` beside the root."""
-  return jw_reference.default_folder(root)
+  return jain_wallace_reference.default_folder(root)
 
 
 def members(study, root: str, grid: str, row: str) -> tuple[list[str], list[str]]:
@@ -96,25 +96,25 @@ def rows(study, root: str, grid: str, reference: str) -> tuple[list[list[str]], 
     shared, independent = members(study, root, grid, row)
     if len(independent) < 2:
       continue
-    theirs = jw_reference.read_arm(os.path.join(reference, row))['values']
+    theirs = jain_wallace_reference.read_arm(os.path.join(reference, row))['values']
     # J&W's summaries count epochs from 0, the table (collect) from 1.
     theirs = {**theirs, 'selected_epoch': [None if e is None else e + 1 for e in
                                            theirs.get('selected_epoch', [])]}
-    for stat in jw_reference.COMPARED + ('selected_epoch',):
+    for stat in jain_wallace_reference.COMPARED + ('selected_epoch',):
       read = collect.STATISTICS[stat][1]
       one, own = [read(m) for m in shared], [read(m) for m in independent]
       a, b = statistics.t_interval(one), statistics.t_interval(own)
       tests = {'one': statistics.welch_t_test(one, theirs[stat]), 'own': statistics.welch_t_test(own, theirs[stat])}
       for side, test in tests.items():
-        if stat in jw_reference.COMPARED and jw_reference.agree(test) is not None:
+        if stat in jain_wallace_reference.COMPARED and jain_wallace_reference.agree(test) is not None:
           counts[side][1] += 1
-          counts[side][0] += not jw_reference.agree(test)
+          counts[side][0] += not jain_wallace_reference.agree(test)
       ratio = f'{b["std"] / a["std"]:.2f}' if a['n'] >= 2 and b['n'] >= 2 and a['std'] > 0 else '–'
       digits = 1 if stat == 'selected_epoch' else 3
       c = statistics.t_interval(theirs[stat])
       table.append([row, collect.STATISTICS[stat][0], f'{collect.cell(a, digits)} (n={a["n"]})',
                     f'{collect.cell(b, digits)} (n={b["n"]})', f'{collect.cell(c, digits)} (n={c["n"]})',
-                    jw_reference.verdict(tests['one']), jw_reference.verdict(tests['own']), ratio])
+                    jain_wallace_reference.verdict(tests['one']), jain_wallace_reference.verdict(tests['own']), ratio])
   return table, counts
 
 
@@ -128,8 +128,8 @@ def notes(study_name: str, counts: dict, grid: str, reference: str) -> list[str]
       'batch seed k, k = 1..4 (IMDB from scratch: 1..2, as J&W\'s code has 3 seeds there) '
       f'({study_name}: <row>_batches<k>); J&W code: benchmarks/jw_reference.py ({reference}), each seed '
       'with its own batch order. Mean ± 95 % Student-t half-width; Welch\'s t-test against J&W\'s code, '
-      f'two-sided, α = {jw_reference.ALPHA:g}; the selected epoch (by dev ROC-AUC, never the first) is '
+      f'two-sided, α = {jain_wallace_reference.ALPHA:g}; the selected epoch (by dev ROC-AUC, never the first) is '
       'shown, not counted.',
       f'statistics that differ from J&W\'s code: {counts["one"][0]} of {counts["one"][1]} with one batch order, '
       f'{counts["own"][0]} of {counts["own"][1]} with own batch orders (about '
-      f'{jw_reference.ALPHA * counts["own"][1]:.1f} expected by chance when the implementations are the same).']
+      f'{jain_wallace_reference.ALPHA * counts["own"][1]:.1f} expected by chance when the implementations are the same).']

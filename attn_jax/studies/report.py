@@ -20,8 +20,8 @@ from attn_jax.papers import published
 from attn_jax.analysis import statistics
 from attn_jax.reports.common import embeddings_source, markdown, plain, root_of, with_notes, write_blocks
 from attn_jax.stages import feature_importance, store
-from attn_jax.studies import batch_seeds, jw_reference, runner, vector_seeds, wp_table2
-from attn_jax.reports import ss_models, ss_recipe
+from attn_jax.studies import batch_seeds, jain_wallace_reference, runner, vector_seeds, wiegreffe_pinter_table2
+from attn_jax.reports import serrano_smith_models, serrano_smith_recipe
 from attn_jax.studies.collect import STATISTICS, cell, collect_arm, models as collect_models, varies as collect_varies
 
 MODEL_FILES = ('eval.json', 'config.json', 'metrics.jsonl', 'data.json', 'embeddings.json')
@@ -259,19 +259,19 @@ def _published(arm) -> dict:
 
 
 def reference_comparisons(study, root: str, reference: str) -> list[tuple[str, dict, dict]]:
-  """(arm, jw_reference.compare, published) for each arm of the reference, in
+  """(arm, jain_wallace_reference.compare, published) for each arm of the reference, in
   the study's order. A reference arm is the study's arm of the same name, or
   a variant of it named with a suffix (`sst_bilstm_tanh_scratch`: attn-jax's
-  side from `jw_reference.EXTRA_OURS`), compared with J&W's published
+  side from `jain_wallace_reference.EXTRA_OURS`), compared with J&W's published
   numbers of that configuration."""
   out = []
-  for name in jw_reference.arms(reference):
+  for name in jain_wallace_reference.arms(reference):
     matches = [a for a in study.arms if name == a.name or name.startswith(a.name + '_')]
     arm = max(matches, key=lambda a: len(a.name), default=None)
     folder = study.folder_name(arm) if arm is not None and arm.name == name else None
     place = study.arms.index(arm) if arm is not None else len(study.arms)
-    ours = jw_reference.ours_dir(root, name, folder)
-    comparison = jw_reference.compare(os.path.join(reference, name), ours)
+    ours = jain_wallace_reference.ours_dir(root, name, folder)
+    comparison = jain_wallace_reference.compare(os.path.join(reference, name), ours)
     comparison['ours_varies'] = collect_varies(collect_models(ours))
     if os.path.dirname(os.path.normpath(ours)) != os.path.normpath(root):  # said under the table
       comparison['ours_from'] = os.path.relpath(ours, os.path.dirname(os.path.normpath(root)))
@@ -279,7 +279,7 @@ def reference_comparisons(study, root: str, reference: str) -> list[tuple[str, d
   return [row[1:] for row in sorted(out, key=lambda row: row[:2])]
 
 
-verdict = jw_reference.verdict  # the side-by-side table's Welch column
+verdict = jain_wallace_reference.verdict  # the side-by-side table's Welch column
 
 
 def reference_rows(comparisons) -> list[list[str]]:
@@ -299,26 +299,26 @@ def reference_rows(comparisons) -> list[list[str]]:
 
 def reference_notes(comparisons) -> list[str]:
   """How many rows agree on all four statistics, and per row where each τ's
-  gap to the published number comes from (`jw_reference.gap_source`)."""
+  gap to the published number comes from (`jain_wallace_reference.gap_source`)."""
   tested = [(arm, c) for arm, c, _ in comparisons
-            if all(jw_reference.agree(c['tests'][s]) is not None for s, _ in REFERENCE_COLUMNS)]
-  agreeing = [arm for arm, c in tested if all(jw_reference.agree(c['tests'][s]) for s, _ in REFERENCE_COLUMNS)]
+            if all(jain_wallace_reference.agree(c['tests'][s]) is not None for s, _ in REFERENCE_COLUMNS)]
+  agreeing = [arm for arm, c in tested if all(jain_wallace_reference.agree(c['tests'][s]) for s, _ in REFERENCE_COLUMNS)]
   untested = len(comparisons) - len(tested)
   lines = [f'{len(agreeing)} of {len(tested)} rows with all four statistics agreeing (Welch\'s t-test over '
-           f'seeds, two-sided, α = {jw_reference.ALPHA:g})' + (f' ({", ".join(agreeing)})' if agreeing else '')
+           f'seeds, two-sided, α = {jain_wallace_reference.ALPHA:g})' + (f' ({", ".join(agreeing)})' if agreeing else '')
            + (f'; {untested} row(s) with < 2 seeds on a side or a statistic missing not counted' if untested else '')]
-  lines.append(f'gap to J&W\'s published τ: "{jw_reference.INPUTS}" = outside attn-jax\'s interval and the two '
-               f'implementations agree; "{jw_reference.CODE}" = outside and they differ; "{jw_reference.INSIDE}" = '
-               f'inside; "{jw_reference.UNKNOWN}" = no published value, interval or test')
+  lines.append(f'gap to J&W\'s published τ: "{jain_wallace_reference.INPUTS}" = outside attn-jax\'s interval and the two '
+               f'implementations agree; "{jain_wallace_reference.CODE}" = outside and they differ; "{jain_wallace_reference.INSIDE}" = '
+               f'inside; "{jain_wallace_reference.UNKNOWN}" = no published value, interval or test')
   lines.append('J&W code\'s intervals: seed k seeds Python\'s, NumPy\'s and PyTorch\'s generators, so each seed has '
                'its own initial weights and batch order; every seed gets the same inputs (one set of vectors)')
   lines += [f'attn-jax\'s intervals over {kind} ({", ".join(arms)})'
             for kind, arms in _by_kind((arm, c.get('ours_varies')) for arm, c, _ in comparisons).items()]
   for arm, c, paper in comparisons:
-    documents = jw_reference.documents_note(c['ours'], c['theirs'])
+    documents = jain_wallace_reference.documents_note(c['ours'], c['theirs'])
     source = c.get('ours_from') if c['ours']['models'] else None
     lines.append(f'{arm}: ' + ', '.join(
-        f'{label} {jw_reference.gap_source(c["ours"]["ci"][s], paper.get(s), c["tests"][s])}'
+        f'{label} {jain_wallace_reference.gap_source(c["ours"]["ci"][s], paper.get(s), c["tests"][s])}'
         for s, label in REFERENCE_COLUMNS[1:]) + (f'; {documents}' if documents else '')
                  + (f'; attn-jax\'s side from {source}/, not this root' if source else ''))
   return lines
@@ -352,7 +352,7 @@ def reference_table(study, root: str, reference: str, readme=None) -> list[list[
   if readme:
     here = root_of(readme)
     source, ref = os.path.relpath(root, here), os.path.relpath(reference, here)
-    default = os.path.abspath(reference) == os.path.abspath(jw_reference.default_folder(root))
+    default = os.path.abspath(reference) == os.path.abspath(jain_wallace_reference.default_folder(root))
     write_blocks(readme, reference_block(root), with_notes(rows, notes),
                  f'python -m attn_jax.studies report {study.name} --root={source}'
                  + (f' --seeds={study.seeds}' if study.folder_suffix else '')
@@ -416,13 +416,13 @@ def _ss_tables(study, root: str, save_to, readme, previous: str | None = None) -
   source = os.path.relpath(save_to or root, here)
   previous = previous or os.path.join(os.path.dirname(os.path.abspath(save_to or root)),
                                       'ss_models_previous')
-  before = ss_recipe.load_folder(previous)
+  before = serrano_smith_recipe.load_folder(previous)
   if before:
     command += f' --reference={os.path.relpath(previous, here)}'
   files = [f'{source}/<arm>/eval.json', f'{source}/<arm>/analyses/erasure/summary.json', f'{source}/study.json']
   if before:
     files.append(f'{os.path.relpath(previous, here)}/<arm>/analyses/erasure/summary.json')
-  made = ss_models.write([m for f in finished for m in collect_models(f)], save_to, readme, missing,
+  made = serrano_smith_models.write([m for f in finished for m in collect_models(f)], save_to, readme, missing,
                          command, files, before)
   if save_to and os.path.abspath(root) != os.path.abspath(save_to):
     merged = runner.read_record(save_to)
@@ -489,15 +489,15 @@ def _vector_seed_table(study, root: str, readme, grid: str | None = None) -> lis
 
 
 def _wp_table2(study, root: str, reference: str, readme) -> list[list[str]]:
-  """Prints W&P's Table 2 with seeds beside W&P's code (`wp_table2.rows`) and
+  """Prints W&P's Table 2 with seeds beside W&P's code (`wiegreffe_pinter_table2.rows`) and
   rewrites the `wp_table2-table` block of those `readme` files that hold it."""
-  rows, notes = wp_table2.rows(study, root, reference)
+  rows, notes = wiegreffe_pinter_table2.rows(study, root, reference)
   notes += totals(study, root)
   print(plain(rows) + '\n' + '\n'.join(notes))
   if readme:
     here = root_of(readme)
     source, ref = os.path.relpath(root, here), os.path.relpath(reference, here)
-    default = os.path.abspath(reference) == os.path.abspath(wp_table2.default_reference(root))
+    default = os.path.abspath(reference) == os.path.abspath(wiegreffe_pinter_table2.default_reference(root))
     write_blocks(readme, f'{study.name}-table', with_notes(rows, notes),
                  f'python -m attn_jax.studies report {study.name} --root={source}'
                  + ('' if default else f' --reference={ref}'),
@@ -551,7 +551,7 @@ def write(study, root: str, save_to: str | None = None, readme=None,
   if study.kind == 'batch_seeds':  # `reference`: J&W's code, if not beside
     return _batch_seed_table(study, root, reference, readme)
   if study.kind == 'wp_table2':
-    return _wp_table2(study, root, reference or wp_table2.default_reference(root), readme)
+    return _wp_table2(study, root, reference or wiegreffe_pinter_table2.default_reference(root), readme)
   rows = (fidelity_rows if study.kind == 'fidelity' else grid_rows)(study, root)
   print(plain(rows))
   notes = ([] if study.kind == 'fidelity' else
@@ -572,5 +572,5 @@ def write(study, root: str, save_to: str | None = None, readme=None,
                  [f'{source}/<arm>/<seed>/eval.json', f'{source}/<arm>/<seed>/analyses/*/summary.json',
                   f'{source}/study.json'], optional=not own)
   if study.kind == 'grid':
-    reference_table(study, root, reference or jw_reference.default_folder(root), readme)
+    reference_table(study, root, reference or jain_wallace_reference.default_folder(root), readme)
   return rows

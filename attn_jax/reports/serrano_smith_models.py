@@ -16,15 +16,15 @@ import os
 from typing import Optional
 
 from attn_jax.papers import published
-from attn_jax.reports import ss_appendix, ss_recipe
+from attn_jax.reports import serrano_smith_appendix, serrano_smith_recipe
 from attn_jax.reports.common import check_markers, publish, save_run_files, save_summary, saved_runs
 from attn_jax.reports.registry import COMMANDS, Command
-from attn_jax.reports.ss_runs import (DATASET_LABELS, ENCODERS, FAMILIES, MODELS, RANKINGS, ModelRun,  # noqa: F401
+from attn_jax.reports.serrano_smith_runs import (DATASET_LABELS, ENCODERS, FAMILIES, MODELS, RANKINGS, ModelRun,  # noqa: F401
                                       _by, _pct, comparison, datasets, load, median_removed, ratio, share,
                                       single_cells)
 from attn_jax.stages import store as stage_store
 
-BLOCKS = ('ss-table3', 'ss-table2', 'ss-removal', 'ss-comparisons', 'ss-verdicts') + ss_appendix.BLOCKS
+BLOCKS = ('ss-table3', 'ss-table2', 'ss-removal', 'ss-comparisons', 'ss-verdicts') + serrano_smith_appendix.BLOCKS
 
 
 # ---------------------------------------------------------------- tables
@@ -228,7 +228,7 @@ def _f2(x) -> str:
 def figure(runs, stem: str) -> list[str]:
   """S&S Figures 5–6 from the summaries: per model, a box per ranking of the
   fraction removed before the first flip (5th–95th percentile whiskers)."""
-  return ss_appendix.ranking_boxes(runs, stem, 'fraction_removed_percentiles',
+  return serrano_smith_appendix.ranking_boxes(runs, stem, 'fraction_removed_percentiles',
                                    'fraction removed\nbefore first flip')
 
 
@@ -240,7 +240,7 @@ def tables(runs, pending=(), previous=()) -> dict:
   before → after block when given)."""
   notes = ([f'Not finished yet (the study resumes where it stopped): {", ".join(pending)}.']
            if pending else [])
-  return {**ss_recipe.tables(list(previous), runs, notes), **ss_appendix.tables(runs, notes), 'ss-table3': (table3_rows(runs), notes), 'ss-table2': (table2_rows(runs), notes),
+  return {**serrano_smith_recipe.tables(list(previous), runs, notes), **serrano_smith_appendix.tables(runs, notes), 'ss-table3': (table3_rows(runs), notes), 'ss-table2': (table2_rows(runs), notes),
           'ss-removal': (removal_rows(runs), notes), 'ss-comparisons': (comparison_rows(runs), notes),
           'ss-verdicts': ([['dataset', 'claim (S&S)', 'verdict', 'measured']]
                           + [list(v) for v in verdicts(runs)], notes)}
@@ -260,13 +260,13 @@ def write(paths: list[str], save_to=None, readme=None, pending=(), command=None,
   """Prints the tables for the runs at `paths` (from `save_to` after copying
   there, if given), draws the figures beside them and rewrites the README
   blocks; returns {block: (rows, notes)}. `previous`: runs of the earlier
-  recipe, shown before → after (`ss_recipe`)."""
+  recipe, shown before → after (`serrano_smith_recipe`)."""
   if readme:
-    check_markers(readme, BLOCKS + ((ss_recipe.BLOCK,) if previous else ()))
+    check_markers(readme, BLOCKS + ((serrano_smith_recipe.BLOCK,) if previous else ()))
   paths, runs = saved_runs(paths, save_to, load, save)
   if save_to:
     written = (figure(runs, os.path.join(save_to, 'ss_fraction_removed'))
-               + ss_appendix.figures_for(runs, save_to))
+               + serrano_smith_appendix.figures_for(runs, save_to))
     if written:
       print('figures: ' + ', '.join(written))
   return publish(tables(runs, pending, previous), 'ss', paths, ('analyses',), readme, command, files)

@@ -9,8 +9,8 @@ Each cell is `previous → now`; '–' where a side lacks the model.
 import os
 from typing import Optional
 
-from attn_jax.reports import ss_appendix
-from attn_jax.reports.ss_runs import (DATASET_LABELS, MODELS, ModelRun, _by, _pct, comparison, load,
+from attn_jax.reports import serrano_smith_appendix
+from attn_jax.reports.serrano_smith_runs import (DATASET_LABELS, MODELS, ModelRun, _by, _pct, comparison, load,
                                       median_removed, ratio, share, single_cells)
 
 BLOCK = 'ss-recipe'
@@ -32,7 +32,7 @@ def _cells(r: Optional[ModelRun]) -> list[Optional[str]]:
   if r is None:
     return [None] * 6
   s = r.erasure
-  peaked = ss_appendix.share_at_least(s)
+  peaked = serrano_smith_appendix.share_at_least(s)
   fewer = share(comparison(s))
   return [_pct(100 * r.eval['accuracy']),
           ' / '.join(_pct(x) for x in single_cells(s)) if s else None,

@@ -21,7 +21,7 @@ import os
 
 from attn_jax.analysis import statistics
 from attn_jax.papers import published
-from attn_jax.studies import collect, jw_reference
+from attn_jax.studies import collect, jain_wallace_reference
 from attn_jax.studies.arms import Arm
 
 ANALYSES = ''  # test F1 only (eval.json)
@@ -48,7 +48,7 @@ def comparison(study, root: str, reference: str) -> dict:
   for arm in study.arms:
     attention = arm.name.split('_')[1]
     out[attention] = {'ours': collect.collect_arm(os.path.join(root, study.folder_name(arm))),
-                      **{sel: jw_reference.read_arm(os.path.join(reference, f'sst_{attention}_{sel}'))
+                      **{sel: jain_wallace_reference.read_arm(os.path.join(reference, f'sst_{attention}_{sel}'))
                          for sel, _ in SELECTIONS}}
   return out
 
@@ -62,7 +62,7 @@ def _welch(a: list, b: list) -> str:
   test = statistics.welch_t_test(a, b)
   if test['p'] is None:
     return '–'
-  return 'agree' if test['p'] >= jw_reference.ALPHA else (
+  return 'agree' if test['p'] >= jain_wallace_reference.ALPHA else (
       f'differ (p={test["p"]:.3f})' if test['p'] >= 0.001 else 'differ (p<0.001)')
 
 

@@ -4,7 +4,7 @@ ranking) and Figures 12–13 (the single-weight test on the top item of the
 gradient and of the gradient × attention ranking), each as a table with
 S&S's published counts beside it and as a figure (PNG + SVG).
 
-Rows come from the erasure summaries (`ss_runs.ModelRun`); a summary from
+Rows come from the erasure summaries (`serrano_smith_runs.ModelRun`); a summary from
 before the erasure stage's version 2 has no Figure 11 quartiles or Figures
 12–13 tests, and shows '–' there.
 """
@@ -17,7 +17,7 @@ from matplotlib.patches import Patch
 
 from attn_jax.papers import published
 from attn_jax.plots import figures
-from attn_jax.reports.ss_runs import DATASET_LABELS, MODELS, RANKINGS, _by, _pct, datasets, single_cells
+from attn_jax.reports.serrano_smith_runs import DATASET_LABELS, MODELS, RANKINGS, _by, _pct, datasets, single_cells
 
 BLOCKS = ('ss-delta-alpha', 'ss-mass', 'ss-other-tops')
 OTHER_TOPS = {'gradient': 'i*_g (Fig. 12)', 'gradient_x_attention': 'i*_p (Fig. 13)'}

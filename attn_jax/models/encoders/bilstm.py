@@ -6,7 +6,9 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from attn_jax.core.registry import ENCODERS
 from attn_jax.models import masks
+from attn_jax.models.encoders.base import Encoder
 from attn_jax.models.initializers import torch_uniform
 
 
@@ -315,3 +317,27 @@ def replacement_states(params: dict, embedded: jnp.ndarray, length: jnp.ndarray,
                        new[steps(jnp.where(g >= n - 1 - g, g - p, n - p)), 1, lane])
   valid = (p < n)[..., None].astype(embedded.dtype)
   return jnp.concatenate([forward, backward], axis=-1) * valid
+
+
+def _build(m, items: str) -> BiLSTMEncoder:
+  del items  # J&W's layout only (`Encoder.in_han` is False)
+  return BiLSTMEncoder(hidden=m.hidden_dim, unroll=m.lstm_unroll, biases=m.lstm_biases)
+
+
+def _check(m) -> str | None:
+  if m.lstm_unroll < 1:
+    return 'model.lstm_unroll must be >= 1'
+  if m.lstm_biases not in (1, 2):
+    return 'model.lstm_biases must be 1 or 2 (PyTorch\'s nn.LSTM, J&W\'s: 2)'
+  return None
+
+
+BILSTM = ENCODERS.register(Encoder(
+    name='bilstm', paper='jw', order=10, module=BiLSTMEncoder, build=_build,
+    # lstm_unroll: larger unrolls measured slower on XLA:CPU. lstm_biases:
+    # PyTorch's nn.LSTM (J&W): input and recurrent bias, each trained.
+    keys=lambda dataset, variant: {'lstm_unroll': 1, 'lstm_biases': 2},
+    added={'lstm_biases': 1},  # one summed bias vector before 2026-11-26
+    output_size=lambda m: 2 * m.hidden_dim, check=_check,
+    deletion_states=lambda module, p, e, n: deletion_states(p, e, n, module.unroll),
+    replacement_states=lambda module, p, e, n: replacement_states(p, e, n, module.unroll)))

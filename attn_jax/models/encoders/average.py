@@ -3,7 +3,9 @@
 import flax.linen as nn
 import jax.numpy as jnp
 
+from attn_jax.core.registry import ENCODERS
 from attn_jax.models import masks
+from attn_jax.models.encoders.base import Encoder
 from attn_jax.models.initializers import torch_uniform
 
 
@@ -80,3 +82,17 @@ def replacement_windows(params: dict, embedded: jnp.ndarray) -> tuple[jnp.ndarra
   pad_state = jnp.tanh(params['projection']['bias']).astype(embedded.dtype)
   return (jnp.broadcast_to(pad_state, (width - 2, 1, pad_state.shape[0])),
           jnp.arange(1, width - 1)[:, None])
+
+
+def _windows(module: AverageEncoder, params: dict, embedded: jnp.ndarray, mode: str):
+  del module
+  windows = deletion_windows if mode == 'delete' else replacement_windows
+  return (*windows(params, embedded), 0)
+
+
+AVERAGE = ENCODERS.register(Encoder(
+    name='average', paper='jw', order=30, module=AverageEncoder,
+    build=lambda m, items: AverageEncoder(hidden=m.hidden_dim),
+    deletion_states=lambda module, p, e, n: deletion_states(p, e, n),
+    replacement_states=lambda module, p, e, n: replacement_states(p, e, n),
+    variant_windows=_windows))

@@ -6,7 +6,9 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from attn_jax.core.registry import ENCODERS
 from attn_jax.models import masks
+from attn_jax.models.encoders.base import Encoder
 from attn_jax.models.initializers import torch_uniform
 
 
@@ -170,3 +172,34 @@ def _replaced_outputs(params: dict, embedded: jnp.ndarray, kernel_sizes: Sequenc
     taken = share[g[:, 0]][rows, jnp.clip(tap, 0, k - 1)]
     outputs.append(own[at_p] - jnp.where(touched[..., None], taken, 0.0))
   return jax.nn.relu(jnp.concatenate(outputs, axis=-1))
+
+
+def _build(m, items: str) -> CNNEncoder:
+  return CNNEncoder(hidden=m.hidden_dim, kernel_sizes=tuple(m.cnn_kernel_sizes), items=items,
+                    dropout=m.get('cnn_dropout', 0.0))
+
+
+def _check(m) -> str | None:
+  if not 0 <= m.cnn_dropout < 1:
+    return 'model.cnn_dropout must be in [0, 1)'
+  if m.cnn_dropout and m.encoder != 'cnn':
+    return 'model.cnn_dropout is for model.encoder=cnn'
+  if m.encoder == 'cnn' and m.hidden_dim % len(m.cnn_kernel_sizes):
+    return 'model.hidden_dim must be divisible by the number of CNN kernel sizes'
+  return None
+
+
+def _windows(module: CNNEncoder, params: dict, embedded: jnp.ndarray, mode: str):
+  windows = deletion_windows if mode == 'delete' else replacement_windows
+  return (*windows(params, embedded, module.kernel_sizes),
+          max((k - 1) // 2 for k in module.kernel_sizes))
+
+
+CNN = ENCODERS.register(Encoder(
+    name='cnn', paper='jw', order=20, module=CNNEncoder, build=_build, in_han=True,
+    # cnn_dropout: on the convolutions' input, after input_dropout (S&S's conv encoder: 0.3).
+    keys=lambda dataset, variant: {'cnn_kernel_sizes': (1, 3, 5, 7), 'cnn_dropout': 0.0}, check=_check,
+    added={'cnn_dropout': 0.0},
+    deletion_states=lambda module, p, e, n: deletion_states(p, e, n, module.kernel_sizes),
+    replacement_states=lambda module, p, e, n: replacement_states(p, e, n, module.kernel_sizes),
+    variant_windows=_windows, fast=has_state_reuse))

@@ -4,9 +4,10 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from attn_jax.models import masks
-from attn_jax.models.bilstm import reverse_within_length
-from attn_jax.models import initializers
+from attn_jax.core.registry import ENCODERS
+from attn_jax.models import initializers, masks
+from attn_jax.models.encoders.base import Encoder
+from attn_jax.models.encoders.bilstm import reverse_within_length
 
 
 def gru_scan(gates_x: jnp.ndarray, w_hh: jnp.ndarray, b_hh: jnp.ndarray) -> jnp.ndarray:
@@ -74,13 +75,7 @@ class BiGRUEncoder(nn.Module):
     return jnp.concatenate([forward, backward], axis=-1) * valid.astype(embedded.dtype)
 
 
-class NoEncoder(nn.Module):
-  """S&S's `noenc`: the inputs themselves, zero outside the items."""
-  items: str = 'words'
-
-  @nn.compact
-  def __call__(self, embedded: jnp.ndarray, lengths: jnp.ndarray,
-               deterministic: bool = True) -> jnp.ndarray:
-    del deterministic
-    return embedded * masks.item_mask(lengths, embedded.shape[1], self.items)[..., None].astype(
-        embedded.dtype)
+BIGRU = ENCODERS.register(Encoder(
+    name='bigru', paper='ss', order=50, module=BiGRUEncoder, in_han=True,
+    build=lambda m, items: BiGRUEncoder(hidden=m.hidden_dim, items=items, initializer=m.get('init', 'torch')),
+    output_size=lambda m: 2 * m.hidden_dim))

@@ -4,7 +4,9 @@ import flax.linen as nn
 import jax.numpy as jnp
 import numpy as np
 
+from attn_jax.core.registry import ENCODERS
 from attn_jax.models import masks
+from attn_jax.models.encoders.base import Encoder
 
 
 def sinusoidal_positions(width: int, dim: int) -> np.ndarray:
@@ -60,3 +62,33 @@ class TransformerEncoder(nn.Module):
       # (`Model.encode_layers`); the last is the encoder's output.
       self.sow('intermediates', 'layers', x * valid[..., None].astype(x.dtype))
     return x * valid[..., None].astype(x.dtype)
+
+
+def _recipe(c, dataset: str, variant: str) -> None:
+  """Meister et al.'s Transformer: dot-product attention, dropout 0.1. They
+  train it at lr 1e-5 from fastText vectors (epochs unspecified); from
+  scratch that barely moves in 8 epochs."""
+  del dataset, variant
+  c.model.attention = 'dot'
+  c.model.dropout = 0.1
+  c.train.learning_rate = 1e-4
+  c.train.epochs = 20
+
+
+def _check(m) -> str | None:
+  if m.encoder == 'transformer' and m.hidden_dim % m.transformer_heads:
+    return 'model.hidden_dim must be divisible by model.transformer_heads'
+  return None
+
+
+TRANSFORMER = ENCODERS.register(Encoder(
+    name='transformer', paper='meister', order=40, module=TransformerEncoder,
+    build=lambda m, items: TransformerEncoder(
+        hidden=m.hidden_dim, layers=m.transformer_layers, heads=m.transformer_heads,
+        ffn_dim=m.transformer_ffn_dim, dropout=m.dropout, norm=m.get('transformer_norm', 'post')),
+    # transformer_norm 'post': layer norm after each sub-layer (PyTorch's default); 'pre': before.
+    keys=lambda dataset, variant: {
+        'transformer_layers': 2, 'transformer_heads': 1, 'transformer_norm': 'post',
+        'transformer_ffn_dim': 16 if variant == 'smoke' else 32 if dataset == 'synthetic' else 128},
+    choices={'transformer_norm': ('post', 'pre')}, added={'transformer_norm': 'post'},
+    recipe=_recipe, analyses='meister', check=_check))
