@@ -50,7 +50,7 @@ from attn_jax.data.dataset import EncodedSplit, load_dataset
 from attn_jax.data.vocabulary import PAD
 from attn_jax.runs.restore import restore
 from attn_jax.core.registry import STAGES
-from attn_jax.stages.context import AnalysisContext
+from attn_jax.stages.base import AnalysisContext
 from attn_jax.stages import adversarial as adv_stage, permutation as perm_stage
 
 ANALYSES = ('gradient', 'loo', 'permutation', 'adversarial', 'erasure')

@@ -1,4 +1,4 @@
-"""Run by tests/test_devices.py in a process with 8 host CPU devices
+"""Run by tests/end_to_end/test_devices.py in a process with 8 host CPU devices
 (XLA_FLAGS=--xla_force_host_platform_device_count=8, set before JAX loads):
 the same runs on one device and on eight, their results compared.
 

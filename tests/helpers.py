@@ -6,6 +6,8 @@ import os
 from attn_jax import config as config_lib, pipeline
 from attn_jax.stages import store
 
+TESTS = os.path.dirname(os.path.abspath(__file__))  # tests/: the helpers, conftest, scripts
+ROOT = os.path.dirname(TESTS)  # the checkout
 TIMING_KEYS = ('training_seconds',)
 
 
@@ -13,7 +15,7 @@ def synthetic_config(**overrides):
   """The synthetic smoke config with `section__key=value` overrides."""
   cfg = config_lib.default_config('synthetic', 'bilstm', 'smoke')
   cfg.train.progress = False
-  cfg.analyses = ''  # training tests; tests/test_stages.py runs the analyses
+  cfg.analyses = ''  # training tests; tests/stages/test_stages.py runs the analyses
   for dotted, value in overrides.items():
     section, key = dotted.split('__')
     if section == 'top':
@@ -64,8 +66,7 @@ def run_py_module():
   import importlib.util  # pylint: disable=g-import-not-at-top
   import sys  # pylint: disable=g-import-not-at-top
   if 'run_cli' not in sys.modules:
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    spec = importlib.util.spec_from_file_location('run_cli', os.path.join(root, 'run.py'))
+    spec = importlib.util.spec_from_file_location('run_cli', os.path.join(ROOT, 'run.py'))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     sys.modules['run_cli'] = module

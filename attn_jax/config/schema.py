@@ -252,7 +252,7 @@ def _analysis(dataset: str, encoder: str, variant: str) -> ml_collections.Config
   a.split = 'test'
   a.max_docs = config_dict.placeholder(int)  # None: the whole split, else its first N
   # None: the whole split; else a sample of N documents drawn with `sample_seed`
-  # (the same for every model seed: stages.analyses.sample_indices).
+  # (the same for every model seed: stages.runner.sample_indices).
   a.sample_docs = config_dict.placeholder(int)
   a.sample_seed = 0
   a.seed = 0

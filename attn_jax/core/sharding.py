@@ -5,7 +5,7 @@ one-axis mesh ('docs') and the parameters are replicated, so each device
 computes its rows and nothing crosses devices but the results. The model
 axis of the trainer is split the same way over 'models'. Every analysis
 and training step is row-independent, so the numbers are those of one
-device (to float rounding; tests/test_devices.py checks 8 host devices).
+device (to float rounding; tests/end_to_end/test_devices.py checks 8 host devices).
 
 `config.devices` chooses how many of this host's devices
 (`jax.local_devices()`) take part (None: all); one device means no mesh at

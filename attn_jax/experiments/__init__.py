@@ -16,48 +16,9 @@ ALGORITHMS.md §C): `uniform` (§C.1), `seeds` (§C.2), `consistent_adversary`
 `sparsegen_sweep` (Table 2, Figure 3) and `adversary_regimes` (Table 5).
 """
 
-from typing import Callable
-
-import ml_collections
-import tqdm
-
-from attn_jax import config as config_lib
 from attn_jax.core.registry import EXPERIMENTS
 from attn_jax.experiments.base import Experiment
-from attn_jax.experiments.runner import run_experiment
+from attn_jax.experiments.runner import names, run_experiments, stage_requirements
 from attn_jax.experiments.store import load_summaries
-
-
-def names(cfg: ml_collections.ConfigDict) -> tuple[str, ...]:
-  """The experiments `cfg.experiments` asks for, with those they read, in running order."""
-  return config_lib.experiments(cfg)
-
-
-def stage_requirements(cfg: ml_collections.ConfigDict) -> tuple[str, ...]:
-  """The analysis stages the experiments of `cfg` read from the base model."""
-  return tuple(sorted({s for n in names(cfg) for s in EXPERIMENTS[n].stages}))
-
-
-def run_experiments(model, params, cfg, dataset, out_dir: str, stage_folders: dict,
-                    log: Callable[[str], None] = print) -> dict:
-  """Runs the experiments `cfg.experiments` names on one trained model;
-  returns {name: summary}. `stage_folders` maps analysis stages to the result
-  folders this run made or verified."""
-  done, summaries = {}, {}
-  # Each experiment's training shows its own bar with time left; this one
-  # counts the experiments, the one running named in its description.
-  bar = tqdm.tqdm(total=len(names(cfg)), unit='experiment', dynamic_ncols=True,
-                  disable=not cfg.train.progress)
-  with bar:
-    for name in names(cfg):
-      bar.set_description(f'experiment {name}')
-      exp = EXPERIMENTS[name]
-      done[name] = run_experiment(exp, model, params, cfg, dataset, out_dir,
-                                  {s: stage_folders[s] for s in exp.stages},
-                                  {r: done[r] for r in exp.requires}, log)
-      summaries[name] = done[name][1]
-      bar.update()
-  return summaries
-
 
 __all__ = ['EXPERIMENTS', 'Experiment', 'load_summaries', 'names', 'run_experiments', 'stage_requirements']

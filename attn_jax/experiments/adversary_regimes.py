@@ -28,7 +28,7 @@ from attn_jax.experiments.consistent_adversary import (adversary_rows, adversary
                                                        check_schedule, choose_by_training_data,
                                                        member_name)
 from attn_jax.plots import meister_figures
-from attn_jax.stages.context import params_digest
+from attn_jax.stages.base import params_digest
 from attn_jax.training.consistency_loss import consistency_objective
 from attn_jax.training.evaluation import evaluate_probs
 

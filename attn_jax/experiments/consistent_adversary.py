@@ -27,7 +27,7 @@ from attn_jax.core.registry import EXPERIMENTS, Section
 from attn_jax.experiments.base import DIVERGED, Experiment, comma_floats, lambda_problem
 from attn_jax.plots import wiegreffe_pinter_figures
 from attn_jax.stages import store as stage_store
-from attn_jax.stages.context import params_digest
+from attn_jax.stages.base import params_digest
 from attn_jax.training.consistency_loss import consistency_objective
 from attn_jax.training.evaluation import evaluate_probs
 

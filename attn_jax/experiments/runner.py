@@ -1,4 +1,5 @@
-"""Running one experiment: keyed, skipped when done and intact, resumable.
+"""Running the experiments a config asks for (`run_experiments`), each one
+keyed, skipped when done and intact, and resumable (`run_experiment`).
 
 Its models train through the model-axis trainer, which checkpoints and
 resumes them; its numbers are recomputed from the trained models when a run
@@ -11,14 +12,17 @@ import os
 import time
 from typing import Callable
 
+import ml_collections
 import numpy as np
+import tqdm
 
 from attn_jax import config as config_lib
 from attn_jax.core import atomic_io, digests, leases
+from attn_jax.core.registry import EXPERIMENTS
 from attn_jax.experiments import store
 from attn_jax.experiments.base import Experiment, ExperimentContext
 from attn_jax.stages import store as stage_store
-from attn_jax.stages.context import params_digest
+from attn_jax.stages.base import params_digest
 
 
 def _hash(value) -> str:
@@ -121,3 +125,37 @@ def _point(out_dir: str, name: str, directory: str, summary: dict) -> None:
   copy = {k: v for k, v in summary.items() if k not in ('sha256', stage_store.SELF_HASH)}
   copy['folder'] = os.path.relpath(directory, out_dir)
   atomic_io.write_json(os.path.join(store.root(out_dir, name), store.SUMMARY), copy)
+
+
+# ---------------------------------------------------------------- the experiments a config asks for
+
+def names(cfg: ml_collections.ConfigDict) -> tuple[str, ...]:
+  """The experiments `cfg.experiments` asks for, with those they read, in running order."""
+  return config_lib.experiments(cfg)
+
+
+def stage_requirements(cfg: ml_collections.ConfigDict) -> tuple[str, ...]:
+  """The analysis stages the experiments of `cfg` read from the base model."""
+  return tuple(sorted({s for n in names(cfg) for s in EXPERIMENTS[n].stages}))
+
+
+def run_experiments(model, params, cfg, dataset, out_dir: str, stage_folders: dict,
+                    log: Callable[[str], None] = print) -> dict:
+  """Runs the experiments `cfg.experiments` names on one trained model;
+  returns {name: summary}. `stage_folders` maps analysis stages to the result
+  folders this run made or verified."""
+  done, summaries = {}, {}
+  # Each experiment's training shows its own bar with time left; this one
+  # counts the experiments, the one running named in its description.
+  bar = tqdm.tqdm(total=len(names(cfg)), unit='experiment', dynamic_ncols=True,
+                  disable=not cfg.train.progress)
+  with bar:
+    for name in names(cfg):
+      bar.set_description(f'experiment {name}')
+      exp = EXPERIMENTS[name]
+      done[name] = run_experiment(exp, model, params, cfg, dataset, out_dir,
+                                  {s: stage_folders[s] for s in exp.stages},
+                                  {r: done[r] for r in exp.requires}, log)
+      summaries[name] = done[name][1]
+      bar.update()
+  return summaries

@@ -10,7 +10,7 @@ from attn_jax.analysis import adversarial as adv_lib, statistics
 from attn_jax.core.registry import STAGES, Section
 from attn_jax.models import projections
 from attn_jax.plots import analysis_figures
-from attn_jax.stages.runner import Stage
+from attn_jax.stages.base import Stage
 
 KEY_STREAM = 4
 

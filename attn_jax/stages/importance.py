@@ -17,7 +17,7 @@ import numpy as np
 from attn_jax.analysis import importance as imp, kendall, statistics
 from attn_jax.core.registry import STAGES, Section
 from attn_jax.plots import meister_figures
-from attn_jax.stages.runner import Stage
+from attn_jax.stages.base import Stage
 
 MEASURES = ('g_y_x', 'd_y_x', 'g_y_i', 'd_y_i')  # Table 6's columns
 ENTROPIES = ('alpha', 'g_y_x', 'd_y_x', 'g_y_i')

@@ -1,4 +1,6 @@
-"""Running one analysis stage: resumable, keyed, written atomically.
+"""Running the analysis stages: one stage resumable, keyed and written
+atomically (`run_stage`), and the stages a config asks for, in order, with
+what they require (`run_analyses`).
 
 A stage computes per-document arrays batch by batch (`Stage.compute`), then
 summarises them (`Stage.finalize`) and draws its figures. Its files go to a
@@ -12,7 +14,6 @@ killed run resumes at the first unfinished batch. With several hosts
 `partial.H-of-P.npz`, and host 0 merges them and writes the rest.
 """
 
-import dataclasses
 import glob
 import hashlib
 import io
@@ -26,55 +27,16 @@ import ml_collections
 import numpy as np
 from tqdm.auto import tqdm
 
+from attn_jax import config as config_lib
 from attn_jax.core import atomic_io, compilation, digests, hosts, leases
-from attn_jax.data.batching import Batch
 from attn_jax.core.errors import IntegrityError
-from attn_jax.core.registry import Section
+from attn_jax.core.registry import STAGES, with_requirements
+from attn_jax.data.dataset import EncodedSplit
+from attn_jax.models import Model
 from attn_jax.stages import store
-from attn_jax.stages.context import AnalysisContext
+from attn_jax.stages.base import AnalysisContext, Arrays, Stage
 
 SAVE_EVERY_SECONDS = 60.0
-Arrays = dict[str, np.ndarray]
-
-
-@dataclasses.dataclass(frozen=True)
-class Stage:
-  """An analysis declared by name in `config.analyses`.
-
-  compute: (ctx, batch) -> {name: [B, ...]} rows for the batch's documents
-    (filler rows included; the runner drops them). None for stages that only
-    combine the results of `requires`.
-  positional: names of computed arrays whose last axis is the position; the
-    runner pads it to the split's longest document.
-  settings: analysis config -> the values that change the results.
-  finalize: (ctx, arrays, inputs) -> (arrays, summary); `inputs` maps each
-    required stage to its arrays.
-  figures: (arrays, inputs, summary, directory) -> written paths.
-  cost: batch -> relative work, for the progress bar's time estimate.
-  batch_size: analysis config -> documents per batch, where the stage's
-    best differs from `analysis.batch_size` (results do not depend on it).
-  version: bumped whenever the stage's computation changes, so results of
-    an older attn-jax are recomputed, not reused.
-  paper: whose analysis it is (a key of `attn_jax.papers.PAPERS`).
-  order: where it runs among the stages (after those it requires).
-  section: its `config.analysis.<name>` section (defaults, choices, checks).
-  any_model: it runs on every model — multi-class, and S&S's HAN, whose
-    items are sentences; False: J&W's binary models over words only.
-  """
-  name: str
-  paper: str
-  order: int
-  settings: Callable[[ml_collections.ConfigDict], dict]
-  finalize: Callable
-  figures: Callable
-  compute: Optional[Callable[[AnalysisContext, Batch], Arrays]] = None
-  positional: frozenset = frozenset()
-  requires: tuple = ()
-  cost: Callable[[Batch], float] = lambda batch: float(np.sum(batch.index >= 0))
-  version: int = 1
-  batch_size: Callable[[ml_collections.ConfigDict], Optional[int]] = lambda settings: None
-  section: Section = Section()
-  any_model: bool = False
 
 
 def stage_key(ctx: AnalysisContext, stage: Stage, input_hashes: Optional[dict] = None) -> dict:
@@ -307,3 +269,54 @@ def _compute_and_write(ctx: AnalysisContext, stage: Stage, log, inputs: dict, ke
   log(f'{stage.name}: {len(ctx.split)} documents in {seconds:.1f} s ({compile_seconds:.1f} s compiling) '
       f'-> {directory}')
   return summary
+
+
+# ---------------------------------------------------------------- the stages a config asks for
+
+def with_requirements_of(names) -> tuple[str, ...]:
+  """`names` plus the stages they need, in running order."""
+  return with_requirements(STAGES, names)
+
+
+def sample_indices(num_docs: int, sample_docs: int, sample_seed: int) -> np.ndarray:
+  """`analysis.sample_docs`: which of a split's `num_docs` documents are
+  analysed, int64 [min(sample_docs, num_docs)] in split order. The draw
+  depends only on the split's size and `sample_seed` (not on the model's seed),
+  so every model of a study, and J&W's code given the same indices
+  (benchmarks/jw_inputs.py), sees the same documents."""
+  if sample_docs >= num_docs:
+    return np.arange(num_docs, dtype=np.int64)
+  rng = np.random.default_rng(sample_seed)
+  return np.sort(rng.choice(num_docs, size=sample_docs, replace=False)).astype(np.int64)
+
+
+def limit_split(split: EncodedSplit, max_docs, sample_docs=None, sample_seed: int = 0) -> EncodedSplit:
+  """The documents analysed: the first `max_docs`, or a seeded sample of
+  `sample_docs` (`sample_indices`); the whole split when neither is set."""
+  if sample_docs is not None:
+    return split.take(sample_indices(len(split), sample_docs, sample_seed))
+  if max_docs is None or max_docs >= len(split):
+    return split
+  return split.head(max_docs)
+
+
+def run_analyses(model: Model, params, splits: dict[str, EncodedSplit], cfg: ml_collections.ConfigDict,
+                 out_dir: str, data_fingerprint: str, log: Callable[[str], None] = print,
+                 also: tuple = ()) -> dict:
+  """Runs the stages `cfg.analyses` names, the stages of `also` (which the
+  run's experiments read) and what they need, with results under `out_dir`;
+  returns {stage: summary}."""
+  names = with_requirements_of(config_lib.analyses(cfg) + tuple(also))
+  if not names:
+    return {}
+  split_name = cfg.analysis.split
+  a = cfg.analysis
+  ctx = AnalysisContext(model, params, limit_split(splits[split_name], a.max_docs, a.get('sample_docs'),
+                                                   a.get('sample_seed', 0)),
+                        split_name, cfg, data_fingerprint, out_dir)
+  summaries, folders = {}, {}
+  for name in names:
+    stage = STAGES[name]
+    summaries[name] = run_stage(ctx, stage, log, {r: folders[r] for r in stage.requires})
+    folders[name] = store.result_dir(out_dir, summaries[name]['key'])
+  return summaries

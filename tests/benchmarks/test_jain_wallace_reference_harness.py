@@ -1,0 +1,225 @@
+"""benchmarks/jw_reference.py's parts that need no J&W checkout: the patched
+copy (on a fixture checkout in J&W's layout), the allennlp stand-in, and the
+inputs written in J&W's `Vectorizer` format."""
+
+import json
+import os
+import pickle
+import sys
+
+import numpy as np
+import pytest
+import helpers
+
+BENCHMARKS = os.path.join(helpers.ROOT, 'benchmarks')
+sys.path.insert(0, BENCHMARKS)
+import jw_child  # pylint: disable=g-import-not-at-top,wrong-import-position
+import jw_inputs  # pylint: disable=g-import-not-at-top,wrong-import-position
+import jw_patches  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+from helpers import synthetic_config  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+
+def fake_checkout(folder, drop_anchor=None, source=jw_patches.JW):
+  """A folder with J&W's (or `source`'s) file layout whose files hold each
+  changed line (and filler), as a checkout of their repository would."""
+  anchors = {}
+  for change in source.changes:
+    anchors.setdefault(change.file, []).extend([change.old] * change.count)
+  for name in source.files:
+    path = os.path.join(folder, name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    lines = [f'# {name}'] + [a for a in anchors.get(name, []) if a != drop_anchor]
+    with open(path, 'w') as f:
+      f.write('\n'.join(lines) + '\n')
+  return folder
+
+
+def test_the_copy_carries_every_change_and_leaves_the_checkout_alone(tmp_path):
+  repo = fake_checkout(str(tmp_path / 'repo'))
+  before = {n: open(os.path.join(repo, n)).read() for n in jw_patches.FILES}
+  record = jw_patches.prepare(repo, str(tmp_path / 'code'))
+  assert [c['file'] for c in record['changes']] == [c.file for c in jw_patches.CHANGES]
+  for change in jw_patches.CHANGES:
+    text = open(tmp_path / 'code' / 'Transparency' / change.file).read()
+    assert change.old not in text and text.count(change.new) >= change.count
+  assert before == {n: open(os.path.join(repo, n)).read() for n in jw_patches.FILES}
+  saved = json.loads((tmp_path / 'code' / 'Transparency' / 'attn_jax_changes.json').read_text())
+  assert saved == record
+  # A second call keeps the copy (same commit, same changes).
+  stamp = os.path.getmtime(tmp_path / 'code' / 'Transparency' / 'attn_jax_changes.json')
+  jw_patches.prepare(repo, str(tmp_path / 'code'))
+  assert os.path.getmtime(tmp_path / 'code' / 'Transparency' / 'attn_jax_changes.json') == stamp
+
+
+def test_another_version_of_their_code_is_named_not_half_patched(tmp_path):
+  change = jw_patches.CHANGES[2]
+  repo = fake_checkout(str(tmp_path / 'repo'), drop_anchor=change.old)
+  with pytest.raises(jw_patches.PatchError, match=change.file):
+    jw_patches.prepare(repo, str(tmp_path / 'code'))
+  assert not (tmp_path / 'code' / 'Transparency').exists()
+  with pytest.raises(jw_patches.PatchError, match='not a checkout'):
+    jw_patches.prepare(str(tmp_path), str(tmp_path / 'code'))
+
+
+def test_the_allennlp_stand_in_builds_registered_classes_from_params():
+  sys.path.append(os.path.join(BENCHMARKS, 'jw_shims'))
+  try:
+    from allennlp.common import Params, Registrable  # pylint: disable=g-import-not-at-top
+  finally:
+    sys.path.remove(os.path.join(BENCHMARKS, 'jw_shims'))
+
+  class Part(Registrable):
+    pass
+
+  @Part.register('scaled')
+  class Scaled(Part):  # pylint: disable=unused-variable
+    def __init__(self, size: int, inner: Part = None):
+      self.size, self.inner = size, inner
+
+  @Part.register('leaf')
+  class Leaf(Part):  # pylint: disable=unused-variable
+    def __init__(self):
+      pass
+
+  built = Part.from_params(Params({'type': 'scaled', 'size': 3, 'inner': 'leaf'}))
+  assert built.size == 3 and type(built.inner).__name__ == 'Leaf'
+  with pytest.raises(KeyError):
+    Part.by_name('missing')
+
+
+class _Vectorizer:
+  """The attributes J&W's `Vectorizer` carries (their loader reads these)."""
+
+
+def test_inputs_reach_jw_format_unchanged(tmp_path):
+  cfg = synthetic_config()
+  cfg.data.dataset = 'synthetic'
+  path = jw_inputs.export(cfg, str(tmp_path))
+  assert jw_inputs.export(cfg, str(tmp_path)) == path  # written once
+  inputs = jw_inputs.read(path)
+  from attn_jax.data.dataset import load_dataset  # pylint: disable=g-import-not-at-top
+  dataset = load_dataset(cfg.data)
+  assert inputs['tokens'] == list(dataset.vocab.tokens)
+  for split in jw_inputs.SPLITS:
+    seqs, labels = inputs[split]
+    assert seqs == [s.tolist() for s in dataset.splits[split].sequences]
+    assert labels == dataset.splits[split].labels.tolist()
+    assert all(s[0] == 2 and s[-1] == 3 for s in seqs)  # J&W's [SOS] .. [EOS]
+  assert inputs['embeddings'] is None and inputs['record']['embeddings'] == 'scratch'
+
+  inputs['record']['dataset'] = 'sst'  # where J&W's SST loader reads
+  name, relpath = jw_inputs.write_vectorizer(inputs, _Vectorizer, str(tmp_path / 'data'))
+  assert (name, relpath) == ('sst', 'preprocess/SST/vec_sst.p')
+  with open(tmp_path / 'data' / 'preprocess' / 'SST' / 'vec_sst.p', 'rb') as f:
+    vec = pickle.load(f)
+  assert vec.seq_text['test'] == inputs['test'][0] and vec.label['dev'] == inputs['dev'][1]
+  assert vec.vocab_size == len(inputs['tokens']) and vec.idx2word[2] == inputs['tokens'][2]
+
+
+def test_a_sample_is_the_documents_attn_jax_analyses(tmp_path):
+  from attn_jax.data.dataset import load_dataset  # pylint: disable=g-import-not-at-top
+  from attn_jax.stages.runner import limit_split  # pylint: disable=g-import-not-at-top
+  cfg = synthetic_config()
+  cfg.analysis.sample_docs, cfg.analysis.sample_seed = 7, 2
+  path = jw_inputs.export(cfg, str(tmp_path))
+  assert path.endswith('-scratch-sample7s2.npz')
+  inputs = jw_inputs.read(path)
+  ours = limit_split(load_dataset(cfg.data).splits['test'], None, 7, 2)
+  assert [inputs['test'][0][i] for i in inputs['test_sample']] == [s.tolist() for s in ours.sequences]
+  assert inputs['record']['test_sample'] == {'docs': 7, 'seed': 2}
+  cfg.analysis.sample_docs = None
+  assert jw_inputs.read(jw_inputs.export(cfg, str(tmp_path)))['test_sample'] is None
+
+
+def test_pretrained_inputs_are_the_matrix_attn_jax_starts_from(tmp_path):
+  cfg = synthetic_config()
+  from attn_jax.data.dataset import load_dataset  # pylint: disable=g-import-not-at-top
+  vocab = load_dataset(cfg.data).vocab
+  rng = np.random.default_rng(0)
+  vec_file = tmp_path / 'words.vec'
+  words = list(vocab.tokens[4:10])
+  with open(vec_file, 'w') as f:
+    f.write(f'{len(words)} {cfg.model.embed_dim}\n')
+    for w in words:
+      f.write(w + ' ' + ' '.join(f'{x:.6g}' for x in rng.normal(size=cfg.model.embed_dim)) + '\n')
+  cfg.model.embeddings_file = str(vec_file)
+  inputs = jw_inputs.read(jw_inputs.export(cfg, str(tmp_path / 'inputs')))
+  from attn_jax.runs.initial_params import pretrained_matrix  # pylint: disable=g-import-not-at-top
+  expected, _ = pretrained_matrix(cfg, load_dataset(cfg.data), lambda _: None)
+  assert inputs['embeddings'].dtype == np.float32
+  np.testing.assert_array_equal(inputs['embeddings'], expected)
+  assert len(inputs['record']['vectors']['sha256']) == 64
+
+
+def test_the_selected_epoch_is_jws_rule(tmp_path):
+  # J&W save on a strictly better dev ROC-AUC and never at epoch 0.
+  rows = [{'roc_auc': 0.9}, {'roc_auc': 0.8}, {'roc_auc': 0.85}, {'roc_auc': 0.85}, {'roc_auc': 0.7}]
+  (tmp_path / 'epoch.txt').write_text(''.join(str(r) + '\n' for r in rows))
+  assert jw_child.selected_epoch(str(tmp_path)) == 2
+  assert jw_child.selected_epoch(str(tmp_path / 'missing')) is None
+
+
+def _jw_logit(state: dict, doc: np.ndarray, attention: str) -> float:
+  """J&W's model read from their state dict (PyTorch layouts), float64 loops:
+  nn.Embedding, nn.LSTM (bidirectional, gates i, f, g, o) / nn.Conv1d ('same',
+  ReLU, SOS and EOS zeroed) / nn.Linear + tanh, their tanh or dot attention
+  over the words, `linear_1` on the context."""
+  s = {k: np.asarray(v, np.float64) for k, v in state.items()}
+  e = s['encoder/embedding.weight'][doc]
+  n = len(doc)
+  sig = lambda x: 1 / (1 + np.exp(-x))
+  if 'encoder/rnn.weight_ih_l0' in s:
+    def run(xs, suffix):
+      w, u = s[f'encoder/rnn.weight_ih_l0{suffix}'], s[f'encoder/rnn.weight_hh_l0{suffix}']
+      b = s[f'encoder/rnn.bias_ih_l0{suffix}'] + s[f'encoder/rnn.bias_hh_l0{suffix}']
+      h = c = np.zeros(u.shape[1])
+      out = []
+      for x in xs:
+        i, f, g, o = np.split(w @ x + u @ h + b, 4)
+        c = sig(f) * c + sig(i) * np.tanh(g)
+        h = sig(o) * np.tanh(c)
+        out.append(h)
+      return np.array(out)
+    hidden = np.concatenate([run(e, ''), run(e[::-1], '_reverse')[::-1]], axis=1)
+  elif 'encoder/convolutions.0.weight' in s:
+    parts = []
+    for i in range(len([k for k in s if k.startswith('encoder/convolutions.') and k.endswith('.weight')])):
+      w, b = s[f'encoder/convolutions.{i}.weight'], s[f'encoder/convolutions.{i}.bias']
+      k = w.shape[2]
+      padded = np.concatenate([np.zeros(((k - 1) // 2, e.shape[1])), e, np.zeros(((k - 1) // 2, e.shape[1]))])
+      parts.append(np.array([sum(w[:, :, j] @ padded[t + j] for j in range(k)) + b for t in range(n)]))
+    hidden = np.maximum(np.concatenate(parts, axis=1), 0)
+    hidden[0] = hidden[-1] = 0
+  else:
+    hidden = np.tanh(e @ s['encoder/projection.weight'].T + s['encoder/projection.bias'])
+  if attention == 'dot':
+    scores = hidden @ s['decoder/attention.attn1.weight'][0] / np.sqrt(hidden.shape[1])
+  else:
+    scores = np.tanh(hidden @ s['decoder/attention.attn1.weight'].T + s['decoder/attention.attn1.bias']) @ \
+        s['decoder/attention.attn2.weight'][0]
+  words = scores[1:n - 1]
+  alpha = np.exp(words - words.max()) / np.exp(words - words.max()).sum()
+  return float(s['decoder/linear_1.weight'][0] @ (alpha @ hidden[1:n - 1]) + s['decoder/linear_1.bias'][0])
+
+
+@pytest.mark.parametrize('encoder, attention', [('bilstm', 'tanh'), ('cnn', 'dot'), ('cnn', 'tanh'),
+                                                ('average', 'tanh'), ('average', 'dot')])
+def test_attn_jax_weights_in_jw_module_names_compute_the_same_model(encoder, attention):
+  import jw_same_weights  # pylint: disable=g-import-not-at-top
+  from analysis_helpers import documents, setup  # pylint: disable=g-import-not-at-top
+  model, params = setup(encoder, attention, seed=4)
+  state = jw_same_weights.jw_state(params, attention)
+  assert not state['encoder/embedding.weight'][0].any()  # J&W's padding_idx row
+  for doc in documents(lengths=(3, 7, 11), seed=5):
+    ours = float(model.forward(params, doc[None], np.array([len(doc)], np.int32)).logits[0])
+    assert _jw_logit(state, doc, attention) == pytest.approx(ours, abs=2e-5)
+
+
+def test_the_same_weights_comparison_counts_documents_that_differ():
+  import jw_same_weights  # pylint: disable=g-import-not-at-top
+  ours = {p: np.array([0.5, 0.2, np.nan, 0.1]) for p in jw_same_weights.PAIRS}
+  theirs = {p: np.array([0.5, 0.25, np.nan, np.nan]) for p in jw_same_weights.PAIRS}
+  result = jw_same_weights.compare(ours, theirs)['tau_attention_loo']
+  assert result['documents_differing'] == 2 and result['max_abs_difference'] == pytest.approx(0.05)
+  assert result['attn_jax'] == pytest.approx(0.8 / 3) and result['jw_code'] == pytest.approx(0.375)

@@ -1,0 +1,108 @@
+"""W&P's code as a reference for Table 2: the patched copy of their checkout
+(a fixture in their layout), the job plan, and the side-by-side report read
+from summaries in the format `benchmarks/wp_child.py` writes."""
+
+import json
+import os
+import sys
+
+import pytest
+import scipy.stats
+import helpers
+
+from attn_jax.studies import STUDIES, wiegreffe_pinter_table2
+from attn_jax.studies import __main__ as cli
+
+BENCHMARKS = os.path.join(helpers.ROOT, 'benchmarks')
+sys.path.insert(0, BENCHMARKS)
+import jw_patches  # pylint: disable=g-import-not-at-top,wrong-import-position
+import wp_patches  # pylint: disable=g-import-not-at-top,wrong-import-position
+import test_jain_wallace_reference_harness as jw_harness  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+STUDY = STUDIES['wp_table2']
+
+
+def fake_checkout(folder, drop_anchor=None):
+  return jw_harness.fake_checkout(folder, drop_anchor, wp_patches.WP)
+
+
+def test_their_copy_is_the_package_their_imports_name_with_every_change(tmp_path):
+  repo = fake_checkout(str(tmp_path / 'repo'))
+  record = wp_patches.prepare(repo, str(tmp_path / 'code'))
+  assert [c['file'] for c in record['changes']] == [c.file for c in wp_patches.CHANGES]
+  for change in wp_patches.CHANGES:
+    text = (tmp_path / 'code' / 'attention' / change.file).read_text()
+    assert change.old + '\n' not in text and change.new in text
+  # The stand-in for GitPython gives what their config reads.
+  namespace = {}
+  exec(wp_patches.CHANGES[-1].new, namespace)  # pylint: disable=exec-used
+  repo_info = namespace['git'].Repo(search_parent_directories=True)
+  assert repo_info.active_branch.name and repo_info.head.object.hexsha
+  with pytest.raises(jw_patches.PatchError, match="W&P's repository"):
+    wp_patches.prepare(str(tmp_path), str(tmp_path / 'other'))
+  repo = fake_checkout(str(tmp_path / 'repo2'), drop_anchor='attn.masked_fill_(self.masks, 0)')
+  with pytest.raises(jw_patches.PatchError, match='model/modelUtils.py'):
+    wp_patches.prepare(repo, str(tmp_path / 'code2'))
+
+
+def test_the_plan_has_both_attentions_and_selections_seed_by_seed(monkeypatch, tmp_path):
+  import wp_reference  # pylint: disable=g-import-not-at-top
+  monkeypatch.setattr(wp_reference.jw_inputs, 'export', lambda cfg, folder: os.path.join(folder, 'sst.npz'))
+  jobs = wp_reference.plan_seeds(2, ['test', 'dev'], str(tmp_path))
+  assert [(j['arm'], j['seed']) for j in jobs[:4]] == [
+      ('sst_learned_testsel', 0), ('sst_uniform_testsel', 0), ('sst_learned_devsel', 0), ('sst_uniform_devsel', 0)]
+  assert len(jobs) == 8 and jobs[1]['args'] == ['--attention=frozen', '--selection=test']
+  assert all(j['child'] == 'wp_child.py' and j['inputs'] == os.path.join('inputs', 'sst.npz') for j in jobs)
+
+
+LEARNED, UNIFORM = (0.82, 0.83, 0.84, 0.83, 0.825), (0.79, 0.80, 0.795, 0.80, 0.805)
+
+
+@pytest.fixture
+def tree(tmp_path):
+  root, reference = tmp_path / 'results' / 'wp_table2', tmp_path / 'results' / 'wp_reference'
+  for arm, values in (('sst_learned', LEARNED), ('sst_uniform', UNIFORM)):
+    for k, f1 in enumerate(values):
+      (root / arm / f'seed{k}').mkdir(parents=True)
+      (root / arm / f'seed{k}' / 'eval.json').write_text(json.dumps({'accuracy': f1, 'f1_pos': f1}))
+  for arm, values in (('sst_learned_devsel', (0.83, 0.832, 0.836)), ('sst_uniform_devsel', (0.83, 0.834, 0.82)),
+                      ('sst_learned_testsel', (0.84,))):
+    for k, f1 in enumerate(values):
+      (reference / arm / f'seed{k}').mkdir(parents=True)
+      (reference / arm / f'seed{k}' / 'summary.json').write_text(json.dumps({'f1_pos': f1, 'accuracy': f1}))
+  return root, reference
+
+
+def test_the_table_tests_attn_jax_against_their_code_under_the_same_selection(tree):
+  root, reference = tree
+  assert wiegreffe_pinter_table2.default_reference(str(root)) == str(reference)
+  rows, notes = wiegreffe_pinter_table2.rows(STUDY, str(root), str(reference))
+  assert rows[1][0] == 'learned' and rows[1][4] == '0.831' and rows[2][4] == '0.822'
+  assert rows[1][3] == '0.840 (n=1)' and rows[2][3] == '–'  # one seed: no interval; none: a dash
+  assert rows[1][-1] == 'agree'
+  p = scipy.stats.ttest_ind(UNIFORM, (0.83, 0.834, 0.82), equal_var=False).pvalue
+  assert p < 0.05 and rows[2][-1] == f'differ (p={p:.3f})'
+  assert notes[0] == 'W&P published: learned − uniform = +0.009'
+  gap = sum(LEARNED) / 5 - sum(UNIFORM) / 5
+  assert notes[1].startswith(f'attn-jax: learned − uniform = {gap:+.3f} (Welch, learned vs uniform: differ')
+  assert notes[2].startswith("W&P's code, dev selection: learned − uniform = ") and notes[2].endswith('agree)')
+  assert len(notes) == 3  # test selection: no uniform seed, no line
+
+
+def test_the_report_command_prints_and_rewrites_its_block(tree, capsys):
+  root, _ = tree
+  page = root.parent.parent / 'page.md'
+  page.write_text('<!-- wp_table2-table:start -->\n<!-- wp_table2-table:end -->\n')
+  cli.main(['report', 'wp_table2', f'--root={root}', f'--readme={page}'])
+  assert 'F1: W&P published' in capsys.readouterr().out
+  text = page.read_text()
+  assert 'python -m attn_jax.studies report wp_table2 --root=results/wp_table2' in text
+  assert '`results/wp_reference/<arm>/<seed>/summary.json`' in text
+
+
+def test_the_docs_list_every_change_made_to_their_code():
+  docs = os.path.join(os.path.dirname(BENCHMARKS), 'docs')
+  with open(os.path.join(docs, 'wiegreffe_pinter.md')) as f:
+    assert wp_patches.markdown_table() in f.read()
+  with open(os.path.join(docs, 'jain_wallace.md')) as f:
+    assert jw_patches.markdown_table() in f.read()

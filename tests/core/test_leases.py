@@ -1,0 +1,272 @@
+"""Leases on what a run writes: acquisition, waiting, refusing, stale-holder
+takeover, with real processes; and two runs on one workdir at once."""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import numpy as np
+import pytest
+import helpers
+
+from attn_jax.core import leases
+
+ROOT = helpers.ROOT
+
+
+def hold_in_another_process(path: str, seconds: float) -> subprocess.Popen:
+  """A python process that takes the lease at `path`, says so, holds it `seconds`."""
+  code = textwrap.dedent(f'''
+      import sys, time
+      from attn_jax.core import leases
+      with leases.lease({path!r}, 'a test', log=lambda _: None):
+        print('held', flush=True)
+        time.sleep({seconds})
+  ''')
+  proc = subprocess.Popen([sys.executable, '-c', code], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+  assert proc.stdout.readline().strip() == 'held'
+  return proc
+
+
+def test_a_lease_is_held_then_released(tmp_path):
+  path = str(tmp_path / 'x' / 'training.lease')
+  with leases.lease(path, 'training', log=lambda _: None) as record:
+    holder = leases.read_holder(path)
+    assert holder['pid'] == os.getpid() and holder['token'] == record['token']
+    assert holder['host'] == socket.gethostname()
+    assert leases.held(str(tmp_path)) == [(path, holder)]
+  assert not os.path.exists(path) and leases.held(str(tmp_path)) == []
+
+
+def test_a_second_process_waits_for_the_holder(tmp_path):
+  path = str(tmp_path / 'stage.lease')
+  holder = hold_in_another_process(path, 1.5)
+  said = []
+  started = time.time()
+  with leases.lease(path, 'stage loo', log=said.append, poll=0.05):
+    waited = time.time() - started
+  holder.wait(timeout=30)
+  assert waited >= 0.5
+  assert said[0].startswith(f'stage loo: waiting for host {socket.gethostname()}, pid {holder.pid}')
+  assert 'is done after' in said[-1]
+
+
+def test_without_waiting_it_refuses_naming_the_holder(tmp_path):
+  path = str(tmp_path / 'training.lease')
+  holder = hold_in_another_process(path, 5)
+  try:
+    with pytest.raises(leases.LeaseHeld, match=f'pid {holder.pid}.*wait_for_lock=True'):
+      with leases.lease(path, 'training in W', wait=False):
+        pass
+  finally:
+    holder.kill()
+    holder.wait()
+
+
+def test_a_holder_killed_with_sigkill_is_taken_over(tmp_path):
+  path = str(tmp_path / 'training.lease')
+  holder = hold_in_another_process(path, 60)
+  holder.kill()  # SIGKILL: no cleanup, the lock file stays
+  holder.wait()
+  assert os.path.exists(path)
+  said = []
+  with leases.lease(path, 'training', log=said.append, poll=0.05) as record:
+    assert leases.read_holder(path)['token'] == record['token']
+  assert 'stale' in said[0] and f'pid {holder.pid}' in said[0]
+
+
+def test_another_hosts_lock_is_stale_only_once_silent(tmp_path):
+  path = str(tmp_path / 'training.lease')
+  with open(path, 'w') as f:
+    json.dump({'what': 'x', 'host': 'elsewhere.example', 'pid': 1, 'started': time.time(), 'token': 't'}, f)
+  assert not leases.is_stale(path, leases.read_holder(path), stale_after=60)  # it may still run
+  with pytest.raises(leases.LeaseHeld, match='host elsewhere.example'):
+    with leases.lease(path, 'training', wait=False, stale_after=60):
+      pass
+  old = time.time() - 120
+  os.utime(path, (old, old))  # no heartbeat for 2 minutes: a lost host
+  said = []
+  with leases.lease(path, 'training', log=said.append, stale_after=60):
+    assert leases.read_holder(path)['host'] == socket.gethostname()
+  assert 'stale' in said[0]
+
+
+def _lock(path, text: str, age: float = 0.0) -> None:
+  with open(path, 'w') as f:
+    f.write(text)
+  then = time.time() - age
+  os.utime(path, (then, then))
+
+
+@pytest.mark.parametrize('text', ['', '{"host": "x"', 'garbage', '[1, 2]', 'null'])
+def test_a_lock_file_without_a_readable_record_is_stale_after_seconds_not_minutes(tmp_path, text):
+  path = str(tmp_path / 'training.lease')
+  _lock(path, text)
+  assert not leases.is_stale(path, leases.read_holder(path))  # a writer may be between create and write
+  _lock(path, text, age=leases.UNREADABLE_AFTER + 1)
+  assert 'no readable record' in leases.stale_reason(path, leases.read_holder(path))
+  said = []
+  with leases.lease(path, 'training', log=said.append, poll=0.01):
+    pass
+  assert len(said) == 1 and 'taking it over' in said[0]
+
+
+def this_host(**fields) -> str:
+  return json.dumps({'what': 'x', 'host': socket.gethostname(), 'started': time.time(), 'token': 't', **fields})
+
+
+@pytest.mark.parametrize('pid', [None, 'abc', -1, 0, 1.5, True])
+def test_a_same_host_lock_without_a_usable_pid_goes_stale_with_its_heartbeat(tmp_path, pid):
+  path = str(tmp_path / 'training.lease')
+  fields = {} if pid is None else {'pid': pid}
+  _lock(path, this_host(**fields))
+  assert leases.stale_reason(path, leases.read_holder(path)) is None  # fresh: it may be alive
+  assert f'pid {pid}' in leases.describe(leases.read_holder(path))
+  _lock(path, this_host(**fields), age=leases.STALE_AFTER + 5)
+  assert leases.stale_reason(path, leases.read_holder(path)).startswith('no heartbeat for')
+
+
+def test_a_reused_pid_does_not_keep_a_lease_forever(tmp_path):
+  path = str(tmp_path / 'training.lease')
+  # pid 1 lives, but a lease older than it (written before a reboot or a
+  # container restart) is not its lease.
+  _lock(path, this_host(pid=1, started=1000.0))
+  assert 'younger process' in leases.stale_reason(path, leases.read_holder(path))
+  # A live pid older than its lease is still the holder until its heartbeat stops.
+  _lock(path, this_host(pid=os.getpid()))
+  assert leases.stale_reason(path, leases.read_holder(path)) is None
+  _lock(path, this_host(pid=os.getpid()), age=leases.STALE_AFTER + 5)
+  assert 'no heartbeat' in leases.stale_reason(path, leases.read_holder(path))
+
+
+def test_odd_records_are_described_without_a_traceback():
+  assert leases.describe({'pid': 'abc', 'started': 'yesterday'}) == 'host None, pid abc, since yesterday'
+  assert leases.describe({'started': 1e300}).startswith('host None, pid None, since ')
+  assert leases.describe(None) == 'another process'
+
+
+def test_a_failed_write_leaves_no_lock_file(tmp_path, monkeypatch):
+  path = str(tmp_path / 'training.lease')
+  def full(*_, **__):
+    raise OSError(28, os.strerror(28))
+  monkeypatch.setattr(leases.os, 'fsync', full)  # the write reaches the disk only at fsync
+  with pytest.raises(OSError, match='No space left'):
+    with leases.lease(path, 'training'):
+      pass
+  assert not os.path.exists(path)
+
+
+def test_waiters_name_each_new_holder(tmp_path):
+  path = str(tmp_path / 'stage.lease')
+  # Holder A ends and holder B (another waiter that went first) takes the
+  # lease: the waiter's last waiting line and its done line both name B.
+  _lock(path, this_host(pid=os.getpid(), token='a', host='A'))
+  said = []
+  waiter = threading.Thread(target=lambda: leases.lease(path, 'stage', log=said.append, poll=0.01).__enter__())
+  waiter.start()
+  time.sleep(0.3)
+  _lock(path, this_host(pid=os.getpid(), token='b', host='B'))
+  time.sleep(0.3)
+  os.remove(path)
+  waiter.join(timeout=30)
+  assert [line.split(',')[0] for line in said] == ['stage: waiting for host A', 'stage: waiting for host B',
+                                                   'stage: host B'], said
+  assert 'is done after' in said[-1]
+
+
+def test_the_holder_keeps_its_lease_fresh(tmp_path):
+  path = str(tmp_path / 'training.lease')
+  with leases.lease(path, 'training', heartbeat=0.05):
+    old = time.time() - 1000
+    os.utime(path, (old, old))
+    time.sleep(0.3)
+    assert time.time() - os.path.getmtime(path) < 5
+
+
+def _run_py(workdir, *extra):
+  return subprocess.Popen(
+      [sys.executable, 'run.py', '--config=configs/synthetic.py:smoke', f'--workdir={workdir}',
+       '--config.train.progress=False', '--config.analyses=', *extra],
+      cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_two_runs_on_one_workdir_train_once(tmp_path):
+  """The issue's case: two identical runs started a second apart on a fresh
+  workdir. One trains; the other waits, then restores its model."""
+  workdir = tmp_path / 'w'
+  first = _run_py(workdir)
+  time.sleep(1.0)
+  second = _run_py(workdir)
+  outs = [p.communicate(timeout=600) for p in (first, second)]
+  assert [p.returncode for p in (first, second)] == [0, 0], [o[1][-2000:] for o in outs]
+  text = ''.join(o[0] + o[1] for o in outs)
+  assert 'waiting for host' in text
+  assert 'training already finished' in text  # the waiter restored what the holder trained
+  assert not list(workdir.glob('**/*.lease'))
+
+
+def test_refusing_run_names_the_holder_in_one_line(tmp_path):
+  workdir = tmp_path / 'w'
+  os.makedirs(workdir)
+  holder = hold_in_another_process(str(workdir / 'training.lease'), 120)
+  try:
+    refused = _run_py(workdir, '--config.wait_for_lock=False')
+    out, err = refused.communicate(timeout=600)
+  finally:
+    holder.kill()
+    holder.wait()
+  assert refused.returncode != 0 and 'Traceback' not in err
+  lines = [line for line in err.splitlines() if line.startswith('error:')]
+  assert len(lines) == 1 and f'pid {holder.pid}' in lines[0] and 'training in' in lines[0]
+
+
+def test_different_stages_of_one_model_run_at_once(tmp_path):
+  """Two jobs asking for different stages of one trained model both finish,
+  and a third asking for kendall takes the loo the first computes (its input)
+  rather than computing it again. The arrays equal a sequential run's."""
+  workdir = tmp_path / 'w'
+  first = _run_py(workdir)
+  assert first.wait(timeout=600) == 0
+  sequential = tmp_path / 'sequential'
+  shutil.copytree(workdir, sequential)
+  docs = '--config.analysis.max_docs=4'
+  jobs = [_run_py(workdir, f'--config.analyses={a}', docs) for a in ('loo', 'permutation', 'kendall')]
+  outs = [p.communicate(timeout=600) for p in jobs]
+  assert [p.returncode for p in jobs] == [0, 0, 0], [o[1][-2000:] for o in outs]
+  reference = _run_py(sequential, '--config.analyses=loo,permutation,kendall', docs)
+  assert reference.wait(timeout=600) == 0
+  for stage in ('gradient', 'loo', 'permutation', 'kendall'):
+    found = sorted((workdir / 'analyses' / stage).glob('*/results.npz'))
+    expected = sorted((sequential / 'analyses' / stage).glob('*/results.npz'))
+    assert len(found) == len(expected) == 1, stage
+    with np.load(found[0]) as a, np.load(expected[0]) as b:
+      assert sorted(a.files) == sorted(b.files)
+      for name in a.files:
+        np.testing.assert_array_equal(a[name], b[name], err_msg=f'{stage}/{name}')
+  assert not list(workdir.glob('**/*.lease'))
+
+
+def test_contents_says_what_is_being_computed_without_waiting(tmp_path):
+  from attn_jax import contents  # pylint: disable=g-import-not-at-top
+  workdir = tmp_path / 'w'
+  os.makedirs(workdir / 'analyses' / 'loo' / 'test-8docs-abc')
+  path = str(workdir / 'analyses' / 'loo' / 'test-8docs-abc' / 'stage.lease')
+  with leases.lease(path, 'stage loo (somewhere)', log=lambda _: None):
+    text = contents.describe(str(workdir))
+  assert 'in progress: stage loo (somewhere) — being computed' in text and f'pid {os.getpid()}' in text
+
+
+def test_reports_never_wait_and_say_what_is_still_being_computed(tmp_path):
+  from attn_jax.reports import cli  # pylint: disable=g-import-not-at-top
+  path = str(tmp_path / 'w' / 'analyses' / 'loo' / 'k' / 'stage.lease')
+  with leases.lease(path, 'stage loo (w)', log=lambda _: None):
+    lines = cli.still_computing([str(tmp_path / 'w')])
+  assert lines == [f'note: still being computed, not shown: stage loo (w) (host {socket.gethostname()}, '
+                   f'pid {os.getpid()}, since {lines[0].split("since ")[1]}']
+  assert cli.still_computing([str(tmp_path / 'w')]) == []

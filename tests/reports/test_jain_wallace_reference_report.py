@@ -1,0 +1,153 @@
+"""J&W's own code on the same inputs, beside attn-jax's seeds: the reader of
+`results/jw_reference`, the Welch verdicts, the table under the J&W grid's."""
+
+import json
+
+import pytest
+import scipy.stats
+
+from attn_jax.studies import STUDIES, jain_wallace_reference, report
+from attn_jax.studies import __main__ as cli
+from reference_trees import SPREAD, THEIRS, ours, theirs  # noqa: F401
+
+GRID = STUDIES['jw_grid']
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+  """results/jw_grid and results/jw_reference: J&W's sst_bilstm_tanh is
+  0.8081 / 0.3512 / 0.2913 / 0.6559, sst_cnn_tanh 0.8232 / 0.477 / 0.3517 / 0.4879."""
+  grid, reference = tmp_path / 'results' / 'jw_grid', tmp_path / 'results' / 'jw_reference'
+  # τ(α, grad) far from J&W's and J&W's code agrees (inputs); τ(α, LOO) holds
+  # J&W's (—); τ(grad, LOO) far and J&W's code differs (code).
+  ours(grid, 'sst_bilstm_tanh', (0.81, 0.45, 0.29, 0.60))
+  theirs(reference, 'sst_bilstm_tanh', (0.81, 0.45, 0.29, 0.63))
+  ours(grid, 'sst_cnn_tanh', (0.82, 0.48, 0.35, 0.49))  # every statistic agrees
+  theirs(reference, 'sst_cnn_tanh', (0.821, 0.479, 0.352, 0.49))
+  ours(grid, 'sst_bilstm_dot', (0.82, 0.10, 0.10, 0.62))
+  theirs(reference, 'sst_bilstm_dot', (0.82, 0.10, 0.10, 0.62), spread=(0.0,))  # one seed: no test
+  scratch = tmp_path / 'elsewhere'
+  ours(scratch, 'sst_bilstm_tanh_scratch', (0.78, 0.30, 0.20, 0.60))
+  theirs(reference, 'sst_bilstm_tanh_scratch', (0.70, 0.30, None, 0.60))  # no τ(α, LOO) computed
+  monkeypatch.setitem(jain_wallace_reference.EXTRA_OURS, 'sst_bilstm_tanh_scratch',
+                      str(scratch / 'sst_bilstm_tanh_scratch'))
+  return grid, reference
+
+
+def test_the_reader_gives_per_seed_values_and_their_intervals(tree):
+  _, reference = tree
+  assert jain_wallace_reference.arms(str(reference)) == ['sst_bilstm_dot', 'sst_bilstm_tanh', 'sst_bilstm_tanh_scratch',
+                                               'sst_cnn_tanh']
+  arm = jain_wallace_reference.read_arm(str(reference / 'sst_bilstm_tanh'))
+  assert arm['seeds'] == [0, 1, 2] and arm['values']['accuracy'] == pytest.approx([0.802, 0.81, 0.818])
+  assert arm['ci']['accuracy']['n'] == 3 and arm['ci']['f1_pos']['n'] == 0
+  assert jain_wallace_reference.default_folder('results/jw_grid/') == 'results/jw_reference'
+  assert jain_wallace_reference.arms(str(reference / 'nowhere')) == []
+
+
+def test_the_table_sets_each_arm_beside_j_w_code_and_the_published_number(tree):
+  grid, reference = tree
+  comparisons = report.reference_comparisons(GRID, str(grid), str(reference))
+  rows = report.reference_rows(comparisons)
+  assert len(rows[0]) == 2 + 4 * 4 and rows[0][2:6] == [
+      'accuracy: attn-jax', 'accuracy: J&W code', 'accuracy: J&W published', 'accuracy: Welch']
+  # The study's order; a variant right after its configuration.
+  assert [r[0] for r in rows[1:]] == ['sst_bilstm_tanh', 'sst_bilstm_tanh_scratch', 'sst_bilstm_dot', 'sst_cnn_tanh']
+  bilstm, scratch, one_seed, cnn = rows[1:]
+  assert bilstm[1] == '5 / 3' and bilstm[2:6] == ['0.810 ± 0.010', '0.810 ± 0.020', '0.808', 'agree']
+  assert bilstm[6:10] == ['0.450 ± 0.010', '0.450 ± 0.020', '0.351', 'agree']
+  p = scipy.stats.ttest_ind([0.60 + d for d in SPREAD], [0.63 + d for d in THEIRS], equal_var=False).pvalue
+  assert 0.001 < p < 0.05 and bilstm[14:18] == ['0.600 ± 0.010', '0.630 ± 0.020', '0.656', f'differ (p={p:.3f})']
+  assert [cnn[i] for i in (5, 9, 13, 17)] == ['agree'] * 4
+  assert one_seed[1] == '5 / 1' and one_seed[3] == '0.820' and [one_seed[i] for i in (5, 9, 13, 17)] == ['–'] * 4
+  # The variant is compared with J&W's published numbers of its configuration.
+  assert scratch[4] == '0.808' and scratch[5] == 'differ (p<0.001)' and scratch[11:14] == ['–', '0.291', '–']
+
+
+def test_the_lines_under_the_table_count_agreeing_rows_and_say_where_each_gap_comes_from(tree):
+  grid, reference = tree
+  for k in range(len(SPREAD)):  # what attn-jax's seeds of a row share, as a trained row's configs say
+    (grid / 'sst_cnn_tanh' / f'seed{k}' / 'config.json').write_text(json.dumps(
+        {'seed': k, 'train': {'batch_seed': 0}, 'vectors': {'seed': 0}, 'model': {'embeddings_file': 'in_domain'}}))
+  notes = report.reference_notes(report.reference_comparisons(GRID, str(grid), str(reference)))
+  assert notes[0] == ("1 of 2 rows with all four statistics agreeing (Welch's t-test over seeds, two-sided, "
+                      'α = 0.05) (sst_cnn_tanh); 2 row(s) with < 2 seeds on a side or a statistic missing '
+                      'not counted')
+  assert notes[2].startswith("J&W code's intervals: seed k seeds") and 'own initial weights and batch order' in notes[2]
+  assert notes[3] == "attn-jax's intervals over model seeds 0–4; one batch order; one set of vectors (sst_cnn_tanh)"
+  assert notes[4:] == [
+      'sst_bilstm_tanh: τ(α, grad) inputs, τ(α, LOO) —, τ(grad, LOO) code',
+      # From outside the grid's root (EXTRA_OURS): the row says where.
+      "sst_bilstm_tanh_scratch: τ(α, grad) inputs, τ(α, LOO) n/a, τ(grad, LOO) inputs; attn-jax's side from "
+      '../elsewhere/sst_bilstm_tanh_scratch/, not this root',
+      'sst_bilstm_dot: τ(α, grad) n/a, τ(α, LOO) n/a, τ(grad, LOO) n/a',
+      'sst_cnn_tanh: τ(α, grad) —, τ(α, LOO) —, τ(grad, LOO) —']
+
+
+def test_a_row_says_what_its_tau_were_computed_over_when_not_the_whole_split(tree):
+  grid, reference = tree
+  for k in range(len(THEIRS)):  # J&W's code given attn-jax's sample of 10 documents
+    path = reference / 'sst_cnn_tanh' / f'seed{k}' / 'summary.json'
+    path.write_text(json.dumps({**json.loads(path.read_text()), 'documents': 10,
+                                'test_sample': {'docs': 10, 'seed': 0}}))
+  path = reference / 'sst_bilstm_tanh' / 'seed0' / 'summary.json'  # one seed over other documents
+  path.write_text(json.dumps({**json.loads(path.read_text()), 'documents': 12}))
+  notes = report.reference_notes(report.reference_comparisons(GRID, str(grid), str(reference)))
+  assert notes[-1] == ('sst_cnn_tanh: τ(α, grad) —, τ(α, LOO) —, τ(grad, LOO) —; τ over 10 test documents '
+                       "(attn-jax), 10 (J&W's code); a sample of 10 drawn with seed 0 (`analysis.sample_docs`; "
+                       'the same documents on both sides)')
+  assert notes[3] == ('sst_bilstm_tanh: τ(α, grad) inputs, τ(α, LOO) —, τ(grad, LOO) code; τ over 10 test '
+                      "documents (attn-jax), 12 (J&W's code)")
+
+
+def test_the_grid_report_prints_the_table_after_its_own_and_rewrites_the_block_where_it_stands(tree, capsys):
+  grid, reference = tree
+  page, readme = grid.parent.parent / 'page.md', grid.parent.parent / 'README.md'
+  readme.write_text('<!-- jw_grid-table:start -->\n<!-- jw_grid-table:end -->\n')
+  page.write_text(readme.read_text() + '\n<!-- jw_reference-table:start -->\n<!-- jw_reference-table:end -->\n')
+  cli.main(['report', 'jw_grid', f'--root={grid}', f'--readme={page}', f'--readme={readme}'])
+  out = capsys.readouterr().out
+  assert out.index('seeds (ours / J&W code)') > out.index('test docs analysed')  # after the grid's table
+  assert '1 of 2 rows with all four statistics agreeing' in out
+  text = page.read_text()
+  assert '| sst_cnn_tanh | 5 / 3 | 0.820 ± 0.010 | 0.821 ± 0.020 | 0.823 | agree |' in text
+  assert ('generated by `python -m attn_jax.studies report jw_grid --root=results/jw_grid --readme page.md`'
+          in text) and '`results/jw_reference/<arm>/<seed>/summary.json`' in text
+  assert 'jw_reference' not in readme.read_text()  # README.md carries only the grid's table
+  # Another reference folder is named in the command that remakes the block.
+  other = grid.parent.parent / 'other_reference'
+  reference.rename(other)
+  report.write(GRID, str(grid), readme=str(page), reference=str(other))
+  assert '--reference=other_reference --readme page.md`' in page.read_text()
+
+
+def test_without_a_reference_the_report_prints_nothing_more(tree, capsys):
+  grid, reference = tree
+  for arm in reference.iterdir():
+    for seed in arm.iterdir():
+      (seed / 'summary.json').unlink()  # folders of models still training
+  rows = report.write(GRID, str(grid))
+  assert len(rows) == 1 + len(GRID.arms)
+  assert 'J&W code' not in capsys.readouterr().out
+  assert report.reference_table(GRID, str(grid), str(grid.parent / 'nowhere')) is None
+
+
+def test_another_grid_root_writes_a_block_of_its_own(tree):
+  grid, reference = tree
+  fixed = grid.parent / 'jw_grid_fixed'
+  grid.rename(fixed)
+  page = grid.parent.parent / 'page.md'
+  page.write_text('<!-- jw_reference-table:start -->\nold\n<!-- jw_reference-table:end -->\n'
+                  '<!-- jw_reference-table-jw_grid_fixed:start -->\n<!-- jw_reference-table-jw_grid_fixed:end -->\n')
+  assert report.reference_block(str(grid)) == 'jw_reference-table'
+  assert report.reference_block(str(fixed) + '/') == 'jw_reference-table-jw_grid_fixed'
+  report.reference_table(GRID, str(fixed), str(reference), str(page))
+  text = page.read_text()
+  assert 'old' in text  # the other root's block is left alone
+  assert text.index('| sst_cnn_tanh | 5 / 3 |') > text.index('jw_reference-table-jw_grid_fixed:start')
+
+
+def test_a_variant_held_by_the_grid_root_is_compared_before_the_extra_folder(tree):
+  grid, reference = tree
+  ours(grid, 'sst_bilstm_tanh_scratch', (0.70, 0.30, 0.30, 0.60))  # beside the grid's arms
+  comparisons = dict((arm, c) for arm, c, _ in report.reference_comparisons(GRID, str(grid), str(reference)))
+  assert comparisons['sst_bilstm_tanh_scratch']['ours']['ci']['accuracy']['mean'] == pytest.approx(0.70)
+  assert jain_wallace_reference.ours_dir(str(grid), 'sst_bilstm_tanh_scratch') == str(grid / 'sst_bilstm_tanh_scratch')

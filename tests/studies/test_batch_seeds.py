@@ -1,0 +1,135 @@
+"""The batch-seed study: its arms are J&W grid models but for the batch order
+(model seed k with batch seed k), and its report sets the grid's interval (one
+batch order) beside the one over independent orders and J&W's code's, with
+Welch's test of each against J&W's code."""
+
+import json
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from attn_jax import config as config_lib
+from attn_jax.runs import model_axis
+from attn_jax.studies import STUDIES, batch_seeds, collect, report, runner
+from attn_jax.studies import __main__ as cli
+from reference_trees import SPREAD, THEIRS, ours, theirs
+from test_vector_seeds import one_model
+
+STUDY = STUDIES['batch_seeds']
+GRID = STUDIES['jw_grid']
+FIDELITY = STUDIES['fidelity']
+FROM_SCRATCH = {'imdb_bilstm_tanh_scratch': 'imdb_scratch_1'}  # the grid folder's link: fidelity's arm
+ROW = (0.815, 0.63, 0.66, 0.61)  # the grid's sst_average_tanh: accuracy and the three τ, ± SPREAD
+ORDERS = (-0.04, 0.03, 0.05, 0.07)  # the study's four models: wider, and higher on average
+JW = (0.82, 0.64, 0.70, 0.60)  # J&W's code, ± THEIRS
+
+
+@pytest.fixture
+def tree(tmp_path):
+  """results/jw_grid_lstm2 (sst_average_tanh, 5 seeds), results/jw_reference
+  (J&W's code, 3 seeds), results/batch_seeds (the row's four arms)."""
+  results = tmp_path / 'results'
+  ours(results / 'jw_grid_lstm2', 'sst_average_tanh', ROW)
+  theirs(results / 'jw_reference', 'sst_average_tanh', JW)
+  for k, epoch in enumerate((7, 3, 6)):  # J&W's summaries count epochs from 0
+    path = results / 'jw_reference' / 'sst_average_tanh' / f'seed{k}' / 'summary.json'
+    path.write_text(json.dumps({**json.loads(path.read_text()), 'selected_epoch': epoch}))
+  for k, d in zip(range(1, 5), ORDERS):
+    one_model(results / 'batch_seeds' / f'sst_average_tanh_batches{k}', [m + d for m in ROW])
+  return results
+
+
+def test_each_arm_is_the_grid_model_of_its_seed_but_for_the_batch_order():
+  assert STUDY.seeds == 1 and STUDY.kind == 'batch_seeds' and STUDY.analyses == 'gradient,loo,kendall'
+  assert len(STUDY.arms) == sum(len(row[-1]) for row in batch_seeds.ROWS) == 4 * 6 + 2
+  for arm in STUDY.arms:
+    k = int(arm.name.rpartition('batches')[2])
+    cfg = arm.config(STUDY.seeds, STUDY.analyses)
+    assert cfg.seed == k and cfg.train.batch_seed == k and cfg.sweep == ''
+    assert [(m.cfg.seed, m.cfg.train.batch_seed) for m in model_axis.members(cfg, '/w')] == [(k, k)]
+    # The grid folder's from-scratch rows are the fidelity study's N(0, 1) arms.
+    grid, row = (GRID, batch_seeds.arm_row(arm.name)) if 'scratch' not in arm.name else (
+        FIDELITY, FROM_SCRATCH[batch_seeds.arm_row(arm.name)])
+    grid_arm = next(a for a in grid.arms if a.name == row)
+    grid_model = model_axis.model_config(grid_arm.config(grid.seeds, grid.analyses), {'seed': k})
+    ours_items, grid_items = config_lib.training_items(cfg), config_lib.training_items(grid_model)
+    # The grid's model seed{k} shares the program's batch order, batch seed 0.
+    assert {key for key in ours_items.keys() | grid_items.keys()
+            if ours_items.get(key) != grid_items.get(key)} == {'train.batch_seed'}
+    assert grid_items['train.batch_seed'] == 0
+
+
+def test_the_table_sets_one_order_beside_own_orders_and_j_w_code(tree):
+  study_root = tree / 'batch_seeds'
+  rows, counts = batch_seeds.rows(STUDY, str(study_root), str(tree / 'jw_grid_lstm2'), str(tree / 'jw_reference'))
+  notes = batch_seeds.notes(STUDY.name, counts, 'GRID', 'REFERENCE')
+  assert "the J&W grid's row (GRID)" in notes[0] and '(REFERENCE)' in notes[0]
+  assert rows[0][:5] == ['configuration', 'statistic', 'attn-jax, one batch order', 'attn-jax, own batch orders',
+                         'J&W code']
+  assert [r[:2] for r in rows[1:]] == [['sst_average_tanh', s] for s in
+                                       ('accuracy', 'τ(α, gradient)', 'τ(α, LOO)', 'τ(gradient, LOO)',
+                                        'selected epoch (1 = first)')]
+  # Shown from 1 on both sides, and not counted among the statistics compared.
+  assert rows[5][4] == f"{report.cell(report.statistics.t_interval([8, 4, 7]), 1)} (n=3)"
+  differ = {'one': 0, 'own': 0}
+  for row, mean, jw in zip(rows[1:], ROW, JW):
+    one = [mean + d for d in SPREAD]
+    own = [mean + SPREAD[0]] + [mean + d for d in ORDERS]  # the grid's seed0 first
+    code = [jw + d for d in THEIRS]
+    assert row[2] == f'{report.cell(report.statistics.t_interval(one))} (n=5)'
+    assert row[3] == f'{report.cell(report.statistics.t_interval(own))} (n=5)'
+    assert row[4] == f'{report.cell(report.statistics.t_interval(code))} (n=3)'
+    for side, values, text in (('one', one, row[5]), ('own', own, row[6])):
+      p = scipy_stats.ttest_ind(values, code, equal_var=False).pvalue
+      assert text == ('agree' if p >= 0.05 else f'differ (p={p:.3f})' if p >= 0.001 else 'differ (p<0.001)')
+      differ[side] += p < 0.05
+    assert row[7] == f'{np.std(own, ddof=1) / np.std(one, ddof=1):.2f}'
+  # One order's narrow interval differs from J&W's code on τ(α, LOO); own orders' does not.
+  assert rows[3][5].startswith('differ') and rows[3][6] == 'agree'
+  assert f'{differ["one"]} of 4 with one batch order, {differ["own"]} of 4 with own batch orders' in notes[1]
+  assert differ['one'] > differ['own']
+
+
+def test_a_row_with_fewer_than_two_models_is_left_out(tree):
+  rows, _ = batch_seeds.rows(STUDY, str(tree / 'nothing'), str(tree / 'nothing'), str(tree / 'jw_reference'))
+  assert rows[1:] == []
+
+
+def test_report_reads_the_grid_and_j_w_code_beside_the_root_and_rewrites_its_block(tree, tmp_path, capsys):
+  (tmp_path / 'setup.cfg').write_text('')
+  doc = tmp_path / 'docs' / 'jain_wallace.md'
+  doc.parent.mkdir()
+  doc.write_text('<!-- batch_seeds-table:start -->\n<!-- batch_seeds-table:end -->\n')
+  rows = report.write(STUDY, str(tree / 'batch_seeds'), readme=[str(doc)])
+  assert len(rows) == 6
+  text = doc.read_text()
+  assert '`python -m attn_jax.studies report batch_seeds --root=results/batch_seeds' in text
+  assert "the J&W grid's row (results/jw_grid_lstm2)" in text and '(results/jw_reference)' in text
+  assert '| sst_average_tanh | accuracy |' in text
+  capsys.readouterr()
+  assert [a.name for a in runner.select(STUDY, 'sst_average_tanh*')] == [
+      f'sst_average_tanh_batches{k}' for k in (1, 2, 3, 4)]
+  cli.main(['report', 'batch_seeds', f'--root={tree / "batch_seeds"}'])
+  assert 'own batch orders' in capsys.readouterr().out
+
+
+def _config(folder, seed, batch_seed, vectors_seed=0, embeddings='in_domain'):
+  folder.mkdir(parents=True, exist_ok=True)
+  (folder / 'config.json').write_text(json.dumps(
+      {'seed': seed, 'train': {'batch_seed': batch_seed}, 'vectors': {'seed': vectors_seed},
+       'model': {'embeddings_file': embeddings}}))
+  return str(folder)
+
+
+def test_what_varies_among_a_rows_models_names_the_kind_of_interval(tmp_path):
+  grid = [_config(tmp_path / 'grid' / f'seed{k}', k, 0) for k in range(5)]
+  assert collect.varies(grid) == 'model seeds 0–4; one batch order; one set of vectors'
+  own = [grid[0]] + [_config(tmp_path / f'b{k}', k, k) for k in (1, 2, 3, 4)]
+  assert collect.varies(own) == 'model seeds 0–4; 5 batch orders; one set of vectors'
+  # No train.batch_seed: the model seed draws the order.
+  alone = [_config(tmp_path / f'a{k}', k, None, vectors_seed=k) for k in (0, 2)]
+  assert collect.varies(alone) == 'model seeds 0, 2; 2 batch orders; 2 sets of vectors'
+  scratch = [_config(tmp_path / f's{k}', k, 0, embeddings=None) for k in (0, 1)]
+  assert collect.varies(scratch) == 'model seeds 0–1; one batch order; no pretrained vectors'
+  assert collect.varies([str(tmp_path / 'nothing')]) is None

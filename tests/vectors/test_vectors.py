@@ -1,0 +1,253 @@
+"""In-domain word vectors: the corpus holds out the target's dev and test
+text, training is deterministic (across processes and the parent's OpenBLAS
+kernel: the child's is pinned), a build says whether it matches the committed
+record, and a config naming them builds, caches and loads them."""
+
+import io
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from attn_jax.runs import initial_params as initial_params_lib
+from attn_jax import config as config_lib
+from attn_jax.data.dataset import load_dataset
+from attn_jax.core.errors import ConfigError
+from attn_jax.models import build_model
+from attn_jax.vectors import blas, build, corpus, fasttext
+from conftest import requires_real_data
+import helpers
+
+gensim = pytest.importorskip('gensim')
+
+
+def sst_record(split, number, text, label=4):
+  return {'id': f'{split}/{number}', 'text': text, 'label': label, 'tree': ''}
+
+
+FAKE = {
+    'sst': {'train': [sst_record('train', i, f'a good film number {i} indeed') for i in range(6)]
+                     + [sst_record('train', 9, 'the very same words as a test one', 0)],
+            'dev': [sst_record('dev', i, f'dev sentence {i} with enough words here', i % 2 * 4)
+                    for i in range(7)],
+            'test': [sst_record('test', 0, 'the very same words as a test one', 0)]
+                    + [sst_record('test', i, f'test sentence {i} with many words in it' + ' too' * i,
+                                  i % 2 * 4) for i in range(1, 8)]},
+    'imdb': {'train': [{'id': 'train/pos/1', 'text': 'A great movie<br />I loved it', 'label': 1}],
+             'test': [{'id': 'test/neg/2', 'text': 'Dev words? No: the very same words as a test one',
+                       'label': 0}]},
+}
+
+
+def test_the_corpus_holds_out_the_targets_dev_and_test_text():
+  out = io.StringIO()
+  stats = corpus.write_corpus('sst', ('sst', 'imdb'), FAKE.__getitem__, out)
+  lines = out.getvalue().splitlines()
+  # SST dev and test are held out whole; the train sentence equal to a test
+  # sentence is held out too; other datasets' text is tokenised as SST's.
+  assert stats['sst'] == {'documents': 6, 'tokens': 36, 'held_out': 16}
+  assert 'test/0' in corpus.held_out('sst', FAKE['sst'])[0]
+  assert not any('dev sentence' in l or 'test sentence' in l for l in lines)
+  assert 'the very same words as a test one' not in lines
+  assert 'a great movie br i loved it' in lines
+  assert stats['imdb']['held_out'] == 0  # a document of another dataset is kept unless identical
+  assert 'dev words no the very same words as a test one' in lines
+  stats = corpus.write_corpus('sst', ('imdb',), lambda name: {
+      **FAKE, 'imdb': {'test': [{'id': 'test/x', 'text': 'The very SAME words, as a test one!'}]}}[name],
+      io.StringIO())
+  assert stats['imdb'] == {'documents': 0, 'tokens': 0, 'held_out': 1}
+
+
+RECIPE = {'epochs': 2, 'window': 3, 'min_count': 1, 'sg': 0, 'negative': 3, 'min_n': 2,
+          'max_n': 3, 'seed': 5}
+
+
+def tiny_corpus(tmp_path):
+  text = tmp_path / 'corpus.txt'
+  rng = np.random.default_rng(0)
+  words = [f'w{i}' for i in range(60)]
+  text.write_text('\n'.join(' '.join(rng.choice(words, 12)) for _ in range(300)) + '\n')
+  return str(text)
+
+
+def test_training_is_deterministic_given_the_seed(tmp_path):
+  text = tiny_corpus(tmp_path)
+  a = fasttext.train_vectors(text, 8, RECIPE)
+  b = fasttext.train_vectors(text, 8, RECIPE)
+  c = fasttext.train_vectors(text, 8, {**RECIPE, 'seed': 6})
+  np.testing.assert_array_equal(a.vectors, b.vectors)
+  assert not np.array_equal(a.vectors, c.vectors)
+
+
+def test_training_is_deterministic_across_processes(tmp_path):
+  """Python's string hashing changes per process; the vectors must not."""
+  text = tiny_corpus(tmp_path)
+  script = ('import sys, hashlib; from attn_jax.vectors import fasttext; '
+            f'wv = fasttext.train_vectors({text!r}, 8, {RECIPE!r}); '
+            'print(hashlib.sha256(wv.vectors.tobytes() + " ".join(wv.index_to_key).encode()).hexdigest())')
+  digests = {subprocess.run([sys.executable, '-c', script], env={**os.environ, 'PYTHONHASHSEED': seed},
+                            capture_output=True, text=True, check=True).stdout.strip() for seed in ('1', '2')}
+  assert len(digests) == 1
+
+
+# dim 50: on this tiny corpus the Haswell, SkylakeX and Prescott kernels give
+# three different sets of vectors when not pinned (smaller dims can agree).
+SKIPGRAM = {**RECIPE, 'sg': 1}
+requires_avx2 = pytest.mark.skipif(
+    not blas.has_avx2(), reason=f'the pinned {blas.PINNED_BLAS_KERNEL} kernel needs x86-64 with AVX2')
+
+
+def vectors_digest(text, code, kernel):
+  """sha256 of the vectors `code` makes from `text` in a fresh process whose
+  OPENBLAS_CORETYPE is `kernel` (None: unset), and that process's own kernel."""
+  script = ('import hashlib, scipy.linalg; from attn_jax.vectors import blas, fasttext; '
+            f'text, dim, recipe = {text!r}, 50, {SKIPGRAM!r}; wv = {code}; '
+            'print(hashlib.sha256(wv.vectors.tobytes() + " ".join(wv.index_to_key).encode()).hexdigest(), '
+            'blas.in_use()["kernel"])')
+  env = {k: v for k, v in os.environ.items() if k != blas.ENV_VAR}
+  if kernel:
+    env[blas.ENV_VAR] = kernel
+  out = subprocess.run([sys.executable, '-c', script], env=env, capture_output=True, text=True)
+  assert out.returncode == 0, out.stderr
+  return out.stdout.split()
+
+
+@requires_avx2
+def test_the_pinned_kernel_gives_the_same_bytes_whatever_the_parents_kernel(tmp_path):
+  text = tiny_corpus(tmp_path)
+  found = [vectors_digest(text, 'fasttext.train_vectors(text, dim, recipe)', kernel)
+           for kernel in ('SkylakeX', 'Prescott', None)]
+  assert len({digest for digest, _ in found}) == 1
+  assert len({parent_kernel for _, parent_kernel in found}) > 1  # the parents did differ
+  # ... and the bytes are those of training in a process running the pinned kernel itself.
+  assert found[0][0] == vectors_digest(text, 'fasttext.train_here(text, dim, recipe)',
+                                       blas.PINNED_BLAS_KERNEL)[0]
+
+
+@requires_avx2
+def test_unpinned_training_differs_between_kernels(tmp_path):
+  """The control: without the pin this corpus does tell the kernels apart, so
+  the test above can fail."""
+  text = tiny_corpus(tmp_path)
+  haswell, prescott = (vectors_digest(text, 'fasttext.train_here(text, dim, recipe)', kernel)
+                       for kernel in ('Haswell', 'Prescott'))
+  assert haswell[1] == 'Haswell' and prescott[1] != 'Haswell'
+  assert haswell[0] != prescott[0]
+
+
+def test_without_avx2_the_machines_own_kernel_is_used_and_said_so(tmp_path, monkeypatch):
+  monkeypatch.setattr(blas, 'has_avx2', lambda: False)
+  monkeypatch.delenv(blas.ENV_VAR, raising=False)
+  logs, epochs = [], []
+  wv, environment = fasttext.train(tiny_corpus(tmp_path), 8, RECIPE, lambda *a: epochs.append(a),
+                                   words=['w3', 'not-in-corpus', 'w1'], log=logs.append)
+  assert len(logs) == 1 and 'not be byte-identical' in logs[0]
+  assert not environment['pinned'] and environment['gensim'] == gensim.__version__
+  assert wv.index_to_key == ['w3', 'w1'] and [done for done, _ in epochs] == [1, 2]
+  monkeypatch.setattr(blas.platform, 'machine', lambda: 'aarch64')
+  assert blas.has_avx2() is False
+
+
+def test_an_error_in_the_training_child_is_the_same_config_error(tmp_path, monkeypatch):
+  fake = tmp_path / 'site' / 'gensim'
+  fake.mkdir(parents=True)
+  (fake / '__init__.py').write_text('raise ImportError("no gensim here")\n')
+  monkeypatch.setenv('PYTHONPATH', str(tmp_path / 'site'))
+  with pytest.raises(ConfigError, match='needs gensim: pip install'):
+    fasttext.train_vectors(tiny_corpus(tmp_path), 8, RECIPE)
+
+
+def test_a_build_says_whether_it_matches_the_committed_record(tmp_path, monkeypatch):
+  monkeypatch.setattr(build, 'records_directory', lambda: str(tmp_path))
+  recipe = {'target': 'sst', 'sg': 1, 'dim': 300}
+  info = {'recipe': recipe, 'corpus_tokens': 1000, 'sha256': 'a' * 64,
+          'environment': {'kernel': 'SkylakeX', 'gensim': '4.4.0'}}
+  logs = []
+  build.check_against_record('sst', info, logs.append)
+  assert not logs  # no record: nothing to say
+  (tmp_path / 'sst_skipgram.json').write_text(json.dumps(
+      {'recipe': recipe, 'corpus_tokens': 1000, 'sha256': 'a' * 64}))
+  (tmp_path / 'sst.json').write_text(json.dumps(
+      {'recipe': {**recipe, 'sg': 0}, 'corpus_tokens': 1000, 'sha256': 'b' * 64}))
+  build.check_against_record('sst', info, logs.append)
+  assert logs == [f'vectors match the committed record results/vectors/sst_skipgram.json '
+                  f'(sha256 {"a" * 12})']
+  logs.clear()
+  build.check_against_record('sst', {**info, 'recipe': {**recipe, 'sg': 0}}, logs.append)
+  assert len(logs) == 1 and 'differ from the committed record results/vectors/sst.json' in logs[0]
+  assert 'a' * 12 in logs[0] and 'b' * 12 in logs[0] and 'SkylakeX' in logs[0]
+  assert 'gensim 4.4.0' in logs[0] and 'may differ' in logs[0]
+  logs.clear()
+  for other in ({**info, 'corpus_tokens': 999}, {**info, 'recipe': {**recipe, 'dim': 200}}):
+    build.check_against_record('sst', other, logs.append)
+  assert not logs  # another corpus or recipe: the record says nothing about it
+
+
+def test_the_records_folder_is_the_checkouts():
+  assert build.records_directory() == os.path.join(
+      helpers.ROOT, 'results', 'vectors')
+
+
+def test_bad_corpora_are_refused():
+  cfg = config_lib.default_config('sst', 'bilstm')
+  cfg.vectors.corpora = 'sst,wikipedia'
+  with pytest.raises(ConfigError, match='vectors.corpora'):
+    build.corpora(cfg)
+
+
+@requires_real_data
+def test_a_config_naming_in_domain_vectors_builds_caches_and_loads_them(tfds_dir, tmp_path):
+  cfg = config_lib.default_config('sst', 'bilstm', 'smoke')
+  cfg.data.tfds_data_dir = tfds_dir
+  cfg.data.max_docs_per_split = None  # the vocabulary of the real train split
+  cfg.model.embeddings_file = build.IN_DOMAIN
+  cfg.vectors.update(corpora='sst', epochs=1, directory=str(tmp_path))
+  cfg.train.progress = False
+  data = load_dataset(cfg.data)
+  logs = []
+  path = build.ensure_vectors(cfg, data.vocab, logs.append)
+  info = build.describe(path)
+  assert info['corpus']['sst'] == {'documents': 8544, 'tokens': info['corpus_tokens'], 'held_out': 3311}
+  assert 0.1 < info['coverage'] < 1 and info['recipe']['dim'] == 16
+  assert info['environment']['gensim'] == gensim.__version__ and info['environment']['kernel']
+  assert build.ensure_vectors(cfg, data.vocab, logs.append) == path  # cached: not built again
+  assert sum('building' in line for line in logs) == 1
+  model = build_model(cfg.model, len(data.vocab))
+  table = np.asarray(initial_params_lib.initial_params(model, cfg, data, lambda _: None)['embedding']['table'])
+  assert np.count_nonzero(np.any(table != 0, axis=1)) == info['words_with_vectors']
+  with open(path, 'a') as f:
+    f.write('tampered 1\n')
+  assert build.describe(path) is None  # a changed file is not trusted: it is built again
+
+
+def test_ss_corpus_has_one_sentence_a_line_and_unk_for_words_outside_the_vocabulary():
+  """S&S's word2vec preparation: sentences as lines, out-of-vocabulary words
+  as one `<UNK>` word (so UNK gets a vector); the test split is held out."""
+  reviews = lambda split, n: [{'id': f'{split}/{i}', 'rating': 1 + 9 * (i % 2),
+                               'text': f'Good film {split}{i}. Rare{i} words here!<br />The end'}
+                              for i in range(n)]
+  raw = {'imdb': {'train': reviews('train', 20), 'test': reviews('test', 3)}}
+  out = io.StringIO()
+  stats = corpus.write_corpus('imdb_ratings', ('imdb',), raw.__getitem__, out, 'sentences',
+                              frozenset({'good', 'film', 'words', 'here', '!', '.', 'the', 'end'}))
+  lines = out.getvalue().splitlines()
+  assert stats['imdb']['documents'] == 20 and stats['imdb']['held_out'] == 3
+  assert lines[:3] == ['good film <UNK> .', '<UNK> words here !', 'the end']
+  assert len(lines) == 60
+  documents = io.StringIO()
+  corpus.write_corpus('imdb_ratings', ('imdb',), raw.__getitem__, documents)
+  assert documents.getvalue().splitlines()[0] == 'good film train0 . rare0 words here ! the end'
+  with pytest.raises(ConfigError, match='vectors.lines=sentences'):
+    corpus.write_corpus('sst', ('sst',), FAKE.__getitem__, io.StringIO(), 'sentences')
+
+
+def test_ss_recipe_keys_enter_the_vectors_key_only_when_set():
+  """Old caches keep their keys; S&S's preparation makes its own file."""
+  cfg = config_lib.default_config('imdb_ratings', 'bigru')
+  before = build.recipe(cfg)
+  assert 'lines' not in before and 'oov_as_unk' not in before
+  cfg.vectors.lines, cfg.vectors.oov_as_unk = 'sentences', True
+  assert build.recipe(cfg) == {**before, 'lines': 'sentences', 'oov_as_unk': True}
