@@ -93,7 +93,8 @@ class ExperimentContext:
 
   @property
   def section(self) -> ml_collections.ConfigDict:
-    return self.cfg.experiment[self.name]
+    """`config.experiment.<name>` (empty for an experiment without settings)."""
+    return self.cfg.experiment.get(self.name) or ml_collections.ConfigDict()
 
   @property
   def split_name(self) -> str:

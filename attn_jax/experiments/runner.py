@@ -34,7 +34,8 @@ def _settings(cfg, name: str) -> dict:
   that computes what ran before they existed (`config.ADDED_KEYS`), so
   results keyed before then stay found."""
   added = config_lib.ADDED_KEYS
-  return {k: v for k, v in cfg.experiment[name].to_dict().items()
+  section = cfg.experiment.get(name)  # None: an experiment with no settings of its own
+  return {k: v for k, v in (section.to_dict() if section is not None else {}).items()
           if not (f'experiment.{name}.{k}' in added and v == added[f'experiment.{name}.{k}'])}
 
 

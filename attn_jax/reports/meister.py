@@ -19,8 +19,8 @@ from attn_jax.core import atomic_io
 from attn_jax.core.registry import EXPERIMENTS, STAGES
 from attn_jax.papers import published
 from attn_jax.reports import render
-from attn_jax.reports.common import (check_markers, load_experiment_summaries, load_run, publish, save_summary,
-                                     saved_runs)
+from attn_jax.reports.common import (PaperTable, check_markers, load_experiment_summaries, load_run, made_tables,
+                                     publish, save_summary, saved_runs)
 from attn_jax.reports.registry import COMMANDS, SECTIONS, Command, PaperSections
 from attn_jax.reports.wiegreffe_pinter import save as save_experiments
 from attn_jax.stages import store as stage_store
@@ -30,8 +30,6 @@ MEAN_CLOSE = 0.05  # a mean within this of Meister's is "as published" (Tables 1
 TAU_CLOSE = 0.10   # Table 6: τ means within this (their spread over documents is 0.05-0.28)
 HIGH_ENTROPY = 0.5  # qualitative (i): H̃(g_{h_p}(x)) high for every projection
 NAMES = {'g_y_x': 'g_ŷ(x)', 'd_y_x': 'D_ŷ(x)', 'g_y_i': 'g_ŷ(I)', 'd_y_i': 'D_ŷ(I)'}
-BLOCKS = ('meister-table1', 'meister-table6', 'meister-table2', 'meister-sweep', 'meister-table3',
-          'meister-table5', 'meister-wall-time')
 
 
 def _f(x, digits: int = 2) -> str:
@@ -242,13 +240,23 @@ def wall_time_rows(runs: list) -> list[list[str]]:
   return rows
 
 
+# The tables, in the order they print: adding one is an entry here.
+TABLES = (
+    PaperTable('meister-table1', 'Meister Table 1: entropy of g_{h_p}(x)', table1_rows, table1_notes),
+    PaperTable('meister-table6', 'Meister Table 6: τ of α with each importance measure', table6_rows,
+               table6_notes),
+    PaperTable('meister-table2', 'Meister Table 2: sparsegen λ against input-importance entropy', table2_rows),
+    PaperTable('meister-sweep', 'The sparsegen λ grid, model by model', sweep_rows),
+    PaperTable('meister-table3', 'Meister Table 3: test accuracy', table3_rows),
+    PaperTable('meister-table5', 'Meister Table 5: frozen and unfrozen adversaries', table5_rows, table5_notes),
+    PaperTable('meister-wall-time', 'Wall time of Meister\'s stages and experiments', wall_time_rows))
+BLOCKS = tuple(t.block for t in TABLES)
+TITLES = {t.block: t.title for t in TABLES}
+
+
 def tables(runs: list) -> dict:
   """README block -> (rows, notes)."""
-  return {'meister-table1': (table1_rows(runs), table1_notes(runs)),
-          'meister-table6': (table6_rows(runs), table6_notes(runs)),
-          'meister-table2': (table2_rows(runs), []), 'meister-sweep': (sweep_rows(runs), []),
-          'meister-table3': (table3_rows(runs), []), 'meister-table5': (table5_rows(runs), table5_notes(runs)),
-          'meister-wall-time': (wall_time_rows(runs), [])}
+  return made_tables(TABLES, runs)
 
 
 def save(run: dict, directory: str) -> str:
@@ -277,15 +285,6 @@ def _command(parser, args, argv) -> None:
 
 COMMANDS.register(Command('meister', 50, 'RUN ... [--save results/meister]',
                           "Meister et al.'s Tables 1, 2, 3, 5 and 6 beside theirs", _command, papers=('meister',)))
-
-TITLES = {'meister-table1': 'Meister Table 1: entropy of g_{h_p}(x)',
-          'meister-table6': 'Meister Table 6: τ of α with each importance measure',
-          'meister-table2': 'Meister Table 2: sparsegen λ against input-importance entropy',
-          'meister-sweep': 'The sparsegen λ grid, model by model',
-          'meister-table3': 'Meister Table 3: test accuracy',
-          'meister-table5': 'Meister Table 5: frozen and unfrozen adversaries',
-          'meister-wall-time': 'Wall time of Meister\'s stages and experiments'}
-
 
 def _holds(r) -> bool:
   return any(r.of_paper('meister'))

@@ -37,13 +37,6 @@ def erasure_rows(name: str, dataset: str, erasure: dict) -> list[list[str]]:
 STAGE_ROWS.register(StageRows('erasure', 'ss', 40, erasure_rows))
 
 
-SS_TITLES = {'ss-table3': 'S&S Table 3: accuracy of their six models (and wall time)',
-             'ss-table2': 'S&S Table 2: single-weight erasure',
-             'ss-removal': 'S&S Figures 5-6: fraction of items removed before the first flip',
-             'ss-comparisons': 'S&S §5.2: gradient vs attention, instance by instance',
-             'ss-verdicts': "S&S's claims (a)-(d)"}
-
-
 def _is_ss_model(r: RunFolder) -> bool:
   return r.info['model'].split(' + ')[1].startswith('han')
 
@@ -53,7 +46,8 @@ def _sections(runs: list[RunFolder]) -> list[render.Section]:
   if not analysed:
     return []
   own = [serrano_smith_models.load(r.path) for r in analysed if _is_ss_model(r)]
-  sections = render.paper_sections("S&S's own models", serrano_smith_models.tables(own), SS_TITLES) if own else []
+  sections = render.paper_sections("S&S's own models", serrano_smith_models.tables(own),
+                                     serrano_smith_models.TITLES) if own else []
   analysed = [r for r in analysed if not _is_ss_model(r)]
   if not analysed:
     return sections

@@ -17,14 +17,14 @@ from typing import Optional
 
 from attn_jax.papers import published
 from attn_jax.reports import serrano_smith_appendix, serrano_smith_recipe
-from attn_jax.reports.common import check_markers, publish, save_run_files, save_summary, saved_runs
+from attn_jax.reports.common import (PaperTable, check_markers, made_tables, publish, save_run_files, save_summary,
+                                     saved_runs)
 from attn_jax.reports.registry import COMMANDS, Command
 from attn_jax.reports.serrano_smith_runs import (DATASET_LABELS, ENCODERS, FAMILIES, MODELS, RANKINGS, ModelRun,  # noqa: F401
                                       _by, _pct, comparison, datasets, load, median_removed, ratio, share,
                                       single_cells)
 from attn_jax.stages import store as stage_store
 
-BLOCKS = ('ss-table3', 'ss-table2', 'ss-removal', 'ss-comparisons', 'ss-verdicts') + serrano_smith_appendix.BLOCKS
 
 
 # ---------------------------------------------------------------- tables
@@ -234,16 +234,29 @@ def figure(runs, stem: str) -> list[str]:
 
 # ---------------------------------------------------------------- command
 
+def verdict_rows(runs) -> list[list[str]]:
+  return [['dataset', 'claim (S&S)', 'verdict', 'measured']] + [list(v) for v in verdicts(runs)]
+
+
+# The tables, in the order they print (after the recipe's before → after):
+# adding one is an entry here.
+TABLES = serrano_smith_appendix.TABLES + (
+    PaperTable('ss-table3', 'S&S Table 3: accuracy of their six models (and wall time)', table3_rows),
+    PaperTable('ss-table2', 'S&S Table 2: single-weight erasure', table2_rows),
+    PaperTable('ss-removal', 'S&S Figures 5-6: fraction of items removed before the first flip', removal_rows),
+    PaperTable('ss-comparisons', 'S&S §5.2: gradient vs attention, instance by instance', comparison_rows),
+    PaperTable('ss-verdicts', "S&S's claims (a)-(d)", verdict_rows))
+BLOCKS = tuple(t.block for t in TABLES)
+TITLES = {t.block: t.title for t in TABLES}
+
+
 def tables(runs, pending=(), previous=()) -> dict:
   """README block -> (rows, notes); `pending` names models not finished yet;
   `previous` the runs of the recipe before S&S's code was followed (their
   before → after block when given)."""
   notes = ([f'Not finished yet (the study resumes where it stopped): {", ".join(pending)}.']
            if pending else [])
-  return {**serrano_smith_recipe.tables(list(previous), runs, notes), **serrano_smith_appendix.tables(runs, notes), 'ss-table3': (table3_rows(runs), notes), 'ss-table2': (table2_rows(runs), notes),
-          'ss-removal': (removal_rows(runs), notes), 'ss-comparisons': (comparison_rows(runs), notes),
-          'ss-verdicts': ([['dataset', 'claim (S&S)', 'verdict', 'measured']]
-                          + [list(v) for v in verdicts(runs)], notes)}
+  return {**serrano_smith_recipe.tables(list(previous), runs, notes), **made_tables(TABLES, runs, notes)}
 
 
 def save(run: ModelRun, directory: str) -> str:

@@ -19,8 +19,8 @@ from attn_jax.core import atomic_io, errors
 from attn_jax.core.registry import EXPERIMENTS
 from attn_jax.papers import published
 from attn_jax.reports import render
-from attn_jax.reports.common import (SAVED, check_markers, load_experiment_summaries, load_run, no_results_reason, publish,
-                                     save_run_files, save_summary)
+from attn_jax.reports.common import (SAVED, PaperTable, check_markers, load_experiment_summaries, load_run,
+                                     made_tables, no_results_reason, publish, save_run_files, save_summary)
 from attn_jax.reports.registry import COMMANDS, SECTIONS, Command, PaperSections
 
 UNIFORM_CLOSE = 0.02  # W&P's reading of Table 2: uniform F1 within this of learned
@@ -31,7 +31,6 @@ MONOTONE_SLACK = 1e-3  # JSD falls within the printed precision (3 decimals) do 
 JW_ADVERSARY_TYPICAL = 0.5  # J&W's adversary max JSD where no dataset-specific value is published
 GUIDE_NAMES = {'uniform': 'UNIFORM', 'trained_mlp': 'Trained MLP', 'base': 'Base LSTM',
                'adversary': 'ADVERSARY'}
-BLOCKS = ('wp-table2', 'wp-table3', 'wp-adversary-guides', 'wp-lambda-sweep', 'wp-seeds', 'wp-wall-time')
 
 
 def _f(x, digits: int = 3) -> str:
@@ -300,12 +299,24 @@ def table3_notes(runs: list) -> list[str]:
           for name, dataset, summaries in runs if (s := summaries.get('guides')) is not None]
 
 
+# The tables, in the order they print: adding one is an entry here.
+TABLES = (
+    PaperTable('wp-table2', 'W&P Table 2: F1 with learned and with uniform attention', table2_rows),
+    PaperTable('wp-table3', 'W&P Table 3: the diagnostic MLP with each guide\'s attention', table3_rows,
+               table3_notes),
+    PaperTable('wp-adversary-guides', 'The ADVERSARY guide along λ: guided F1 against the adversary\'s JSD',
+               adversary_guide_rows),
+    PaperTable('wp-lambda-sweep', 'W&P Figure 5 / Table 5: the model-consistent adversary along λ', sweep_rows,
+               sweep_notes),
+    PaperTable('wp-seeds', 'W&P Figure 3: seed variance against J&W\'s adversary', seed_rows),
+    PaperTable('wp-wall-time', 'Wall time of the W&P experiments', wall_time_rows))
+BLOCKS = tuple(t.block for t in TABLES)
+TITLES = {t.block: t.title for t in TABLES}
+
+
 def tables(runs: list) -> dict:
   """README block -> (rows, notes below the table)."""
-  return {'wp-table2': (table2_rows(runs), []), 'wp-table3': (table3_rows(runs), table3_notes(runs)),
-          'wp-adversary-guides': (adversary_guide_rows(runs), []),
-          'wp-lambda-sweep': (sweep_rows(runs), sweep_notes(runs)),
-          'wp-seeds': (seed_rows(runs), []), 'wp-wall-time': (wall_time_rows(runs), [])}
+  return made_tables(TABLES, runs)
 
 
 def write(paths: list[str], save_to=None, readme=None) -> dict:
@@ -328,14 +339,6 @@ def _command(parser, args, argv) -> None:
 
 COMMANDS.register(Command('wp', 40, 'RUN ... [--save results/wp]', "the W&P experiments' tables beside W&P's",
                           _command, papers=('wp',)))
-
-TITLES = {'wp-table2': 'W&P Table 2: F1 with learned and with uniform attention',
-          'wp-table3': 'W&P Table 3: the diagnostic MLP with each guide\'s attention',
-          'wp-adversary-guides': 'The ADVERSARY guide along λ: guided F1 against the adversary\'s JSD',
-          'wp-lambda-sweep': 'W&P Figure 5 / Table 5: the model-consistent adversary along λ',
-          'wp-seeds': 'W&P Figure 3: seed variance against J&W\'s adversary',
-          'wp-wall-time': 'Wall time of the W&P experiments'}
-
 
 def _sections(runs) -> list[render.Section]:
   chosen = [(r.name, r.info['dataset'], {e: s for e, s in r.experiments.items() if e in r.of_paper('wp')[1]})

@@ -19,9 +19,10 @@ from conftest import tiny_model_config
 
 
 def test_the_families_and_what_they_declare():
-  assert ENCODERS.names() == ('bilstm', 'cnn', 'average', 'transformer', 'bigru', 'none')
+  shipped = ('bilstm', 'cnn', 'average', 'transformer', 'bigru', 'none')  # an added family may follow
+  assert tuple(n for n in ENCODERS.names() if n in shipped) == shipped
   assert config_lib.choices()['model.encoder'] == ENCODERS.names()
-  assert {e.name for e in ENCODERS.values() if e.in_han} == {'bigru', 'cnn', 'none'}
+  assert {e.name for e in ENCODERS.values() if e.in_han} >= {'bigru', 'cnn', 'none'}
   for family in ENCODERS.values():
     assert family.paper in papers.PAPERS and family.analyses in papers.PAPERS
     cfg = config_lib.default_config('synthetic', family.name, 'smoke')
