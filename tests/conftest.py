@@ -30,6 +30,18 @@ def tiny_model_config(encoder='bilstm', attention='tanh', projection='softmax'):
   return cfg
 
 
+def pytest_collection_modifyitems(config, items):
+  """Slow modules first — tests/end_to_end/ and any module with a test marked
+  `slow` — then the rest in collection order. With two workers, each taking
+  a whole module at a time (`--dist loadfile`, in this order:
+  `--no-loadscope-reorder`), the last modules to start are then short ones,
+  so neither worker waits long for the other at the end."""
+  del config
+  slow_files = {item.path for item in items
+                if 'end_to_end' in item.path.parts or item.get_closest_marker('slow')}
+  items[:] = sorted(items, key=lambda item: item.path not in slow_files)  # stable: order kept within
+
+
 @pytest.fixture(scope='session')
 def tfds_dir(tmp_path_factory):
   """One prepared-data folder for the whole session (real data prepares once)."""

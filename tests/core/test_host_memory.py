@@ -24,6 +24,8 @@ from attn_jax.data.batching import make_batch
 from attn_jax.models import build_model
 from attn_jax.training import optimizer as optimizer_lib, step as step_lib
 
+pytestmark = pytest.mark.slow  # a minute or more: scheduled first (conftest)
+
 cfg = config_lib.default_config('imdb', 'bilstm')
 cfg.model.embed_dim, cfg.model.hidden_dim = 64, 128
 rng = np.random.default_rng(0)

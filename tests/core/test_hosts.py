@@ -16,6 +16,8 @@ from attn_jax import config as config_lib
 from attn_jax.core import hosts
 from attn_jax.core.errors import ConfigError
 
+pytestmark = pytest.mark.slow  # a minute or more: scheduled first (conftest)
+
 ROOT = helpers.ROOT
 STAGES = 'gradient,loo,kendall,permutation'
 

@@ -17,6 +17,8 @@ import helpers
 
 from attn_jax.core import leases
 
+pytestmark = pytest.mark.slow  # a minute or more: scheduled first (conftest)
+
 ROOT = helpers.ROOT
 
 

@@ -14,7 +14,7 @@ from attn_jax.runs.restore import restore
 from attn_jax.training import trainer
 import helpers
 
-pytestmark = pytest.mark.usefixtures('optax_promotion')
+pytestmark = [pytest.mark.usefixtures('optax_promotion'), pytest.mark.slow]  # slow: scheduled first
 ALL = 'uniform,seeds,consistent_adversary,guides'
 
 

@@ -24,7 +24,7 @@ from attn_jax.runs.restore import restore
 from attn_jax.training.optimizer import frozen_subtrees
 import helpers
 
-pytestmark = pytest.mark.usefixtures('optax_promotion')
+pytestmark = [pytest.mark.usefixtures('optax_promotion'), pytest.mark.slow]  # slow: scheduled first
 # The average encoder compiles fastest; the projection, not the encoder, is under test.
 ENCODER = 'average'
 PROJECTIONS = ('sparsemax', 'sparsegen', 'uniform')  # sparsegen at the config's λ = 0.5

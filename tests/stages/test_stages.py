@@ -21,7 +21,7 @@ from attn_jax.stages.feature_importance import GRADIENT_VARIANTS
 import helpers
 
 # Training and the adversarial stage run optax (see conftest.optax_promotion).
-pytestmark = pytest.mark.usefixtures('optax_promotion')
+pytestmark = [pytest.mark.usefixtures('optax_promotion'), pytest.mark.slow]  # slow: scheduled first
 
 
 @pytest.fixture(scope='module')

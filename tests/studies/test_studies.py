@@ -7,7 +7,7 @@ import pytest
 
 from attn_jax.studies import Arm, Study, collect, report, runner
 
-pytestmark = pytest.mark.usefixtures('optax_promotion')
+pytestmark = [pytest.mark.usefixtures('optax_promotion'), pytest.mark.slow]  # slow: scheduled first
 TINY = Study('tiny', (Arm('synthetic_bilstm_tanh', 'synthetic', 'bilstm', {'model.attention': 'tanh'}, 'smoke'),
                       Arm('synthetic_average_dot', 'synthetic', 'average', {'model.attention': 'dot'}, 'smoke')),
              analyses='gradient,loo,kendall,attention,permutation,adversarial', seeds=2,

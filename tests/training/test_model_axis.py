@@ -13,7 +13,7 @@ from attn_jax.core.errors import ConfigError, TrainingError
 from attn_jax.runs.restore import restore
 import helpers
 
-pytestmark = pytest.mark.usefixtures('optax_promotion')
+pytestmark = [pytest.mark.usefixtures('optax_promotion'), pytest.mark.slow]  # slow: scheduled first
 SWEEP = 'seed=0,1 train.learning_rate=0.003,0.01'
 NAMES = ('seed0_learning_rate0.003', 'seed0_learning_rate0.01', 'seed1_learning_rate0.003',
          'seed1_learning_rate0.01')

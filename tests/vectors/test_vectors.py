@@ -21,6 +21,8 @@ from attn_jax.vectors import blas, build, corpus, fasttext
 from conftest import requires_real_data
 import helpers
 
+pytestmark = pytest.mark.slow  # a minute or more: scheduled first (conftest)
+
 gensim = pytest.importorskip('gensim')
 
 
