@@ -14,17 +14,19 @@ import pytest
 
 from attn_jax.core import host_memory
 
+pytestmark = pytest.mark.slow  # a minute or more: scheduled first (conftest)
+
 CHILD = r'''
 import hashlib, json, resource
 import attn_jax
 import jax, jax.numpy as jnp, numpy as np
 from attn_jax import config as config_lib
 from attn_jax.core import host_memory
+
+pytestmark = pytest.mark.slow  # a minute or more: scheduled first (conftest)
 from attn_jax.data.batching import make_batch
 from attn_jax.models import build_model
 from attn_jax.training import optimizer as optimizer_lib, step as step_lib
-
-pytestmark = pytest.mark.slow  # a minute or more: scheduled first (conftest)
 
 cfg = config_lib.default_config('imdb', 'bilstm')
 cfg.model.embed_dim, cfg.model.hidden_dim = 64, 128
