@@ -22,8 +22,6 @@ import attn_jax
 import jax, jax.numpy as jnp, numpy as np
 from attn_jax import config as config_lib
 from attn_jax.core import host_memory
-
-pytestmark = pytest.mark.slow  # a minute or more: scheduled first (conftest)
 from attn_jax.data.batching import make_batch
 from attn_jax.models import build_model
 from attn_jax.training import optimizer as optimizer_lib, step as step_lib
