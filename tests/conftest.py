@@ -43,6 +43,19 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope='session')
+def smoke_trained(tmp_path_factory):
+  """The synthetic smoke model of `helpers.synthetic_config()` (no analyses),
+  trained once per test process. A module that only reads it, or adds
+  analyses to it, starts from a copy (`helpers.trained_copy`): the copy
+  restores instead of training again, as any rerun of a finished workdir does."""
+  import helpers  # pylint: disable=g-import-not-at-top
+  workdir = tmp_path_factory.mktemp('smoke_trained') / 'synthetic'
+  with jax.numpy_dtype_promotion('standard'):  # training runs optax (optax_promotion)
+    helpers.run(helpers.synthetic_config(), workdir)
+  return workdir
+
+
+@pytest.fixture(scope='session')
 def tfds_dir(tmp_path_factory):
   """One prepared-data folder for the whole session (real data prepares once)."""
   return str(tmp_path_factory.mktemp('tfds'))

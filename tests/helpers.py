@@ -31,6 +31,14 @@ def run(cfg, workdir, logs=None):
   return results if cfg.sweep.strip() else results[0]
 
 
+def trained_copy(source, target):
+  """A copy of the finished workdir `source` (conftest's `smoke_trained`) at
+  `target`, which must not exist; returns `target`."""
+  import shutil  # pylint: disable=g-import-not-at-top
+  shutil.copytree(source, target)
+  return target
+
+
 def eval_without_timing(workdir):
   with open(os.path.join(workdir, 'eval.json')) as f:
     return {k: v for k, v in json.load(f).items() if k not in TIMING_KEYS}

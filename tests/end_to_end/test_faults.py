@@ -29,9 +29,9 @@ def config():
 
 
 @pytest.fixture(scope='module')
-def finished(tmp_path_factory):
+def finished(smoke_trained, tmp_path_factory):
   """A synthetic smoke workdir, trained and analysed once, and its fingerprint."""
-  workdir = tmp_path_factory.mktemp('finished')
+  workdir = helpers.trained_copy(smoke_trained, tmp_path_factory.mktemp('finished') / 'w')
   with jax.numpy_dtype_promotion('standard'):
     helpers.run(config(), workdir)
   return workdir, faults.fingerprint(str(workdir))

@@ -17,11 +17,8 @@ pytestmark = pytest.mark.usefixtures('optax_promotion')  # training runs optax
 
 
 @pytest.fixture(scope='module')
-def workdir(tmp_path_factory):
-  path = tmp_path_factory.mktemp('api') / 'synthetic'
-  with jax.numpy_dtype_promotion('standard'):
-    helpers.run(helpers.synthetic_config(), path)
-  return str(path)
+def workdir(smoke_trained, tmp_path_factory):
+  return str(helpers.trained_copy(smoke_trained, tmp_path_factory.mktemp('api') / 'synthetic'))
 
 
 def readme_block() -> str:

@@ -23,8 +23,8 @@ ANALYSES = 'gradient,loo,kendall'
 
 
 @pytest.fixture(scope='module')
-def trained(tmp_path_factory):
-  workdir = tmp_path_factory.mktemp('trained')
+def trained(smoke_trained, tmp_path_factory):
+  workdir = helpers.trained_copy(smoke_trained, tmp_path_factory.mktemp('trained') / 'w')
   with jax.numpy_dtype_promotion('standard'):
     helpers.run(helpers.synthetic_config(top__analyses=ANALYSES), workdir)
   return workdir

@@ -25,9 +25,9 @@ pytestmark = [pytest.mark.usefixtures('optax_promotion'), pytest.mark.slow]  # s
 
 
 @pytest.fixture(scope='module')
-def trained(tmp_path_factory):
-  """A synthetic smoke model, trained once, with every stage run on it."""
-  workdir = tmp_path_factory.mktemp('trained')
+def trained(smoke_trained, tmp_path_factory):
+  """A synthetic smoke model (the session's, copied) with every stage run on it."""
+  workdir = helpers.trained_copy(smoke_trained, tmp_path_factory.mktemp('trained') / 'w')
   cfg = helpers.synthetic_config(top__analyses=','.join(config_lib.ANALYSES))
   logs = []
   with jax.numpy_dtype_promotion('standard'):

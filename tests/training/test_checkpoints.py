@@ -68,11 +68,8 @@ def test_a_checkpoint_of_another_model_is_refused(tmp_path):
 
 
 @pytest.fixture(scope='module')
-def trained(tmp_path_factory):
-  workdir = tmp_path_factory.mktemp('trained')
-  with jax.numpy_dtype_promotion('standard'):
-    helpers.run(helpers.synthetic_config(), workdir)
-  return workdir
+def trained(smoke_trained, tmp_path_factory):
+  return helpers.trained_copy(smoke_trained, tmp_path_factory.mktemp('trained') / 'w')
 
 
 def test_restore_gives_the_model_that_made_the_saved_predictions(trained):
