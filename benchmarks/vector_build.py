@@ -33,16 +33,9 @@ from attn_jax.vectors import build, fasttext  # pylint: disable=wrong-import-pos
 def write_corpus(dataset: str, path: str) -> dict:
   """Writes `dataset`'s default vectors corpus to `path`; returns its counts."""
   from attn_jax.data.dataset import load_dataset  # pylint: disable=g-import-not-at-top
-  from attn_jax.data import builders  # pylint: disable=g-import-not-at-top
-  from attn_jax.vectors import corpus  # pylint: disable=g-import-not-at-top
   cfg = config_lib.default_config(dataset, 'bilstm')
-  r = build.recipe(cfg)
-  vocab = load_dataset(cfg.data).vocab
-  known = frozenset(vocab.tokens[4:]) if r.get('oov_as_unk') else None
-  load = lambda name: builders.load_raw(name, cfg.data.manual_dir, cfg.data.tfds_data_dir)
   with open(path, 'w', encoding='utf-8') as f:
-    counts = corpus.write_corpus(dataset, tuple(r['corpora']), load, f,
-                                 r.get('lines', 'documents'), known)
+    counts = build.write_corpus(cfg, load_dataset(cfg.data).vocab, f)
   return {'corpus': counts, 'corpus_tokens': sum(c['tokens'] for c in counts.values())}
 
 

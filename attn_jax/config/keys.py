@@ -10,6 +10,8 @@ import difflib
 
 import ml_collections
 
+from attn_jax.core.registry import ENCODERS, EXPERIMENTS, STAGES
+
 # Keys of the sections this package owns (schema) that say where things are
 # or how they are shown, not what is computed: a finished workdir may be
 # reused with other values of these. (The eval batch size changes padded
@@ -39,18 +41,15 @@ OWN_ADDED_KEYS = {'train.update_only': None, 'train.attention_lr_scale': 1.0,
                   'data.max_batch_sentence_words': None}
 
 
-def _sections():
-  """(config group, registry) of the sections stages and experiments own."""
-  from attn_jax.core.registry import EXPERIMENTS, STAGES  # pylint: disable=g-import-not-at-top
-  return (('analysis', STAGES), ('experiment', EXPERIMENTS))
+# (config group, registry) of the sections stages and experiments own.
+REGISTERED_SECTIONS = (('analysis', STAGES), ('experiment', EXPERIMENTS))
 
 
 def added_keys() -> dict:
   """Every key added after results were first keyed -> its old value: this
   package's, and those the stages, experiments and encoder families declare."""
-  from attn_jax.core.registry import ENCODERS  # pylint: disable=g-import-not-at-top
   found = dict(OWN_ADDED_KEYS)
-  for group, registry in _sections():
+  for group, registry in REGISTERED_SECTIONS:
     for name, entry in registry.items():
       found.update({f'{group}.{name}.{k}': v for k, v in entry.section.added.items()})
   for family in ENCODERS.values():
@@ -60,7 +59,7 @@ def added_keys() -> dict:
 
 def runtime_keys() -> frozenset:
   """Every key that changes no result: this package's and the sections'."""
-  return OWN_RUNTIME_KEYS | {f'{group}.{name}.{k}' for group, registry in _sections()
+  return OWN_RUNTIME_KEYS | {f'{group}.{name}.{k}' for group, registry in REGISTERED_SECTIONS
                              for name, entry in registry.items() for k in entry.section.runtime}
 
 
@@ -68,16 +67,7 @@ def encoder_keys() -> dict:
   """Keys that compute nothing for some models -> the encoders they change:
   each family's added keys. Elsewhere they are left out of `result_items`,
   so a CNN trained before `model.lstm_biases` existed is today's CNN."""
-  from attn_jax.core.registry import ENCODERS  # pylint: disable=g-import-not-at-top
   return {f'model.{k}': (family.name,) for family in ENCODERS.values() for k in family.added}
-
-
-def __getattr__(name: str):
-  """ADDED_KEYS, RUNTIME_KEYS and ENCODER_KEYS, derived from the registries when read."""
-  derived = {'ADDED_KEYS': added_keys, 'RUNTIME_KEYS': runtime_keys, 'ENCODER_KEYS': encoder_keys}
-  if name in derived:
-    return derived[name]()
-  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
 
 
 # Sections that say what is analysed, or trained on top of the model, not what

@@ -99,6 +99,16 @@ def _write_vec(f, words: list[str], vectors: np.ndarray) -> None:
     f.write(word + ' ' + ' '.join(f'{x:.6g}' for x in row) + '\n')
 
 
+def write_corpus(cfg: ml_collections.ConfigDict, vocab: Vocabulary, f) -> dict:
+  """Writes the text `cfg.vectors` trains on (`corpus.write_corpus`, for
+  `vocab`) to the open file `f`; returns the counts per source."""
+  r = recipe(cfg)
+  load = lambda name: builders.load_raw(name, cfg.data.manual_dir, cfg.data.tfds_data_dir)
+  known = frozenset(vocab.tokens[4:]) if r.get('oov_as_unk') else None
+  return corpus.write_corpus(cfg.data.dataset, tuple(r['corpora']), load, f, r.get('lines', 'documents'),
+                             known)
+
+
 def ensure_vectors(cfg: ml_collections.ConfigDict, vocab: Vocabulary,
                    log: Callable[[str], None] = print) -> str:
   """The path of the in-domain vectors for `cfg`'s dataset, built if missing.
@@ -117,12 +127,9 @@ def ensure_vectors(cfg: ml_collections.ConfigDict, vocab: Vocabulary,
   log(f'building in-domain word vectors for {cfg.data.dataset} from {", ".join(r["corpora"])} '
       f'({r["epochs"]} epochs, one thread; minutes) -> {path}')
   started = time.time()
-  load = lambda name: builders.load_raw(name, cfg.data.manual_dir, cfg.data.tfds_data_dir)
   with tempfile.NamedTemporaryFile('w', dir=os.path.dirname(path), suffix='.corpus',
                                    encoding='utf-8') as text:
-    known = frozenset(vocab.tokens[4:]) if r.get('oov_as_unk') else None
-    counts = corpus.write_corpus(cfg.data.dataset, tuple(r['corpora']), load, text,
-                                 r.get('lines', 'documents'), known)
+    counts = write_corpus(cfg, vocab, text)
     text.flush()
     tokens = sum(c['tokens'] for c in counts.values())
     log(f'corpus: {sum(c["documents"] for c in counts.values())} documents, {tokens} tokens '
@@ -130,7 +137,7 @@ def ensure_vectors(cfg: ml_collections.ConfigDict, vocab: Vocabulary,
     bar = tqdm.tqdm(total=r['epochs'], unit='epoch', desc='vectors', dynamic_ncols=True,
                     disable=not cfg.train.progress)
     with bar:
-      wanted = list(vocab.tokens[4:]) + ([corpus.UNK_WORD] if known else [])
+      wanted = list(vocab.tokens[4:]) + ([corpus.UNK_WORD] if r.get('oov_as_unk') else [])
       wv, environment = fasttext.train(text.name, r['dim'], r, lambda done, s: bar.update(1),
                                        words=wanted, log=log)
   words = [w for w in wanted if w in wv.key_to_index]
