@@ -21,6 +21,11 @@ REAL_DATA = os.environ.get('ATTN_JAX_DATA')
 if not os.environ.get('ATTN_JAX_COMPILATION_CACHE'):
   os.environ['ATTN_JAX_COMPILATION_CACHE'] = tempfile.mkdtemp(prefix='attn_jax_test_cache_')
   atexit.register(shutil.rmtree, os.environ['ATTN_JAX_COMPILATION_CACHE'], ignore_errors=True)
+# Rates measured by the tests' tiny builds are not the user's (core.estimates).
+if not os.environ.get('ATTN_JAX_RATES'):
+  _rates = tempfile.mkdtemp(prefix='attn_jax_test_rates_')
+  os.environ['ATTN_JAX_RATES'] = os.path.join(_rates, 'rates.json')
+  atexit.register(shutil.rmtree, _rates, ignore_errors=True)
 
 
 def tiny_model_config(encoder='bilstm', attention='tanh', projection='softmax'):

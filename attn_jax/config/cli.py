@@ -34,6 +34,7 @@ OWN_KEY_HELP = {
     'model.projection': '',
     'model.sparsegen_lambda': "sparsegen's lambda (< 1)",
     'model.embeddings_file': "None (from scratch), 'in_domain' or a word2vec/fastText .vec",
+    'vectors.workers': "threads building in_domain vectors: 1 (bit-reproducible) or 'auto'",
     'train.epochs': 'the epoch with the best train.select_by score is kept',
     'train.learning_rate': 'Adam step size',
     'train.attention_lr_scale': "the attention scorer's step size / train.learning_rate",

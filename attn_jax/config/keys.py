@@ -38,7 +38,9 @@ OWN_ADDED_KEYS = {'train.update_only': None, 'train.attention_lr_scale': 1.0,
                   # S&S's recipe as their code has it (issue 35)
                   'model.embeddings_unit_rows': False, 'model.init': 'torch',
                   'vectors.lines': 'documents', 'vectors.oov_as_unk': False,
-                  'data.max_batch_sentence_words': None}
+                  'data.max_batch_sentence_words': None,
+                  # word vectors built with several threads (issue 38)
+                  'vectors.workers': 1}
 
 
 # (config group, registry) of the sections stages and experiments own.

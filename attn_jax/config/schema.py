@@ -200,6 +200,10 @@ def _vectors() -> ml_collections.ConfigDict:
   v.lines = 'documents'  # 'sentences': one sentence a line (S&S; datasets with sentences)
   v.oov_as_unk = False   # True: words outside the vocabulary read <UNK>, which gets a vector (S&S)
   v.directory = config_dict.placeholder(str)  # None: $ATTN_JAX_VECTORS or ~/.cache/attn_jax/vectors
+  # gensim's training threads: 1 (bit-reproducible: every committed result),
+  # a number, or 'auto' (this machine's cores). Typed `object` so that both
+  # `--config.vectors.workers=auto` and `=2` parse.
+  v.workers = config_dict.FieldReference(1, field_type=object)
   return v
 
 
@@ -402,6 +406,10 @@ def _checks(cfg: ml_collections.ConfigDict) -> list[tuple[bool, str]]:
        'model.embeddings_unit_rows needs pretrained vectors (model.embeddings_file)'),
       (cfg.vectors.epochs >= 1 and cfg.vectors.min_count >= 1 and cfg.vectors.window >= 1,
        'vectors.epochs, vectors.min_count and vectors.window must be >= 1'),
+      (cfg.vectors.get('workers', 1) == 'auto' or (type(cfg.vectors.get('workers', 1)) is int
+                                                   and cfg.vectors.get('workers', 1) >= 1),
+       f"vectors.workers={cfg.vectors.get('workers', 1)!r} must be a number of threads >= 1 "
+       "(1: bit-reproducible) or 'auto' (this machine's cores)"),
       (m.attention != 'tanh' or ENCODERS[m.encoder].output_size(m) % 2 == 0,
        'tanh attention needs an even encoder output size (its layer maps H -> H/2)'),
       (0 <= m.dropout < 1, 'model.dropout must be in [0, 1)'),

@@ -13,7 +13,7 @@ from attn_jax.data.vocabulary import UNK
 from attn_jax.data.word_vectors import load_word_vectors
 from attn_jax.models import Model
 from attn_jax.training import trainer
-from attn_jax.vectors import IN_DOMAIN, ensure_vectors
+from attn_jax.vectors import IN_DOMAIN, describe, ensure_vectors
 
 
 def embeddings_path(cfg: ml_collections.ConfigDict, dataset: Dataset, log) -> str | None:
@@ -54,7 +54,10 @@ def pretrained_matrix(cfg: ml_collections.ConfigDict, dataset: Dataset, log) -> 
   if not path:
     return None
   matrix, found = _word_vectors(path, dataset.vocab, cfg.model.embed_dim)
-  log(f'pretrained vectors: {found} of {len(dataset.vocab)} vocabulary words found in {path}')
+  built = _built_with(cfg, path)
+  log(f'pretrained vectors: {found} of {len(dataset.vocab)} vocabulary words found in {path}'
+      + ('' if built is None else f' (built with {built["workers"]} thread'
+         + ('s: not bit-for-bit reproducible)' if built['workers'] > 1 else ': bit-reproducible)')))
   rows = np.flatnonzero(np.any(matrix != 0, axis=1))
   if cfg.model.shuffle_embeddings:
     matrix[rows] = matrix[np.random.default_rng(cfg.seed).permutation(rows)]
@@ -68,7 +71,18 @@ def pretrained_matrix(cfg: ml_collections.ConfigDict, dataset: Dataset, log) -> 
       'mean_norm_found': float(np.linalg.norm(matrix[rows], axis=1).mean()) if len(rows) else None,
       'shuffled': bool(cfg.model.shuffle_embeddings), 'rescaled_to': cfg.model.embeddings_norm,
       'unit_rows': bool(cfg.model.get('embeddings_unit_rows', False)),
-      'unk_from_vectors': bool(np.any(matrix[UNK] != 0))}
+      'unk_from_vectors': bool(np.any(matrix[UNK] != 0)),
+      **({} if built is None else {'in_domain': built})}
+
+
+def _built_with(cfg: ml_collections.ConfigDict, path: str) -> dict | None:
+  """How the in-domain vectors at `path` were built (threads, sha256); None
+  for a file the config names itself."""
+  if cfg.model.embeddings_file != IN_DOMAIN:
+    return None
+  info = describe(path) or {}
+  threads = info.get('workers', 1)
+  return {'workers': threads, 'bit_reproducible': threads == 1, 'sha256': info.get('sha256')}
 
 
 def initial_params(model: Model, cfg: ml_collections.ConfigDict, dataset: Dataset, log,

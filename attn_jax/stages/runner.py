@@ -28,7 +28,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from attn_jax import config as config_lib
-from attn_jax.core import atomic_io, compilation, digests, hosts, leases
+from attn_jax.core import atomic_io, compilation, digests, estimates, hosts, leases
 from attn_jax.core.errors import IntegrityError
 from attn_jax.core.registry import STAGES, with_requirements
 from attn_jax.data.dataset import EncodedSplit
@@ -99,7 +99,7 @@ def _compute(ctx: AnalysisContext, stage: Stage, directory: str, key_hash: str, 
              desc=stage.name, unit='work', disable=not ctx.cfg.train.progress,
              bar_format='{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}] {postfix}')
   last_save = time.time()
-  estimate = _Estimate(stage.name, sum(c for c, d in zip(costs, done) if not d), log)
+  estimate = estimates.Estimate(stage.name, sum(c for c, d in zip(costs, done) if not d), log)
   for b, batch in enumerate(batches):
     if done[b]:
       continue
@@ -130,37 +130,6 @@ def _compute(ctx: AnalysisContext, stage: Stage, directory: str, key_hash: str, 
     _save_npz(partial_path, {**arrays, '__docs_done': docs_done, '__key': np.array(key_hash),
                              '__seconds': np.array(seconds)})
   return arrays, seconds
-
-
-class _Estimate:
-  """Says once, early, how long a stage will take: from the first batches
-  that compiled nothing (their work per second), times the work left. The
-  progress bar then keeps the time left up to date."""
-
-  def __init__(self, name: str, total_cost: float, log, min_seconds: float = 2.0):
-    self.name, self.left, self.log, self.min_seconds = name, total_cost, log, min_seconds
-    self.cost = self.seconds = 0.0
-    self.said = total_cost <= 0
-
-  def add(self, cost: float, seconds: float, compiling: float) -> None:
-    self.left -= cost
-    if self.said:
-      return
-    if compiling < 0.1 * seconds:  # a batch that ran compiled code only
-      self.cost, self.seconds = self.cost + cost, self.seconds + seconds
-    if self.seconds >= self.min_seconds or (self.left <= 0 and self.cost):
-      self.said = True
-      left = self.left * self.seconds / self.cost
-      self.log(f'{self.name}: about {_duration(left)} more (measured on the batches so far; '
-               'the bar keeps the estimate up to date)')
-
-
-def _duration(seconds: float) -> str:
-  if seconds < 90:
-    return f'{seconds:.0f} s'
-  if seconds < 5400:
-    return f'{seconds / 60:.0f} min'
-  return f'{seconds / 3600:.1f} h'
 
 
 def _merge_hosts(ctx: AnalysisContext, directory: str, key_hash: str) -> tuple[Arrays, float]:

@@ -52,7 +52,7 @@ import numpy as np
 import optax
 import tqdm
 
-from attn_jax.core import compilation, sharding
+from attn_jax.core import compilation, estimates, sharding
 from attn_jax.data import split_batches
 from attn_jax.data.dataset import Dataset
 from attn_jax.core.errors import CheckpointError, StorageError, TrainingError
@@ -67,6 +67,8 @@ from attn_jax.training.objective import Objective
 from attn_jax.training.optimizer import frozen_subtrees, make_optimizer, with_hyperparams
 
 SELECTION_METRIC = 'roc_auc'
+# Training says how long it will take once its steps that compiled nothing add up to this.
+ESTIMATE_AFTER_SECONDS = 5.0
 # S&S's early stopping and learning-rate halving read dev accuracy (§A.6).
 SELECTION_METRICS = ('roc_auc', 'accuracy')
 
@@ -177,6 +179,9 @@ def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
     if saved is not None and saved['finished']:
       return _already_finished(p, saved, log)
     run = _start(p, store, saved, initial_params, log)
+    run.estimate = estimates.Estimate(
+        'training', p.t.epochs * p.steps_per_epoch - _steps_done(run.progress, p), log,
+        min_seconds=ESTIMATE_AFTER_SECONDS, unit='steps')
     with _progress_bar(p, run.progress) as bar:
       for epoch in range(run.progress['epoch'], p.t.epochs):
         _train_epoch(p, run, epoch, bar)
@@ -217,6 +222,7 @@ class _Run:
   alive: np.ndarray  # [M] bools: losses still finite
   active: np.ndarray  # [M] bools: still training (alive, and not stopped by patience)
   clock: float  # when `progress['seconds']` was last brought up to date
+  estimate: Optional[estimates.Estimate] = None  # says, early, how long the steps left take
 
 
 def _program(model, dataset, members, group_dir, objective) -> _Program:
@@ -293,10 +299,13 @@ def _start(p: _Program, store: CheckpointStore, saved: Optional[dict], initial_p
               progress_lib.training(progress), clock=time.time())
 
 
+def _steps_done(progress: dict, p: _Program) -> int:
+  return progress['epoch'] * p.steps_per_epoch + progress['batch']
+
+
 def _progress_bar(p: _Program, progress: dict) -> tqdm.tqdm:
   """A bar over all the program's steps, starting at those already done."""
-  return tqdm.tqdm(total=p.t.epochs * p.steps_per_epoch,
-                   initial=progress['epoch'] * p.steps_per_epoch + progress['batch'],
+  return tqdm.tqdm(total=p.t.epochs * p.steps_per_epoch, initial=_steps_done(progress, p),
                    disable=not p.t.progress, unit='step', dynamic_ncols=True)
 
 
@@ -327,6 +336,7 @@ def _train_epoch(p: _Program, run: _Run, epoch: int, bar: tqdm.tqdm) -> None:
     raise TrainingError(f'the models\' batch orders have different numbers of batches ({sorted(counts)})')
   batches_per_epoch = counts.pop()
   for index in range(run.progress['batch'], batches_per_epoch):
+    started, compiled = time.time(), compilation.seconds()
     if shared:
       batch = next(iter(orders.values()))[index]
       inputs = p.objective.batch_inputs('train', batch.index, batch.tokens.shape[1])
@@ -340,7 +350,9 @@ def _train_epoch(p: _Program, run: _Run, epoch: int, bar: tqdm.tqdm) -> None:
       run.state, losses = p.executor.step_each(run.state, batches, p.dropout_keys, p.values, inputs,
                                                run.active)
       examples = np.array([(b.index >= 0).sum() for b in batches])
-    _drop_non_finite(p, run, losses, epoch, index, batches_per_epoch, bar)
+    _drop_non_finite(p, run, losses, epoch, index, batches_per_epoch, bar)  # reads the losses: synced
+    if run.estimate is not None:
+      run.estimate.add(1, time.time() - started, compilation.seconds() - compiled)
     # An epoch holds every training example once in any order, so the
     # models' counts agree at its end, where the mean loss is read.
     progress_lib.add_batch(run.progress, index, losses * examples if p.objective.mean_loss else losses,

@@ -13,8 +13,18 @@ in a child process with OpenBLAS's kernel pinned (`blas`), so the same key
 gives the same bytes on any x86-64 machine with AVX2; each build or cache hit
 says in one line whether the file matches the committed record of its recipe
 in results/vectors.
+
+`vectors.workers` > 1 (or 'auto': every core) trains with that many gensim
+threads: faster, but the threads update shared weights in no fixed order, so
+such vectors are not bit-for-bit reproducible. The thread count is part of
+the cache key and of the file's record, and the run's `embeddings.json` says
+which vectors it started from. Before a build, one line says how long it will
+take, from the tokens per second an earlier build measured on this machine
+(`core.estimates.MeasuredRates`), else from the committed build benchmark
+(results/benchmarks/vector_build_*.json) of a machine with as many cores.
 """
 
+import glob
 import hashlib
 import json
 import os
@@ -26,7 +36,7 @@ import ml_collections
 import numpy as np
 import tqdm
 
-from attn_jax.core import atomic_io
+from attn_jax.core import atomic_io, estimates
 from attn_jax.data import builders, protocols, sources
 from attn_jax.data.vocabulary import Vocabulary
 from attn_jax.core.errors import ConfigError
@@ -51,6 +61,12 @@ def corpora(cfg: ml_collections.ConfigDict) -> tuple[str, ...]:
   return names
 
 
+def workers(cfg: ml_collections.ConfigDict) -> int:
+  """The gensim threads `vectors.workers` asks for ('auto': this process's cores)."""
+  value = cfg.vectors.get('workers', 1)
+  return estimates.available_cores() if value == 'auto' else int(value)
+
+
 def recipe(cfg: ml_collections.ConfigDict) -> dict:
   """Everything the vectors depend on besides the source files and vocabulary."""
   found = {'target': cfg.data.dataset, 'corpora': list(corpora(cfg)), 'dim': cfg.model.embed_dim,
@@ -63,6 +79,8 @@ def recipe(cfg: ml_collections.ConfigDict) -> dict:
     found['lines'] = cfg.vectors.lines
   if cfg.vectors.get('oov_as_unk', False):
     found['oov_as_unk'] = True
+  if workers(cfg) != 1:  # not bit-reproducible: the count is part of what was built
+    found['workers'] = workers(cfg)
   return found
 
 
@@ -124,8 +142,9 @@ def ensure_vectors(cfg: ml_collections.ConfigDict, vocab: Vocabulary,
     return path
   os.makedirs(os.path.dirname(path), exist_ok=True)
   r = recipe(cfg)
+  threads = r.get('workers', 1)
   log(f'building in-domain word vectors for {cfg.data.dataset} from {", ".join(r["corpora"])} '
-      f'({r["epochs"]} epochs, one thread; minutes) -> {path}')
+      f'({r["epochs"]} epochs, {_threads(threads)}) -> {path}')
   started = time.time()
   with tempfile.NamedTemporaryFile('w', dir=os.path.dirname(path), suffix='.corpus',
                                    encoding='utf-8') as text:
@@ -134,12 +153,19 @@ def ensure_vectors(cfg: ml_collections.ConfigDict, vocab: Vocabulary,
     tokens = sum(c['tokens'] for c in counts.values())
     log(f'corpus: {sum(c["documents"] for c in counts.values())} documents, {tokens} tokens '
         f'({sum(c["held_out"] for c in counts.values())} held-out documents left out)')
+    log(f'vectors: {estimate_line(r, tokens)}')
     bar = tqdm.tqdm(total=r['epochs'], unit='epoch', desc='vectors', dynamic_ncols=True,
                     disable=not cfg.train.progress)
+    trained = []
     with bar:
       wanted = list(vocab.tokens[4:]) + ([corpus.UNK_WORD] if r.get('oov_as_unk') else [])
-      wv, environment = fasttext.train(text.name, r['dim'], r, lambda done, s: bar.update(1),
-                                       words=wanted, log=log)
+      wv, environment = fasttext.train(
+          text.name, r['dim'], r,
+          lambda done, s: (bar.update(1), trained.append(s)), words=wanted, log=log,
+          workers=threads)
+  if trained:
+    estimates.MeasuredRates().put(rate_key(r), tokens * len(trained) / max(trained[-1], 1e-9),
+                                  'corpus tokens/s')
   words = [w for w in wanted if w in wv.key_to_index]
   matrix = np.stack([wv[w] for w in words]) if words else np.zeros((0, r['dim']), np.float32)
   atomic_io.atomic_write(path, lambda f: _write_vec(f, words, matrix))
@@ -147,12 +173,55 @@ def ensure_vectors(cfg: ml_collections.ConfigDict, vocab: Vocabulary,
           'vocabulary_words': len(vocab) - 4, 'words_with_vectors': len(words),
           'coverage': len(words) / max(len(vocab) - 4, 1),
           'seconds': round(time.time() - started, 1), 'sha256': atomic_io.sha256_file(path),
-          'environment': environment}
+          'environment': environment, 'workers': threads, 'bit_reproducible': threads == 1}
   atomic_io.write_json(path[:-len('.vec')] + '.json', info)
   log(f'vectors for {len(words)} of {len(vocab) - 4} vocabulary words '
       f'({info["coverage"]:.1%}) in {info["seconds"]:.0f} s')
   check_against_record(cfg.data.dataset, info, log)
   return path
+
+
+def _threads(count: int) -> str:
+  return ('one thread: bit-reproducible' if count == 1 else
+          f'{count} threads: faster, not bit-for-bit reproducible (vectors.workers=1 is)')
+
+
+def rate_key(r: dict) -> str:
+  """What a build's tokens per second depend on: the trainer, not the corpus."""
+  return estimates.key(what='vectors', method=r.get('method', 'fasttext'), sg=r['sg'], dim=r['dim'],
+                       window=r['window'], negative=r['negative'], min_n=r['min_n'],
+                       max_n=r['max_n'], workers=r.get('workers', 1))
+
+
+def _benchmarked_rate(r: dict) -> Optional[tuple[float, str]]:
+  """Tokens per second of the committed build benchmark of this recipe's
+  trainer on a machine with as many cores, and which file says so."""
+  folder = os.path.join(os.path.dirname(records_directory()), 'benchmarks')
+  for path in sorted(glob.glob(os.path.join(folder, 'vector_build_*.json'))):
+    found = atomic_io.read_json_object(path) or {}
+    if found.get('cpus') != estimates.available_cores():
+      continue
+    if rate_key({**found.get('recipe', {}), 'workers': 1}) != rate_key({**r, 'workers': 1}):
+      continue
+    for row in found.get('rows', []):
+      if row.get('workers') == r.get('workers', 1) and row.get('tokens_per_second'):
+        return float(row['tokens_per_second']), os.path.relpath(path, os.path.dirname(folder))
+  return None
+
+
+def estimate_line(r: dict, tokens: int) -> str:
+  """How long `r`'s training on `tokens` corpus tokens will take here, and why we think so."""
+  measured = estimates.MeasuredRates().get(rate_key(r))
+  if measured:
+    source = 'measured by an earlier build on this machine'
+  else:
+    found = _benchmarked_rate(r)
+    if found is None:
+      return (f'{tokens * r["epochs"]:,} tokens to train; no rate measured on a machine like this '
+              'one yet (the bar says after the first epoch)')
+    measured, source = found[0], f'measured on a {estimates.available_cores()}-core machine: {found[1]}'
+  return (f'about {estimates.duration(tokens * r["epochs"] / measured)} '
+          f'({tokens * r["epochs"]:,} tokens at {measured:,.0f} tokens/s, {source})')
 
 
 def records_directory() -> str:

@@ -134,3 +134,25 @@ def test_changed_source_files_are_prepared_again(tmp_path):
   assert len(builders.load_raw('imdb', str(tmp_path / 'data'), str(tmp_path / 'tfds'))['train']) == 6
   archives.write_imdb(tmp_path / 'data', imdb_reviews(5))
   assert len(builders.load_raw('imdb', str(tmp_path / 'data'), str(tmp_path / 'tfds'))['train']) == 10
+
+
+def test_a_preparation_says_what_it_prepares_and_tfds_says_nothing(tmp_path, monkeypatch, capsys, caplog):
+  """One line of ours (with a time estimate once a rate is measured) in place
+  of tfds's "Downloading and preparing dataset Unknown size", its split and
+  shuffle bars and "Variant folder … has no dataset_info.json"."""
+  monkeypatch.setenv('ATTN_JAX_RATES', str(tmp_path / 'rates.json'))
+  archives.write_sst(tmp_path / 'data')
+  said = []
+  files = sources.locate('sst', str(tmp_path / 'data'))
+  builders.prepare('sst', files, str(tmp_path / 'tfds'), log=said.append)
+  assert len(said) == 1 and said[0].startswith('preparing sst for tfds from 0.0 MB of source files')
+  assert 'no earlier preparation measured here' in said[0]
+  said.clear()
+  builders.prepare('sst', files, str(tmp_path / 'tfds'), log=said.append)
+  assert not said  # prepared: nothing to say
+  builders.prepare('sst', files, str(tmp_path / 'tfds2'), log=said.append)
+  assert 'at the rate an earlier preparation measured here' in said[0]
+  printed = capsys.readouterr()
+  for noise in ('Downloading and preparing', 'Generating', 'Shuffling', 'Subsequent calls'):
+    assert noise not in printed.out + printed.err
+  assert not [r for r in caplog.records if 'Variant folder' in r.getMessage()]

@@ -219,16 +219,3 @@ def test_unknown_analysis_is_named_with_the_valid_ones():
 def test_requirements_are_added_in_running_order():
   assert stages_lib.with_requirements_of(['kendall']) == ('gradient', 'loo', 'kendall')
   assert stages_lib.with_requirements_of(['erasure', 'gradient']) == ('gradient', 'erasure')
-
-
-def test_a_stage_says_early_how_long_it_will_take():
-  from attn_jax.stages.runner import _Estimate  # pylint: disable=g-import-not-at-top
-  said = []
-  estimate = _Estimate('loo', total_cost=100.0, log=said.append, min_seconds=2.0)
-  estimate.add(10.0, 30.0, compiling=29.0)   # compiling: not a measure of the work
-  estimate.add(10.0, 1.0, compiling=0.0)
-  assert not said
-  estimate.add(10.0, 1.0, compiling=0.0)     # 20 work in 2 s; 70 left -> 7 s
-  assert said == ['loo: about 7 s more (measured on the batches so far; the bar keeps the estimate up to date)']
-  estimate.add(10.0, 1.0, compiling=0.0)
-  assert len(said) == 1  # once

@@ -100,9 +100,14 @@ def test_several_seeds_train_as_one_vmapped_program():
 
 
 @pytest.mark.usefixtures('optax_promotion')
-def test_tiny_run_lowers_the_loss_and_writes_its_results(tmp_path):
+def test_tiny_run_lowers_the_loss_and_writes_its_results(tmp_path, monkeypatch):
+  from attn_jax.training import trainer  # pylint: disable=g-import-not-at-top
+  monkeypatch.setattr(trainer, 'ESTIMATE_AFTER_SECONDS', 0.0)  # say it after the first compiled step
   cfg = helpers.synthetic_config(train__epochs=4, data__max_docs_per_split=None)
-  results = helpers.run(cfg, tmp_path)
+  logs = []
+  results = helpers.run(cfg, tmp_path, logs)
+  said = [line for line in logs if line.startswith('training: about ')]
+  assert len(said) == 1 and 'steps/s, measured on the steps so far' in said[0], logs
   records = helpers.history(tmp_path)
   assert len(records) == 4 and records[-1]['train_loss'] < records[0]['train_loss']
   for key in ('accuracy', 'f1_pos', 'roc_auc', 'pr_auc', 'selected_epoch'):

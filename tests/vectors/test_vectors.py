@@ -220,6 +220,18 @@ def test_a_config_naming_in_domain_vectors_builds_caches_and_loads_them(tfds_dir
   model = build_model(cfg.model, len(data.vocab))
   table = np.asarray(initial_params_lib.initial_params(model, cfg, data, lambda _: None)['embedding']['table'])
   assert np.count_nonzero(np.any(table != 0, axis=1)) == info['words_with_vectors']
+  assert info['workers'] == 1 and info['bit_reproducible']
+  assert any(line.startswith('vectors: ') for line in logs)  # the build's time estimate
+  cfg.vectors.workers = 2  # not bit-reproducible: a file of its own, and runs say so
+  logs.clear()
+  threaded = build.ensure_vectors(cfg, data.vocab, logs.append)
+  assert threaded != path and build.describe(threaded)['workers'] == 2
+  assert '2 threads: faster, not bit-for-bit reproducible' in logs[0]
+  initial_params_lib.initial_params(model, cfg, data, logs.append, str(tmp_path))
+  assert 'built with 2 threads: not bit-for-bit reproducible' in logs[-1]
+  record = json.loads((tmp_path / 'embeddings.json').read_text())
+  assert record['in_domain'] == {'workers': 2, 'bit_reproducible': False,
+                                 'sha256': build.describe(threaded)['sha256']}
   with open(path, 'a') as f:
     f.write('tampered 1\n')
   assert build.describe(path) is None  # a changed file is not trusted: it is built again
@@ -253,3 +265,41 @@ def test_ss_recipe_keys_enter_the_vectors_key_only_when_set():
   assert 'lines' not in before and 'oov_as_unk' not in before
   cfg.vectors.lines, cfg.vectors.oov_as_unk = 'sentences', True
   assert build.recipe(cfg) == {**before, 'lines': 'sentences', 'oov_as_unk': True}
+
+
+def test_the_thread_count_enters_the_vectors_key_only_away_from_one(monkeypatch):
+  """vectors.workers=1 keeps every cached file's key; more threads (not
+  bit-reproducible) build a file of their own; 'auto' is this machine's cores."""
+  cfg = config_lib.default_config('sst', 'bilstm')
+  before = build.recipe(cfg)
+  assert 'workers' not in before and build.workers(cfg) == 1
+  cfg.vectors.workers = 2
+  assert build.recipe(cfg) == {**before, 'workers': 2}
+  monkeypatch.setattr(build.estimates, 'available_cores', lambda: 16)
+  cfg.vectors.workers = 'auto'
+  assert build.workers(cfg) == 16 and build.recipe(cfg)['workers'] == 16
+  config_lib.validate(cfg)
+  for bad in (0, -1, '2', 'all', 1.5):
+    cfg.vectors.workers = bad
+    with pytest.raises(ConfigError, match='vectors.workers'):
+      config_lib.validate(cfg)
+
+
+def test_a_build_says_how_long_it_will_take_from_a_measured_rate(tmp_path, monkeypatch):
+  monkeypatch.setenv('ATTN_JAX_RATES', str(tmp_path / 'rates.json'))
+  monkeypatch.setattr(build, 'records_directory', lambda: str(tmp_path / 'results' / 'vectors'))
+  monkeypatch.setattr(build.estimates, 'available_cores', lambda: 2)
+  r = {**build.recipe(config_lib.default_config('sst', 'bilstm')), 'workers': 2}
+  assert 'no rate measured on a machine like this one yet' in build.estimate_line(r, 1_000_000)
+  (tmp_path / 'results' / 'benchmarks').mkdir(parents=True)
+  bench = {'cpus': 2, 'recipe': {**r, 'epochs': 1}, 'rows': [
+      {'workers': 1, 'tokens_per_second': 50_000}, {'workers': 2, 'tokens_per_second': 100_000}]}
+  (tmp_path / 'results' / 'benchmarks' / 'vector_build_sst.json').write_text(json.dumps(bench))
+  line = build.estimate_line(r, 1_200_000)  # 5 epochs: 6 M tokens at 100 k/s
+  assert line == ('about 60 s (6,000,000 tokens at 100,000 tokens/s, measured on a 2-core machine: '
+                  'benchmarks/vector_build_sst.json)')
+  assert 'at 50,000 tokens/s' in build.estimate_line({**r, 'workers': 1}, 1_200_000)
+  assert 'no rate measured' in build.estimate_line({**r, 'sg': 0}, 1_200_000)  # CBOW: another trainer
+  build.estimates.MeasuredRates().put(build.rate_key(r), 200_000, 'corpus tokens/s')
+  assert build.estimate_line(r, 1_200_000) == (
+      'about 30 s (6,000,000 tokens at 200,000 tokens/s, measured by an earlier build on this machine)')

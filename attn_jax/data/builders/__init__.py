@@ -5,15 +5,24 @@ it once into the tfds data dir as array_record (`$TFDS_DATA_DIR` respected)
 — again whenever the source files change — and reads every split back
 through a tfds data source. Each preparation keeps a record of what its
 source files were and what is unusual about them (`source_record`).
+
+A preparation says in one line what it prepares and how long it will take
+(from the source bytes per second an earlier preparation measured on this
+machine, `core.estimates.MeasuredRates`), in place of tfds's own lines
+("Downloading and preparing dataset Unknown size", its split and shuffle
+bars, "Variant folder … has no dataset_info.json"), which say nothing a
+user of local files needs; tfds's real warnings still show.
 """
 
+import contextlib
 import os
+import time
 import warnings
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 
-from attn_jax.core import atomic_io
+from attn_jax.core import atomic_io, estimates
 from attn_jax.data import network, source_record, sources
 from attn_jax.data.builders import staging
 from attn_jax.data.builders.ag_news import AgNewsCsv
@@ -72,8 +81,37 @@ def _recorded(dataset: str, version_dir: str) -> Optional[dict]:
   return record
 
 
+def _rate_key(dataset: str) -> str:
+  return estimates.key(what='tfds preparation', dataset=dataset)
+
+
+def _announce(dataset: str, files: Optional[dict[str, str]], root: str, log) -> int:
+  """Says what is prepared where, and how long it will take; returns the source bytes."""
+  if files is None:
+    log(f'preparing {dataset} for tfds in {root}, once: downloading the official files first')
+    return 0
+  size = sum(os.path.getsize(f) for f in files.values())
+  rate = estimates.MeasuredRates().get(_rate_key(dataset))
+  when = (f'about {estimates.duration(size / rate)} at the rate an earlier preparation measured here'
+          if rate else 'no earlier preparation measured here')
+  log(f'preparing {dataset} for tfds from {size / 1e6:.1f} MB of source files in {root}, once ({when})')
+  return size
+
+
+@contextlib.contextmanager
+def _tfds_quiet():
+  """tfds's progress bars off while it prepares (its count of splits and shuffles)."""
+  from tensorflow_datasets.core.utils import tqdm_utils  # pylint: disable=g-import-not-at-top
+  active = getattr(tqdm_utils, '_active', True)
+  tqdm_utils.display_progress_bar(False)
+  try:
+    yield
+  finally:
+    tqdm_utils.display_progress_bar(active)
+
+
 def prepare(dataset: str, files: Optional[dict[str, str]],
-            tfds_data_dir: Optional[str]) -> tuple[dict, str]:
+            tfds_data_dir: Optional[str], log: Callable[[str], None] = print) -> tuple[dict, str]:
   """Prepares once, and again whenever the local source files change.
 
   With no local files (`files=None`) an existing prepared copy is used as it
@@ -94,7 +132,8 @@ def prepare(dataset: str, files: Optional[dict[str, str]],
 
   def ready() -> Optional[dict]:
     """The record of a prepared copy that needs no new preparation, else None."""
-    if not builder.is_prepared():
+    # tfds warns of a version folder without dataset_info.json (one being made): not asked then.
+    if not os.path.exists(os.path.join(version_dir, 'dataset_info.json')) or not builder.is_prepared():
       return None
     if files is None:
       return _recorded(dataset, version_dir) or source_record.UNRECORDED
@@ -110,16 +149,23 @@ def prepare(dataset: str, files: Optional[dict[str, str]],
   root = os.fspath(builder.data_dir_root)
 
   def prepare_in(staging_root: str) -> str:
+    size = _announce(dataset, files, root, log)
+    started = time.time()
     staged = make_builder(dataset, files, staging_root)
     # Downloads stay in the real data dir, so a failed preparation is not downloaded again.
-    staged.download_and_prepare(download_dir=os.path.join(root, 'downloads') if files is None else None)
+    with _tfds_quiet():
+      staged.download_and_prepare(download_dir=os.path.join(root, 'downloads') if files is None else None)
+    if size:
+      estimates.MeasuredRates().put(_rate_key(dataset), size / max(time.time() - started, 1e-3),
+                                    'source bytes/s')
     official = {role: sources.official_name(dataset, role) for role in staged.source_files}
     made = source_signature(staged.source_files, official if files is None else None)
     atomic_io.write_json(os.path.join(staged.data_dir, SIGNATURE_FILE), made)
     source_record.write(staged.data_dir, source_record.make(dataset, made, staged.count_notes))
     return os.fspath(staged.data_dir)
 
-  staging.prepare_staged(dataset, root, version_dir, prepare_in, ready=lambda: ready() is not None)
+  staging.prepare_staged(dataset, root, version_dir, prepare_in, ready=lambda: ready() is not None,
+                         log=log)
   return source_record.read(version_dir) or source_record.UNRECORDED, version_dir
 
 

@@ -75,6 +75,14 @@ class ArchiveBuilder(tfds.core.GeneratorBasedBuilder, skip_registration=True):
     self.count_notes = []  # item-count differences from the official release met reading
     super().__init__(**kwargs)
 
+  # tfds prints these two lines itself; `builders.prepare` says what is
+  # prepared, with a time estimate, instead.
+  def _log_download_bytes(self) -> None:
+    pass
+
+  def _log_download_done(self) -> None:
+    pass
+
   def _split_generators(self, dl_manager):
     files = self._files
     if files is None:

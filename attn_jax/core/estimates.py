@@ -1,0 +1,118 @@
+"""How long a long step will take, said before (or early in) it.
+
+Two sources of a rate:
+- a loop that measures itself (`Estimate`: training's steps, an analysis
+  stage's batches) says once, after its first batches that compiled nothing,
+  how long the rest will take;
+- a step that cannot measure itself before it starts (the word vectors,
+  trained in a gensim child process; tfds's data preparation) looks up the
+  rate an earlier run measured on this machine (`MeasuredRates`, a small JSON
+  file beside the caches), and records its own when it ends.
+"""
+
+import datetime
+import json
+import os
+import platform
+from typing import Callable, Optional
+
+from attn_jax.core import atomic_io
+from attn_jax.core.errors import StorageError
+
+RATES_ENV_VAR = 'ATTN_JAX_RATES'
+
+
+def duration(seconds: float) -> str:
+  """'42 s', '12 min' or '1.5 h'."""
+  if seconds < 90:
+    return f'{seconds:.0f} s'
+  if seconds < 5400:
+    return f'{seconds / 60:.0f} min'
+  return f'{seconds / 3600:.1f} h'
+
+
+def available_cores() -> int:
+  """The CPU cores this process may run on (its affinity, else the machine's)."""
+  try:
+    return len(os.sched_getaffinity(0))
+  except AttributeError:  # macOS, Windows
+    return os.cpu_count() or 1
+
+
+def machine() -> str:
+  """What a measured rate is a rate of: this machine's cores and processor."""
+  return f'{available_cores()} cores, {platform.processor() or platform.machine()}'
+
+
+class Estimate:
+  """Says once, early, how long a loop will take: from its first units of
+  work that compiled nothing (work per second), times the work left. A
+  progress bar then keeps the time left up to date.
+
+  `add(cost, seconds, compiling)` after each unit: its cost (any measure of
+  work), its wall time and the seconds of that spent compiling
+  (`compilation.seconds()` before and after).
+  """
+
+  def __init__(self, name: str, total_cost: float, log: Callable[[str], None],
+               min_seconds: float = 2.0, unit: Optional[str] = None):
+    self.name, self.left, self.log, self.min_seconds, self.unit = name, total_cost, log, min_seconds, unit
+    self.cost = self.seconds = 0.0
+    self.said = total_cost <= 0
+
+  def add(self, cost: float, seconds: float, compiling: float) -> None:
+    self.left -= cost
+    if self.left <= 0:  # nothing more to wait for
+      self.said = True
+    if self.said:
+      return
+    if compiling < 0.1 * seconds:  # a unit that ran compiled code only
+      self.cost, self.seconds = self.cost + cost, self.seconds + seconds
+    if self.cost and self.seconds >= self.min_seconds:
+      self.said = True
+      left = self.left * self.seconds / self.cost
+      rate = (f'{self.left:,.0f} {self.unit} at {self.cost / self.seconds:.1f} {self.unit}/s, '
+              if self.unit else '')
+      self.log(f'{self.name}: about {duration(left)} more ({rate}measured on the '
+               f'{self.unit or "batches"} so far; the bar keeps the estimate up to date)')
+
+
+def rates_path() -> str:
+  return os.environ.get(RATES_ENV_VAR) or os.path.join(
+      os.path.expanduser('~'), '.cache', 'attn_jax', 'rates.json')
+
+
+class MeasuredRates:
+  """Rates measured by earlier runs, by this machine (`machine()`) and by
+  what was measured (a string key, e.g. the vectors recipe and threads):
+  {machine: {key: {'rate', 'unit', 'measured'}}} in `rates_path()`. A
+  missing or damaged file is no rates; one that cannot be written is no
+  loss (an estimate is advice)."""
+
+  def __init__(self, path: Optional[str] = None):
+    self.path = path or rates_path()
+
+  def _all(self) -> dict:
+    found = atomic_io.read_json_object(self.path)
+    return found if isinstance(found, dict) else {}
+
+  def get(self, key: str) -> Optional[float]:
+    entry = self._all().get(machine(), {}).get(key)
+    rate = entry.get('rate') if isinstance(entry, dict) else None
+    return float(rate) if isinstance(rate, (int, float)) and rate > 0 else None
+
+  def put(self, key: str, rate: float, unit: str) -> None:
+    rates = self._all()
+    rates.setdefault(machine(), {})[key] = {
+        'rate': round(rate, 3), 'unit': unit,
+        'measured': datetime.datetime.now().isoformat(timespec='seconds')}
+    try:
+      os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+      atomic_io.write_json(self.path, rates)
+    except (OSError, StorageError):
+      pass
+
+
+def key(**parts) -> str:
+  """A stable key of what a rate was measured on."""
+  return json.dumps(parts, sort_keys=True)
