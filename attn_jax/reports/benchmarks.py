@@ -6,13 +6,17 @@ axis, Meister's g_{h_p}(x), and the in-domain word vectors.
     python -m attn_jax.report state-importance STATE_IMPORTANCE.json ... [--readme FILE]
     python -m attn_jax.report train-throughput TRAIN_THROUGHPUT.json ... [--readme FILE]
     python -m attn_jax.report vectors VECTORS.json ... [--save results/vectors] [--readme FILE]
+    python -m attn_jax.report vector-build VECTOR_BUILD.json ... [--readme FILE]
+    python -m attn_jax.report first-run FIRST_RUN.json ... [--readme FILE]
 
 `benchmarks` tabulates the JSON files written by
 `benchmarks/analysis_throughput.py --out`, `model-axis` those of
 `benchmarks/model_axis_throughput.py --out`, `state-importance` those of
 `benchmarks/state_importance_throughput.py --out`, `train-throughput` those of
 `benchmarks/train_throughput.py --out`; `vectors` the records
-`attn_jax.vectors` writes beside each vectors file (`--save` copies them).
+`attn_jax.vectors` writes beside each vectors file (`--save` copies them);
+`vector-build` those of `benchmarks/vector_build.py --out`, `first-run` those
+of `benchmarks/first_run.py --out`.
 """
 
 import os
@@ -182,6 +186,36 @@ def _vectors(parser, args, argv) -> None:
                  'python -m attn_jax.report vectors ' + ' '.join(sources), sources)
 
 
+def vector_build_rows(reports: list[dict]) -> list[list[str]]:
+  """Per host and gensim thread count: an epoch's seconds, tokens/s, and the
+  speed-up over the host's first row (its fewest threads)."""
+  rows = [['host', 'corpus tokens', 'threads', 'seconds per epoch', 'corpus tokens/s',
+           'speed-up over 1 thread', 'besides training (s)', 'default 5 epochs (min)']]
+  for bench in reports:
+    host = f'{bench["cpus"]} CPUs' + (' (device host)' if 'device host' in bench.get('host', '') else '')
+    one = next((r for r in bench['rows'] if r['workers'] == 1), None)
+    for r in sorted(bench['rows'], key=lambda r: r['workers']):
+      epoch = np.mean(r['epoch_seconds'])
+      rows.append([host, f'{bench["corpus_tokens"]:,}', str(r['workers']), f'{epoch:.1f}',
+                   f'{r["tokens_per_second"]:,}',
+                   f'{r["tokens_per_second"] / one["tokens_per_second"]:.2f}x' if one else '–',
+                   f'{r["other_seconds"]:.1f}', f'{(5 * epoch + r["other_seconds"]) / 60:.1f}'])
+  return rows
+
+
+def first_run_rows(reports: list[dict]) -> list[list[str]]:
+  """Per cold run: each phase's seconds, and the time to the closing line."""
+  rows = [['run', 'cores', 'phase', 'starts at (s)', 'seconds']]
+  for bench in reports:
+    for phase in bench['phases']:
+      rows.append([bench['run_command'], str(bench['cores']), phase['phase'], f'{phase["starts_at"]:.0f}',
+                   f'{phase["seconds_until_next"]:.0f}' if 'seconds_until_next' in phase else ''])
+    total = bench['seconds_to_closing_line']
+    rows.append([bench['run_command'], str(bench['cores']), '**closing line**', '',
+                 f'**{total:.0f} ({total / 60:.1f} min)**' if total else 'not reached'])
+  return rows
+
+
 def _tabulating(rows_of, block: str):
   return lambda parser, args, argv: _tabulate(args, rows_of, block)
 
@@ -196,5 +230,11 @@ COMMANDS.register(Command('state-importance', 80, 'STATE_IMPORTANCE.json ...',
 COMMANDS.register(Command('train-throughput', 85, 'TRAIN_THROUGHPUT.json ...',
                           'training tokens/s: host memory kept against system malloc',
                           _tabulating(training_rows, 'training-benchmarks')))
+COMMANDS.register(Command('vector-build', 95, 'VECTOR_BUILD.json ...',
+                          'building the vectors: seconds per epoch by gensim threads',
+                          _tabulating(vector_build_rows, 'vector-build-benchmarks')))
+COMMANDS.register(Command('first-run', 96, 'FIRST_RUN.json ...',
+                          'a README command from cold caches, by phase',
+                          _tabulating(first_run_rows, 'first-run-benchmarks')))
 COMMANDS.register(Command('vectors', 90, 'VECTORS.json ... [--save results/vectors]',
                           'the in-domain vectors: corpus and coverage', _vectors))

@@ -11,6 +11,7 @@ one program and analysed, with a table of mean ± 95 % CI over seeds.
     python -m attn_jax.studies report wp_table2 --root=results/wp_table2   # + W&P's own code
     python -m attn_jax.studies report vector_seeds --root=workdirs/vector_seeds --save=results/vector_seeds --readme=docs/jain_wallace.md
     python -m attn_jax.studies run batch_seeds --only='sst_*'   # batch order as a random factor
+    python -m attn_jax.studies run vector_workers   # vectors by 1 or 2 gensim threads, 5 seeds each
 
 The `vector_seeds` study adds the vectors' own randomness to the J&W grid's
 BiLSTM + tanh rows of SST and IMDB: vector seed k with model seed k for
@@ -21,7 +22,8 @@ the two intervals side by side (reading the grid from `jw_grid` beside its
 root).
 """
 
-from attn_jax.studies import batch_seeds, fidelity, jain_wallace_grid, serrano_smith_models, vector_seeds, wiegreffe_pinter_table2
+from attn_jax.studies import (batch_seeds, fidelity, jain_wallace_grid, serrano_smith_models, vector_seeds,
+                              vector_workers, wiegreffe_pinter_table2)
 from attn_jax.studies.arms import Arm, Study
 
 STUDIES = {
@@ -41,6 +43,10 @@ STUDIES = {
     # beside the grid's 5 that share vector seed 0 (attn_jax.studies.vector_seeds).
     'vector_seeds': Study('vector_seeds', vector_seeds.ARMS, vector_seeds.ANALYSES, seeds=1,
                           description=vector_seeds.__doc__.split('\n\n')[0], kind='vector_seeds'),
+    # Vectors built with one gensim thread (bit-reproducible) or two, SST
+    # BiLSTM + tanh, 5 seeds each (attn_jax.studies.vector_workers).
+    'vector_workers': Study('vector_workers', vector_workers.ARMS, vector_workers.ANALYSES, seeds=5,
+                            description=vector_workers.__doc__.split('\n\n')[0]),
     # Learned vs uniform attention on SST, 5 seeds each, beside W&P's own code
     # (benchmarks/wp_reference.py): W&P Table 2 (attn_jax.studies.wiegreffe_pinter_table2).
     'wp_table2': Study('wp_table2', wiegreffe_pinter_table2.ARMS, wiegreffe_pinter_table2.ANALYSES, seeds=5,

@@ -205,7 +205,7 @@ def _benchmarked_rate(r: dict) -> Optional[tuple[float, str]]:
       continue
     for row in found.get('rows', []):
       if row.get('workers') == r.get('workers', 1) and row.get('tokens_per_second'):
-        return float(row['tokens_per_second']), os.path.relpath(path, os.path.dirname(folder))
+        return float(row['tokens_per_second']), os.path.relpath(path, os.path.dirname(os.path.dirname(folder)))
   return None
 
 

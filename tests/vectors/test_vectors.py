@@ -297,7 +297,7 @@ def test_a_build_says_how_long_it_will_take_from_a_measured_rate(tmp_path, monke
   (tmp_path / 'results' / 'benchmarks' / 'vector_build_sst.json').write_text(json.dumps(bench))
   line = build.estimate_line(r, 1_200_000)  # 5 epochs: 6 M tokens at 100 k/s
   assert line == ('about 60 s (6,000,000 tokens at 100,000 tokens/s, measured on a 2-core machine: '
-                  'benchmarks/vector_build_sst.json)')
+                  'results/benchmarks/vector_build_sst.json)')
   assert 'at 50,000 tokens/s' in build.estimate_line({**r, 'workers': 1}, 1_200_000)
   assert 'no rate measured' in build.estimate_line({**r, 'sg': 0}, 1_200_000)  # CBOW: another trainer
   build.estimates.MeasuredRates().put(build.rate_key(r), 200_000, 'corpus tokens/s')
