@@ -1,5 +1,6 @@
 """`python -m attn_jax.report <command> ...`: see `attn_jax.reports.cli`."""
 
+import attn_jax.studies  # noqa: F401  (registers the `study` command: the studies' tables)
 from attn_jax.reports.cli import main
 
 if __name__ == '__main__':

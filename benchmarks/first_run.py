@@ -10,16 +10,17 @@ cache, compiled-program cache and measured rates (TFDS_DATA_DIR,
 ATTN_JAX_VECTORS, ATTN_JAX_COMPILATION_CACHE, ATTN_JAX_RATES) are empty
 folders, with the data read from $ATTN_JAX_DATA as a user's first run reads
 them. Records the wall time to the closing line (`done in ...`), each log
-line with its time since the start, the time each phase took (tfds
-preparations, the vectors, training, each analysis stage: from one phase's
-first line to the next's), the estimates said before training, and any of
-tfds's own lines that reached the log (there should be none).
+line with its time since the start (`python -m attn_jax.report first-run`
+reads the phases from it: tfds preparations, the vectors, training, each
+analysis stage), what was said before training (the estimates), any of
+tfds's own lines that reached the log (there should be none), and the rates
+the run measured (a later run on a machine with as many cores reads them when
+it has measured none of its own: `attn_jax.core.estimates`).
 """
 
 import argparse
 import os
 import platform
-import re
 import subprocess
 import sys
 import tempfile
@@ -32,29 +33,24 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # tfds's lines that say nothing to a user of local files (issue 38).
 TFDS_NOISE = ('Variant folder', 'dataset_info.json', 'Downloading and preparing', 'Generating splits',
               'Shuffling', 'Subsequent calls will reuse')
-# The first line of each phase of a run's log.
-PHASES = ((r'^preparing (\S+) for tfds', 'prepare {0}'),
-          (r'^building in-domain word vectors', 'vectors'),
-          (r'^pretrained vectors: ', 'model set-up'),
-          (r'^training: about', 'training (after its first steps)'),
-          (r'^epoch 1 of', 'training (after epoch 1)'),
-          (r'^test: ', 'evaluation'),
-          (r'^(\w+): about .* more', 'stage {0}'),
-          (r'^done in ', 'done'))
 
 
-def phases(lines: list[tuple[float, str]]) -> list[dict]:
-  """Where each phase starts, and how long until the next one starts."""
-  starts = []
-  for seconds, line in lines:
-    for pattern, name in PHASES:
-      match = re.match(pattern, line)
-      if match and not (name.startswith('stage') and match.group(1) == 'training'):
-        starts.append({'phase': name.format(*match.groups()), 'starts_at': round(seconds, 1)})
-        break
-  for here, after in zip(starts, starts[1:]):
-    here['seconds_until_next'] = round(after['starts_at'] - here['starts_at'], 1)
-  return starts
+def result(command_line: str, run_command: list, lines: list, status: int, wall: float, folder: str) -> dict:
+  """The run's record: its log with times, what it said before training,
+  tfds's own lines that reached it, and the rates it measured (its
+  ATTN_JAX_RATES file: what a later run on a machine like this one reads).
+  The phases are read from the log by `python -m attn_jax.report first-run`."""
+  done = [s for s, line in lines if line.startswith('done in ')]
+  training = next((s for s, line in lines if line.startswith('training: about')), None)
+  return {
+      'command': command_line, 'run_command': ' '.join(run_command[1:3] + run_command[4:]),
+      'exit_status': status, 'cores': estimates.available_cores(),
+      'processor': platform.processor() or platform.machine(),
+      'seconds_to_closing_line': round(done[0], 1) if done else None, 'wall_seconds': round(wall, 1),
+      'said_before_training': [line for s, line in lines if training is None or s <= training],
+      'tfds_noise': [line for _, line in lines if any(n in line for n in TFDS_NOISE)],
+      'rates': atomic_io.read_json_object(os.path.join(folder, 'rates.json')) or {},
+      'log': [[round(s, 1), line] for s, line in lines]}
 
 
 def main(argv=None) -> None:
@@ -81,21 +77,12 @@ def main(argv=None) -> None:
       print(f'{lines[-1][0]:7.1f}  {lines[-1][1]}', flush=True)
     status = child.wait()
   wall = time.time() - started
-  done = [s for s, line in lines if line.startswith('done in ')]
-  training = next((s for s, line in lines if line.startswith('training: about')), None)
-  result = {
-      'command': 'python benchmarks/first_run.py ' + ' '.join(sys.argv[1:]),
-      'run_command': ' '.join(command[1:3] + command[4:]), 'exit_status': status,
-      'cores': estimates.available_cores(), 'processor': platform.processor() or platform.machine(),
-      'seconds_to_closing_line': round(done[0], 1) if done else None, 'wall_seconds': round(wall, 1),
-      'phases': phases(lines),
-      'said_before_training': [line for s, line in lines if training is None or s <= training],
-      'tfds_noise': [line for _, line in lines if any(n in line for n in TFDS_NOISE)],
-      'log': [[round(s, 1), line] for s, line in lines]}
+  record = result('python benchmarks/first_run.py ' + ' '.join(sys.argv[1:]), command, lines, status, wall,
+                  folder)
   if args.out:
-    atomic_io.write_json(args.out, result)
-  print(f'closing line after {result["seconds_to_closing_line"]} s; exit status {status}; '
-        f'{len(result["tfds_noise"])} tfds lines')
+    atomic_io.write_json(args.out, record)
+  print(f'closing line after {record["seconds_to_closing_line"]} s; exit status {status}; '
+        f'{len(record["tfds_noise"])} tfds lines')
 
 
 if __name__ == '__main__':

@@ -7,10 +7,13 @@ Two sources of a rate:
 - a step that cannot measure itself before it starts (the word vectors,
   trained in a gensim child process; tfds's data preparation) looks up the
   rate an earlier run measured on this machine (`MeasuredRates`, a small JSON
-  file beside the caches), and records its own when it ends.
+  file beside the caches), and records its own when it ends; with none
+  measured here, the rate a committed benchmark measured on a machine with
+  as many cores (`committed_rate`: results/benchmarks/*.json with `rates`).
 """
 
 import datetime
+import glob
 import json
 import os
 import platform
@@ -111,6 +114,26 @@ class MeasuredRates:
       atomic_io.write_json(self.path, rates)
     except (OSError, StorageError):
       pass
+
+
+def benchmarks_directory() -> str:
+  """results/benchmarks of the checkout this package is in (absent in an installed wheel)."""
+  package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  return os.path.join(os.path.dirname(package), 'results', 'benchmarks')
+
+
+def committed_rate(key: str) -> Optional[tuple[float, str]]:
+  """The rate of `key` a committed benchmark measured on a machine with as
+  many cores as this one (its `rates`, as `MeasuredRates` keeps them), and
+  that benchmark's file relative to the checkout; None if none did."""
+  cores = f'{available_cores()} cores, '
+  for path in sorted(glob.glob(os.path.join(benchmarks_directory(), '*.json'))):
+    rates = (atomic_io.read_json_object(path) or {}).get('rates')
+    for host, entries in (rates.items() if isinstance(rates, dict) else ()):
+      entry = entries.get(key) if host.startswith(cores) and isinstance(entries, dict) else None
+      if isinstance(entry, dict) and isinstance(entry.get('rate'), (int, float)) and entry['rate'] > 0:
+        return float(entry['rate']), os.path.relpath(path, os.path.dirname(os.path.dirname(benchmarks_directory())))
+  return None
 
 
 def key(**parts) -> str:

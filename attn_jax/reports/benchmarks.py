@@ -203,15 +203,45 @@ def vector_build_rows(reports: list[dict]) -> list[list[str]]:
   return rows
 
 
+# Where a first run's phases end: (pattern of the log line that ends one, its name).
+FIRST_RUN_MILESTONES = (
+    (r'^(\w+): train \d+, dev \d+', 'data: {0} (tfds preparation, tokens, vocabulary)'),
+    (r'^vectors: ', "vectors' corpus (the other datasets' tfds preparation, tokens)"),
+    (r'^vectors for \d+ of', 'vectors: training'),
+    (r'^pretrained vectors: ', 'vectors: loading'),
+    (r': test \(\d+\): accuracy', 'training (compiling, every epoch, selection) and test evaluation'),
+    (r'^(\w+): \d+ documents in', 'stage {0}'),
+    (r'^done in ', 'closing line'))
+
+
+def first_run_phases(log: list) -> list[dict]:
+  """[{phase, ends_at, seconds}] from a first run's log ([[seconds, line], ...]):
+  each phase from the previous milestone's line to its own."""
+  import re  # pylint: disable=g-import-not-at-top
+  phases, last = [], 0.0
+  for seconds, line in log:
+    for pattern, name in FIRST_RUN_MILESTONES:
+      match = re.search(pattern, line)
+      if match:
+        phases.append({'phase': name.format(*match.groups()), 'ends_at': seconds,
+                       'seconds': round(seconds - last, 1)})
+        last = seconds
+        break
+  return phases
+
+
 def first_run_rows(reports: list[dict]) -> list[list[str]]:
   """Per cold run: each phase's seconds, and the time to the closing line."""
-  rows = [['run', 'cores', 'phase', 'starts at (s)', 'seconds']]
+  rows = [['run', 'cores', 'phase', 'ends at (s)', 'seconds']]
   for bench in reports:
-    for phase in bench['phases']:
-      rows.append([bench['run_command'], str(bench['cores']), phase['phase'], f'{phase["starts_at"]:.0f}',
-                   f'{phase["seconds_until_next"]:.0f}' if 'seconds_until_next' in phase else ''])
+    import re  # pylint: disable=g-import-not-at-top
+    config = re.search(r'--config=(?:configs/)?([\w:]+)', bench['run_command'])
+    workers = re.search(r'vectors\.workers=(\w+)', bench['run_command'])
+    run = (config.group(1) if config else bench['run_command']) + (f', workers={workers.group(1)}' if workers else '')
+    for phase in first_run_phases(bench['log']):
+      rows.append([run, str(bench['cores']), phase['phase'], f'{phase["ends_at"]:.0f}', f'{phase["seconds"]:.0f}'])
     total = bench['seconds_to_closing_line']
-    rows.append([bench['run_command'], str(bench['cores']), '**closing line**', '',
+    rows.append([run, str(bench['cores']), '**to the closing line**', '',
                  f'**{total:.0f} ({total / 60:.1f} min)**' if total else 'not reached'])
   return rows
 

@@ -3,10 +3,12 @@ and the generated Markdown blocks of README.md and docs/ made from them.
 
 The commands are those the report modules register (`registry.COMMANDS`):
 J&W's `training`, `data` and `analyses` (with S&S's rows), `wp`, `meister`,
-the benchmark tables, and `reproduce` (one HTML and Markdown report of
-everything). `--readme FILE` rewrites that table's block in FILE (a
-Markdown file with `<!-- BLOCK:start -->` / `<!-- BLOCK:end -->` markers);
-given several times, in each file that holds it.
+the benchmark tables, `reproduce` (one HTML and Markdown report of
+everything), and `study` (a study's table; registered by `attn_jax.studies`,
+whose `python -m attn_jax.studies report` prints the same). `--readme FILE`
+rewrites that table's block in FILE (a Markdown file with
+`<!-- BLOCK:start -->` / `<!-- BLOCK:end -->` markers); given several
+times, in each file that holds it.
 """
 
 import argparse
@@ -34,6 +36,11 @@ def parser() -> argparse.ArgumentParser:
   p.add_argument('--out', default='report', help='reproduce: the folder for index.html and REPORT.md')
   p.add_argument('--text', action='append', default=[],
                  help='reproduce: a text of your own to explain with each run (repeatable)')
+  p.add_argument('--root', help='study: the study\'s folder (default: workdirs/<study>)')
+  p.add_argument('--reference', help='study: the other side its table compares with (see python -m '
+                 'attn_jax.studies --help)')
+  p.add_argument('--seeds', type=int, help='study: seeds per arm, when not the study\'s own')
+  p.add_argument('--variant', help="study: the arms' config variant, e.g. 'smoke'")
   return p
 
 

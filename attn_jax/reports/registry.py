@@ -5,6 +5,8 @@
 - SECTIONS: a paper's part of the reproduction report (`report reproduce`).
 - STAGE_ROWS: the rows a stage's summary gives in the analyses table
   (`report analyses`), measured beside published.
+- STUDY_TABLES: a kind of study's table (`Study.kind`: the J&W grid's, the
+  fidelity study's, S&S's, ...), `python -m attn_jax.studies report`.
 
 Like the stage and experiment registries (`attn_jax.core.registry`), these
 are read without importing what fills them: the first read imports every
@@ -66,9 +68,22 @@ class StageRows:
   rows: Callable
 
 
+@dataclasses.dataclass(frozen=True)
+class StudyTable:
+  """How a kind of study is reported. write: (study, root, save_to, readme,
+  reference) -> the table's rows, printed, and its block rewritten in each
+  `readme` file; `save_to`: copy the small result files there first and read
+  them from there; `reference`: the other side the kind compares with
+  (J&W's or W&P's code, the grid, an earlier recipe), None for its default."""
+  name: str
+  order: int
+  write: Callable
+
+
 COMMANDS = Registry('report command', 'attn_jax.reports')
 SECTIONS = Registry('report section', 'attn_jax.reports')
 STAGE_ROWS = Registry('analysis table', 'attn_jax.reports')
+STUDY_TABLES = Registry('study table', 'attn_jax.reports')
 
 
 def commands_after_run(papers_run, cfg=None) -> list[Command]:

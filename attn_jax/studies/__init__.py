@@ -24,6 +24,7 @@ root).
 
 from attn_jax.studies import (batch_seeds, fidelity, jain_wallace_grid, serrano_smith_models, vector_seeds,
                               vector_workers, wiegreffe_pinter_table2)
+from attn_jax.reports.registry import COMMANDS, Command
 from attn_jax.studies.arms import Arm, Study
 
 STUDIES = {
@@ -52,5 +53,23 @@ STUDIES = {
     'wp_table2': Study('wp_table2', wiegreffe_pinter_table2.ARMS, wiegreffe_pinter_table2.ANALYSES, seeds=5,
                        description=wiegreffe_pinter_table2.__doc__.split('\n\n')[0], kind='wp_table2'),
 }
+
+
+
+def _report(parser, args, argv) -> None:
+  """`python -m attn_jax.report study NAME [--root ...]`: the same table as
+  `python -m attn_jax.studies report NAME`."""
+  del argv
+  from attn_jax.reports import studies as study_tables  # pylint: disable=g-import-not-at-top
+  if len(args.runs) != 1 or args.runs[0] not in STUDIES:
+    parser.error(f'study: name one study, one of {", ".join(sorted(STUDIES))}')
+  study = STUDIES[args.runs[0]].with_seeds(args.seeds).with_variant(args.variant)
+  study_tables.write(study, args.root or f'workdirs/{study.name}', args.save, args.readme, args.reference)
+
+
+# The report entry (`python -m attn_jax.report`) imports this package, so its
+# help lists the studies' tables among its commands.
+COMMANDS.register(Command('study', 100, 'STUDY [--root=workdirs/STUDY] [--save=results/STUDY] [--reference=...]',
+                          f'a study\'s table: {", ".join(sorted(STUDIES))}', _report))
 
 __all__ = ['Arm', 'STUDIES', 'Study']

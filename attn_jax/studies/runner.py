@@ -27,6 +27,7 @@ import tqdm
 from attn_jax import config as config_lib, pipeline
 from attn_jax.core import atomic_io
 from attn_jax.core.errors import AttnJaxError, ConfigError
+from attn_jax.reports import study_results
 from attn_jax.runs import workdir as workdir_lib
 from attn_jax.stages import store
 from attn_jax.studies.arms import Arm, Study
@@ -44,15 +45,8 @@ def select(study: Study, only: Optional[str]) -> list[Arm]:
   return arms
 
 
-def record_path(root: str) -> str:
-  return os.path.join(root, 'study.json')
-
-
-def read_record(root: str) -> dict:
-  try:
-    return atomic_io.read_json(record_path(root))
-  except (OSError, ValueError):
-    return {'arms': {}}
+# The record's reading belongs to the reports, which read it too.
+record_path, read_record = study_results.record_path, study_results.read_record
 
 
 def _note(root: str, arm: str, entry: dict) -> None:

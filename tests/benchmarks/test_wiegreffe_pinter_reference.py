@@ -10,7 +10,8 @@ import pytest
 import scipy.stats
 import helpers
 
-from attn_jax.studies import STUDIES, wiegreffe_pinter_table2
+from attn_jax.reports import wiegreffe_pinter_table2
+from attn_jax.studies import STUDIES
 from attn_jax.studies import __main__ as cli
 
 BENCHMARKS = os.path.join(helpers.ROOT, 'benchmarks')

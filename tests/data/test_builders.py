@@ -140,13 +140,15 @@ def test_a_preparation_says_what_it_prepares_and_tfds_says_nothing(tmp_path, mon
   """One line of ours (with a time estimate once a rate is measured) in place
   of tfds's "Downloading and preparing dataset Unknown size", its split and
   shuffle bars and "Variant folder … has no dataset_info.json"."""
+  from attn_jax.core import estimates  # pylint: disable=g-import-not-at-top
   monkeypatch.setenv('ATTN_JAX_RATES', str(tmp_path / 'rates.json'))
+  monkeypatch.setattr(estimates, 'benchmarks_directory', lambda: str(tmp_path / 'results' / 'benchmarks'))
   archives.write_sst(tmp_path / 'data')
   said = []
   files = sources.locate('sst', str(tmp_path / 'data'))
   builders.prepare('sst', files, str(tmp_path / 'tfds'), log=said.append)
   assert len(said) == 1 and said[0].startswith('preparing sst for tfds from 0.0 MB of source files')
-  assert 'no earlier preparation measured here' in said[0]
+  assert 'no earlier preparation measured on a machine like this one' in said[0]
   said.clear()
   builders.prepare('sst', files, str(tmp_path / 'tfds'), log=said.append)
   assert not said  # prepared: nothing to say
@@ -156,3 +158,20 @@ def test_a_preparation_says_what_it_prepares_and_tfds_says_nothing(tmp_path, mon
   for noise in ('Downloading and preparing', 'Generating', 'Shuffling', 'Subsequent calls'):
     assert noise not in printed.out + printed.err
   assert not [r for r in caplog.records if 'Variant folder' in r.getMessage()]
+
+
+def test_a_first_preparation_reads_a_committed_benchmarks_rate(tmp_path, monkeypatch):
+  """With no rate measured here, a benchmark's of a machine with as many cores."""
+  from attn_jax.core import estimates, atomic_io  # pylint: disable=g-import-not-at-top
+  monkeypatch.setenv('ATTN_JAX_RATES', str(tmp_path / 'rates.json'))
+  folder = tmp_path / 'results' / 'benchmarks'
+  monkeypatch.setattr(estimates, 'benchmarks_directory', lambda: str(folder))
+  key = builders._rate_key('sst')  # pylint: disable=protected-access
+  atomic_io.write_json(str(folder / 'first_run_sst.json'), {'rates': {
+      f'{estimates.available_cores() + 1} cores, x86_64': {key: {'rate': 1.0}},  # another machine: not read
+      f'{estimates.available_cores()} cores, x86_64': {key: {'rate': 1000.0, 'unit': 'source bytes/s'}}}})
+  archives.write_sst(tmp_path / 'data')
+  said = []
+  builders.prepare('sst', sources.locate('sst', str(tmp_path / 'data')), str(tmp_path / 'tfds'), log=said.append)
+  assert f'at the rate measured on a {estimates.available_cores()}-core machine: ' in said[0]
+  assert said[0].endswith('results/benchmarks/first_run_sst.json)')

@@ -11,7 +11,8 @@ from scipy import stats as scipy_stats
 
 from attn_jax import config as config_lib
 from attn_jax.runs import model_axis
-from attn_jax.studies import STUDIES, batch_seeds, collect, report, runner
+from attn_jax.reports import studies as report, study_results as collect, study_seeds
+from attn_jax.studies import STUDIES, batch_seeds, runner
 from attn_jax.studies import __main__ as cli
 from reference_trees import SPREAD, THEIRS, ours, theirs
 from test_vector_seeds import one_model
@@ -62,8 +63,8 @@ def test_each_arm_is_the_grid_model_of_its_seed_but_for_the_batch_order():
 
 def test_the_table_sets_one_order_beside_own_orders_and_j_w_code(tree):
   study_root = tree / 'batch_seeds'
-  rows, counts = batch_seeds.rows(STUDY, str(study_root), str(tree / 'jw_grid_lstm2'), str(tree / 'jw_reference'))
-  notes = batch_seeds.notes(STUDY.name, counts, 'GRID', 'REFERENCE')
+  rows, counts = study_seeds.rows(STUDY, str(study_root), str(tree / 'jw_grid_lstm2'), str(tree / 'jw_reference'))
+  notes = study_seeds.notes(STUDY.name, counts, 'GRID', 'REFERENCE')
   assert "the J&W grid's row (GRID)" in notes[0] and '(REFERENCE)' in notes[0]
   assert rows[0][:5] == ['configuration', 'statistic', 'attn-jax, one batch order', 'attn-jax, own batch orders',
                          'J&W code']
@@ -92,7 +93,7 @@ def test_the_table_sets_one_order_beside_own_orders_and_j_w_code(tree):
 
 
 def test_a_row_with_fewer_than_two_models_is_left_out(tree):
-  rows, _ = batch_seeds.rows(STUDY, str(tree / 'nothing'), str(tree / 'nothing'), str(tree / 'jw_reference'))
+  rows, _ = study_seeds.rows(STUDY, str(tree / 'nothing'), str(tree / 'nothing'), str(tree / 'jw_reference'))
   assert rows[1:] == []
 
 

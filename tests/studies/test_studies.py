@@ -5,7 +5,8 @@ import json
 import jax
 import pytest
 
-from attn_jax.studies import Arm, Study, collect, report, runner
+from attn_jax.reports import studies as report, study_results as collect
+from attn_jax.studies import Arm, Study, runner
 
 pytestmark = [pytest.mark.usefixtures('optax_promotion'), pytest.mark.slow]  # slow: scheduled first
 TINY = Study('tiny', (Arm('synthetic_bilstm_tanh', 'synthetic', 'bilstm', {'model.attention': 'tanh'}, 'smoke'),

@@ -11,7 +11,8 @@ import pytest
 from attn_jax import config as config_lib
 from attn_jax.analysis import statistics
 from attn_jax.runs import model_axis
-from attn_jax.studies import STUDIES, report, runner, vector_seeds
+from attn_jax.reports import studies as report, study_seeds
+from attn_jax.studies import STUDIES, runner, vector_seeds
 from attn_jax.studies import __main__ as cli
 from reference_trees import SPREAD, ours
 
@@ -91,11 +92,11 @@ def test_the_table_sets_model_seeds_beside_vectors_and_model_seeds(tree, capsys)
 def test_a_side_with_fewer_than_two_models_prints_a_dash(tmp_path):
   root = tmp_path / 'results' / 'vector_seeds'
   root.mkdir(parents=True)
-  rows = report.vector_seed_rows(STUDY, str(root))  # no grid, no model
+  rows = study_seeds.vector_seed_rows(STUDY, str(root))  # no grid, no model
   assert all(r[2:] == ['–', '0', '–', '0', '–', '–'] for r in rows[1:])
   one_model(root / 'sst_bilstm_tanh_vectors1', SST)
   ours(tmp_path / 'results' / 'jw_grid', 'sst_bilstm_tanh', SST)
-  rows = report.vector_seed_rows(STUDY, str(root))
+  rows = study_seeds.vector_seed_rows(STUDY, str(root))
   accuracy = rows[1]
   # The grid's seed0 and one arm's model: two, an interval; the ratio with the grid's five.
   assert accuracy[3] == '5' and accuracy[5] == '2' and accuracy[4] != '–' and accuracy[6] != '–'
@@ -148,7 +149,7 @@ def test_the_grid_of_the_same_recipe_can_be_named(tree, capsys):
   cli.main(['report', 'vector_seeds', f'--root={tree / "vector_seeds"}', f'--reference={tree / "jw_grid_fixed"}'])
   out = capsys.readouterr().out
   assert 'jw_grid_fixed' in out
-  rows = report.vector_seed_rows(STUDY, str(tree / 'vector_seeds'), str(tree / 'jw_grid_fixed'))
+  rows = study_seeds.vector_seed_rows(STUDY, str(tree / 'vector_seeds'), str(tree / 'jw_grid_fixed'))
   assert rows[1][3] == '5' and rows[1][5] == '5'
 
 

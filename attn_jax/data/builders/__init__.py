@@ -8,7 +8,8 @@ source files were and what is unusual about them (`source_record`).
 
 A preparation says in one line what it prepares and how long it will take
 (from the source bytes per second an earlier preparation measured on this
-machine, `core.estimates.MeasuredRates`), in place of tfds's own lines
+machine, `core.estimates.MeasuredRates`, else a committed benchmark's of a
+machine with as many cores), in place of tfds's own lines
 ("Downloading and preparing dataset Unknown size", its split and shuffle
 bars, "Variant folder … has no dataset_info.json"), which say nothing a
 user of local files needs; tfds's real warnings still show.
@@ -92,8 +93,13 @@ def _announce(dataset: str, files: Optional[dict[str, str]], root: str, log) -> 
     return 0
   size = sum(os.path.getsize(f) for f in files.values())
   rate = estimates.MeasuredRates().get(_rate_key(dataset))
-  when = (f'about {estimates.duration(size / rate)} at the rate an earlier preparation measured here'
-          if rate else 'no earlier preparation measured here')
+  if rate:
+    when = f'about {estimates.duration(size / rate)} at the rate an earlier preparation measured here'
+  else:
+    found = estimates.committed_rate(_rate_key(dataset))
+    when = (f'about {estimates.duration(size / found[0])} at the rate measured on a '
+            f'{estimates.available_cores()}-core machine: {found[1]}' if found
+            else 'no earlier preparation measured on a machine like this one')
   log(f'preparing {dataset} for tfds from {size / 1e6:.1f} MB of source files in {root}, once ({when})')
   return size
 

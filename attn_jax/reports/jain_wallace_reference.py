@@ -8,7 +8,7 @@ attn-jax arm used, one seed at a time, and writes
                                              (any value null: not computed)
 
 This reads those files and, for the same arm, attn-jax's seeds
-(`attn_jax.studies.collect`), and asks per statistic whether the two
+(`attn_jax.reports.study_results`), and asks per statistic whether the two
 implementations differ over their seeds (Welch's t-test, two-sided, α =
 0.05). It separates two reasons attn-jax may miss J&W's published number: if
 J&W's own code on our inputs lands where attn-jax does, the gap comes from the
@@ -22,7 +22,7 @@ from typing import Optional
 
 from attn_jax.analysis import statistics
 from attn_jax.core import atomic_io
-from attn_jax.studies import collect
+from attn_jax.reports import study_results as collect
 
 # What the summaries may hold, and the four the table tests.
 STATISTICS = ('accuracy', 'f1_pos', 'roc_auc', 'tau_attention_gradient', 'tau_attention_loo', 'tau_gradient_loo',

@@ -4,7 +4,9 @@ An arm's folder holds one folder per model (`seed0`, `seed1`, ...), each an
 ordinary run (eval.json, metrics.jsonl, analyses/<stage>/<key>/summary.json). This
 reads the statistic of each model and gives the Student-t interval over the
 models (attn_jax.analysis.statistics); a model whose analysis has not run yet is
-simply not counted for that statistic (`n` says how many were).
+simply not counted for that statistic (`n` says how many were). A study's
+root also holds `study.json`, the wall time of each arm's invocations
+(`read_record`; written by `attn_jax.studies.runner`).
 """
 
 import json
@@ -14,6 +16,18 @@ from typing import Callable, Optional
 from attn_jax.core import atomic_io
 from attn_jax.analysis import statistics
 from attn_jax.stages import store
+
+
+def record_path(root: str) -> str:
+  """A study root's record of its arms' invocations."""
+  return os.path.join(root, 'study.json')
+
+
+def read_record(root: str) -> dict:
+  try:
+    return atomic_io.read_json(record_path(root))
+  except (OSError, ValueError):
+    return {'arms': {}}
 
 
 def _read(path: str):

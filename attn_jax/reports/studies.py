@@ -1,5 +1,12 @@
 """A study's table: per arm, mean ± 95 % CI over seeds, beside J&W's numbers.
 
+Each kind of study (`Study.kind`) has its table registered in
+`registry.STUDY_TABLES`: the J&W grid's and the fidelity study's here, the
+vector- and batch-seed studies' in `study_seeds`, W&P's Table 2 in
+`wiegreffe_pinter_table2`, S&S's models here (`report ss`'s tables). A
+study's definition (its arms) is in `attn_jax.studies`; its results are read
+from the folders alone.
+
 `python -m attn_jax.studies report STUDY --root=WORKDIRS [--save=results/STUDY]
 [--reference=results/jw_reference] [--readme=README.md --readme=docs/jain_wallace.md]`
 prints the table (for the J&W grid, then J&W's own code on the same inputs
@@ -18,18 +25,19 @@ from attn_jax.core import atomic_io
 from attn_jax.core.registry import STAGES
 from attn_jax.papers import published
 from attn_jax.analysis import statistics
+from attn_jax.reports import jain_wallace_reference, serrano_smith_models, serrano_smith_recipe
+from attn_jax.reports import study_results
 from attn_jax.reports.common import embeddings_source, markdown, plain, root_of, with_notes, write_blocks
+from attn_jax.reports.registry import STUDY_TABLES, StudyTable
+from attn_jax.reports.study_results import STATISTICS, cell, collect_arm, models as collect_models, varies as collect_varies
 from attn_jax.stages import feature_importance, store
-from attn_jax.studies import batch_seeds, jain_wallace_reference, runner, vector_seeds, wiegreffe_pinter_table2
-from attn_jax.reports import serrano_smith_models, serrano_smith_recipe
-from attn_jax.studies.collect import STATISTICS, cell, collect_arm, models as collect_models, varies as collect_varies
 
 MODEL_FILES = ('eval.json', 'config.json', 'metrics.jsonl', 'data.json', 'embeddings.json')
 
 
 def wall_seconds(root: str, arm: str):
   """Seconds of the completed invocations for `arm`, and whether any was cut off."""
-  runs = runner.read_record(root)['arms'].get(arm, [])
+  runs = study_results.read_record(root)['arms'].get(arm, [])
   done = [r['seconds'] for r in runs if r.get('completed')]
   return (sum(done) if done else None), any(not r.get('completed') for r in runs)
 
@@ -103,59 +111,6 @@ def fidelity_rows(study, root: str) -> list[list[str]]:
                  *[cell(c[k], 2 if k == 'selected_epoch' else 3, paper=published_values.get(k))
                    for k in FIDELITY_COLUMNS]])
   return rows
-
-
-VECTOR_SEED_STATISTICS = ('accuracy', 'tau_attention_gradient', 'tau_attention_loo', 'tau_gradient_loo')
-
-
-def grid_beside(root: str) -> str:
-  """The J&W grid's folder beside a study's root (results/jw_grid for
-  results/vector_seeds, workdirs/jw_grid for workdirs/vector_seeds)."""
-  return os.path.join(os.path.dirname(os.path.normpath(root)), 'jw_grid')
-
-
-def _interval_cell(ci: dict) -> str:
-  """The grid table's cell, '–' with fewer than 2 models (no interval)."""
-  return cell(ci) if ci['n'] >= 2 else '–'
-
-
-def vector_seed_rows(study, root: str, grid: str | None = None) -> list[list[str]]:
-  """Per dataset and statistic: (a) the J&W grid's BiLSTM + tanh row over its
-  5 model seeds (one set of vectors, vectors seed 0), and (b) that row's
-  seed 0 with the study's arms of the dataset (vector seed k, model seed k):
-  each mean ± 95 % Student-t half-width with its n, and the ratio of the
-  half-widths (b / a) and of the standard deviations (the same when both
-  sides have as many models; with fewer on one side its t-quantile widens the
-  half-width, not the sd); '–' where a side has fewer than 2 models. `grid`:
-  the J&W grid's root (default `grid_beside(root)`); it must be trained with
-  the recipe the study's arms train with."""
-  grid = grid or grid_beside(root)
-  rows = [['dataset', 'statistic', 'model seeds only', 'n', 'vectors and model seeds', 'n',
-           'half-width ratio', 'sd ratio']]
-  for dataset in [d for d in vector_seeds.DATASETS if any(a.dataset == d for a in study.arms)]:
-    grid_arm = os.path.join(grid, vector_seeds.GRID_ARM.format(dataset=dataset))
-    model_only = collect_arm(grid_arm)['values']
-    seed0 = os.path.join(grid_arm, 'seed0')
-    both_members = ([seed0] if os.path.exists(os.path.join(seed0, 'eval.json')) else []) + [
-        m for arm in study.arms if arm.dataset == dataset
-        for m in collect_models(os.path.join(root, study.folder_name(arm)))]
-    for stat in VECTOR_SEED_STATISTICS:
-      a = statistics.t_interval(model_only[stat])
-      b = statistics.t_interval([STATISTICS[stat][1](m) for m in both_members])
-      both = a['n'] >= 2 and b['n'] >= 2 and a['half_width'] > 0
-      rows.append([dataset, STATISTICS[stat][0], _interval_cell(a), str(a['n']), _interval_cell(b),
-                   str(b['n']), f'{b["half_width"] / a["half_width"]:.2f}' if both else '–',
-                   f'{b["std"] / a["std"]:.2f}' if both else '–'])
-  return rows
-
-
-def vector_seed_notes(study, grid: str = 'jw_grid beside the root') -> list[str]:
-  return [f'model seeds only: the J&W grid\'s <dataset>_bilstm_tanh ({grid}), model seeds 0..4 '
-          'from one set of vectors (vectors.seed 0); vectors and model seeds: its seed0 with vector seed k and '
-          f'model seed k, k = 1..4 ({study.name}: <dataset>_bilstm_tanh_vectors<k>); every model with the grid\'s '
-          'batch order (train.batch_seed 0). Mean ± 95 % Student-t half-width over the models; half-width ratio: '
-          'vectors and model seeds over model seeds only, and the same of the standard deviations; – where a side '
-          'has fewer than 2 models.']
 
 
 APART, MEANS_ONLY, NOT_ABOVE = 'yes (intervals apart)', 'yes (means only; intervals overlap)', 'NO'
@@ -387,11 +342,11 @@ def save(study, root: str, target: str) -> None:
         if found is not None and found.intact:
           relative = os.path.relpath(found.directory, source)
           atomic_io.write_json(os.path.join(dest, relative, 'summary.json'), store.summary_copy(found))
-  record = runner.read_record(root)
+  record = study_results.read_record(root)
   if os.path.abspath(root) != os.path.abspath(target):
-    merged = runner.read_record(target)
+    merged = study_results.read_record(target)
     merged['arms'].update(record['arms'])
-    atomic_io.write_json(runner.record_path(target), merged)
+    atomic_io.write_json(study_results.record_path(target), merged)
 
 
 def _ss_tables(study, root: str, save_to, readme, previous: str | None = None) -> list[list[str]]:
@@ -425,9 +380,9 @@ def _ss_tables(study, root: str, save_to, readme, previous: str | None = None) -
   made = serrano_smith_models.write([m for f in finished for m in collect_models(f)], save_to, readme, missing,
                          command, files, before)
   if save_to and os.path.abspath(root) != os.path.abspath(save_to):
-    merged = runner.read_record(save_to)
-    merged['arms'].update(runner.read_record(root)['arms'])
-    atomic_io.write_json(runner.record_path(save_to), merged)
+    merged = study_results.read_record(save_to)
+    merged['arms'].update(study_results.read_record(root)['arms'])
+    atomic_io.write_json(study_results.record_path(save_to), merged)
   print('\n'.join(totals(study, root)))
   return made['ss-table3'][0]
 
@@ -463,95 +418,19 @@ def totals(study, root: str) -> list[str]:
           for d, (total, arms, cut) in by_dataset.items()]
 
 
-def _vector_seed_table(study, root: str, readme, grid: str | None = None) -> list[list[str]]:
-  """Prints the vector-seed study's table (`vector_seed_rows`, the grid read
-  from `grid`, by default `jw_grid` beside the root) and rewrites the
-  `vector_seeds-table` block of those `readme` files that hold it
-  (`vector_seeds-table-<folder>` for a root named `vector_seeds_<something>`:
-  another recipe beside the study's own, as for the grid)."""
-  grid_root = grid or grid_beside(root)
-  rows = vector_seed_rows(study, root, grid_root)
-  notes = vector_seed_notes(study, grid_root) + totals(study, root)
-  print(plain(rows) + '\n' + '\n'.join(notes))
-  if readme:
-    here = root_of(readme)
-    source, grid = os.path.relpath(root, here), os.path.relpath(grid_root, here)
-    notes = vector_seed_notes(study, grid) + totals(study, root)
-    variant = root_variant(study.name, root)
-    write_blocks(readme, f'{study.name}-table' + ('' if variant is None else f'-{variant}'), with_notes(rows, notes),
-                 f'python -m attn_jax.studies report {study.name} --root={source}'
-                 + ('' if grid_root == grid_beside(root) else f' --reference={grid}'),
-                 [f'{source}/<arm>/eval.json', f'{source}/<arm>/analyses/kendall/*/summary.json',
-                  f'{grid}/<dataset>_bilstm_tanh/<seed>/eval.json',
-                  f'{grid}/<dataset>_bilstm_tanh/<seed>/analyses/kendall/*/summary.json',
-                  f'{source}/study.json'], optional=True)
-  return rows
+def saved(study, root: str, save_to: str | None) -> str:
+  """The folder a table is read from: `save_to` after copying the study's
+  small result files there (`save`), else `root`."""
+  if not save_to:
+    return root
+  save(study, root, save_to)
+  return save_to
 
 
-def _wp_table2(study, root: str, reference: str, readme) -> list[list[str]]:
-  """Prints W&P's Table 2 with seeds beside W&P's code (`wiegreffe_pinter_table2.rows`) and
-  rewrites the `wp_table2-table` block of those `readme` files that hold it."""
-  rows, notes = wiegreffe_pinter_table2.rows(study, root, reference)
-  notes += totals(study, root)
-  print(plain(rows) + '\n' + '\n'.join(notes))
-  if readme:
-    here = root_of(readme)
-    source, ref = os.path.relpath(root, here), os.path.relpath(reference, here)
-    default = os.path.abspath(reference) == os.path.abspath(wiegreffe_pinter_table2.default_reference(root))
-    write_blocks(readme, f'{study.name}-table', with_notes(rows, notes),
-                 f'python -m attn_jax.studies report {study.name} --root={source}'
-                 + ('' if default else f' --reference={ref}'),
-                 [f'{source}/<arm>/<seed>/eval.json', f'{ref}/<arm>/<seed>/summary.json',
-                  f'{source}/study.json'], optional=True)
-  return rows
-
-
-def _batch_seed_table(study, root: str, reference, readme) -> list[list[str]]:
-  """Prints the batch-seed study's table (`batch_seeds.rows`: the grid read
-  from `jw_grid_lstm2` beside the root, J&W's code from `reference`, by
-  default `jw_reference` beside it) and rewrites the `batch_seeds-table`
-  block of those `readme` files that hold it."""
-  reference = reference or batch_seeds.default_reference(root)
-  grid = batch_seeds.default_grid(root)
-  rows, counts = batch_seeds.rows(study, root, grid, reference)
-  spent = totals(study, root)
-  print(plain(rows) + '\n' + '\n'.join(batch_seeds.notes(study.name, counts, grid, reference) + spent))
-  if readme:
-    here = root_of(readme)
-    source, ref, shown_grid = (os.path.relpath(p, here) for p in (root, reference, grid))
-    notes = batch_seeds.notes(study.name, counts, shown_grid, ref) + spent
-    default = os.path.abspath(reference) == os.path.abspath(batch_seeds.default_reference(root))
-    write_blocks(readme, f'{study.name}-table', with_notes(rows, notes),
-                 f'python -m attn_jax.studies report {study.name} --root={source}'
-                 + ('' if default else f' --reference={ref}'),
-                 [f'{source}/<arm>/eval.json', f'{source}/<arm>/analyses/kendall/*/summary.json',
-                  f'{shown_grid}/<row>/<seed>/eval.json',
-                  f'{shown_grid}/<row>/<seed>/analyses/kendall/*/summary.json',
-                  f'{ref}/<row>/<seed>/summary.json', f'{source}/study.json'], optional=True)
-  return rows
-
-
-def write(study, root: str, save_to: str | None = None, readme=None,
-          reference: str | None = None) -> list[list[str]]:
-  """Prints the study's table (from `save_to` after copying there, if given) and
-  rewrites `readme`'s block; returns the rows. S&S's study (kind 'ss') prints
-  `report ss`'s tables of its finished arms instead; the vector-seed study
-  (kind 'vector_seeds') its two intervals per statistic (`vector_seed_rows`,
-  the grid read from `jw_grid` beside the root). A grid is followed by
-  J&W's own code on the same inputs (`reference_table`), read from
-  `reference`, by default `jw_reference` beside the folder the table is read
-  from (`save_to`'s, else `root`'s: results/jw_reference for results/jw_grid)."""
-  if study.kind == 'ss':  # `reference`: the earlier recipe's runs, if not beside
-    return _ss_tables(study, root, save_to, readme, reference)
-  if save_to:
-    save(study, root, save_to)
-    root = save_to
-  if study.kind == 'vector_seeds':  # `reference`: the J&W grid's root, if not beside
-    return _vector_seed_table(study, root, readme, reference)
-  if study.kind == 'batch_seeds':  # `reference`: J&W's code, if not beside
-    return _batch_seed_table(study, root, reference, readme)
-  if study.kind == 'wp_table2':
-    return _wp_table2(study, root, reference or wiegreffe_pinter_table2.default_reference(root), readme)
+def _tabulate(study, root: str, save_to, readme, reference) -> list[list[str]]:
+  """The J&W grid's table (kind 'grid', followed by J&W's own code on the
+  same inputs: `reference_table`) or the fidelity study's (kind 'fidelity')."""
+  root = saved(study, root, save_to)
   rows = (fidelity_rows if study.kind == 'fidelity' else grid_rows)(study, root)
   print(plain(rows))
   notes = ([] if study.kind == 'fidelity' else
@@ -574,3 +453,24 @@ def write(study, root: str, save_to: str | None = None, readme=None,
   if study.kind == 'grid':
     reference_table(study, root, reference or jain_wallace_reference.default_folder(root), readme)
   return rows
+
+
+STUDY_TABLES.register(StudyTable('grid', 10, _tabulate))
+STUDY_TABLES.register(StudyTable('fidelity', 20, _tabulate))
+STUDY_TABLES.register(StudyTable('ss', 60, lambda study, root, save_to, readme, reference:
+                                 _ss_tables(study, root, save_to, readme, reference)))
+
+
+def write(study, root: str, save_to: str | None = None, readme=None,
+          reference: str | None = None) -> list[list[str]]:
+  """Prints the study's table (from `save_to` after copying there, if given) and
+  rewrites `readme`'s block; returns the rows. The table is the one
+  registered for the study's kind (`registry.STUDY_TABLES`): S&S's study
+  (kind 'ss') prints `report ss`'s tables of its finished arms; the
+  vector-seed study (kind 'vector_seeds') its two intervals per statistic
+  (`study_seeds.vector_seed_rows`, the grid read from `jw_grid` beside the
+  root). A grid is followed by J&W's own code on the same inputs
+  (`reference_table`), read from `reference`, by default `jw_reference`
+  beside the folder the table is read from (`save_to`'s, else `root`'s:
+  results/jw_reference for results/jw_grid)."""
+  return STUDY_TABLES[study.kind].write(study, root, save_to, readme, reference)

@@ -1,0 +1,96 @@
+"""W&P's Table 2 with seeds beside W&P's own code on the same inputs: the
+table of the `wp_table2` study (attn_jax.studies.wiegreffe_pinter_table2),
+learned against uniform attention on SST, test F1 as mean ± 95 % CI, with
+Welch's t-test of attn-jax against W&P's code with dev selection.
+"""
+
+import os
+
+from attn_jax.analysis import statistics
+from attn_jax.papers import published
+from attn_jax.reports import jain_wallace_reference, study_results
+from attn_jax.reports.common import plain, root_of, with_notes, write_blocks
+from attn_jax.reports.registry import STUDY_TABLES, StudyTable
+from attn_jax.reports.studies import saved, totals
+
+SELECTIONS = (('devsel', "W&P's code, dev selection"), ('testsel', "W&P's code as W&P ran it (test selection)"))
+STATISTIC = 'f1_pos'
+
+
+def default_reference(root: str) -> str:
+  """`wp_reference` beside the study's folder (results/wp_table2 -> results/wp_reference)."""
+  return os.path.join(os.path.dirname(os.path.normpath(root)), 'wp_reference')
+
+
+def _values(side: dict) -> list:
+  return [v for v in side['values'][STATISTIC] if v is not None]
+
+
+def comparison(study, root: str, reference: str) -> dict:
+  """{attention: {'ours': collect_arm, selection: read_arm}} for 'learned' and 'uniform'."""
+  out = {}
+  for arm in study.arms:
+    attention = arm.name.split('_')[1]
+    out[attention] = {'ours': study_results.collect_arm(os.path.join(root, study.folder_name(arm))),
+                      **{sel: jain_wallace_reference.read_arm(os.path.join(reference, f'sst_{attention}_{sel}'))
+                         for sel, _ in SELECTIONS}}
+  return out
+
+
+def _cell(values: list) -> str:
+  ci = statistics.t_interval(values)
+  return study_results.cell(ci) + (f' (n={ci["n"]})' if ci['n'] else '')
+
+
+def _welch(a: list, b: list) -> str:
+  test = statistics.welch_t_test(a, b)
+  if test['p'] is None:
+    return '–'
+  return 'agree' if test['p'] >= jain_wallace_reference.ALPHA else (
+      f'differ (p={test["p"]:.3f})' if test['p'] >= 0.001 else 'differ (p<0.001)')
+
+
+def rows(study, root: str, reference: str) -> tuple[list[list[str]], list[str]]:
+  """The table (per attention: attn-jax, W&P's code with each selection,
+  W&P's published F1, Welch attn-jax vs W&P dev selection) and its notes
+  (learned − uniform per implementation)."""
+  paper = published.WIEGREFFE_PINTER_TABLE2['sst']
+  c = comparison(study, root, reference)
+  table = [['attention', 'F1: attn-jax', *[f'F1: {label}' for _, label in SELECTIONS], 'F1: W&P published',
+            'Welch: attn-jax vs W&P code (dev selection)']]
+  for attention, key in (('learned', 'attention'), ('uniform', 'uniform')):
+    sides = c[attention]
+    table.append([attention, _cell(_values(sides['ours'])),
+                  *[_cell(_values(sides[sel])) for sel, _ in SELECTIONS], f'{paper[key]:.3f}',
+                  _welch(_values(sides['ours']), _values(sides['devsel']))])
+  notes = [f'W&P published: learned − uniform = {paper["attention"] - paper["uniform"]:+.3f}']
+  for side, label in (('ours', 'attn-jax'), *SELECTIONS):
+    learned, uniform = _values(c['learned'][side]), _values(c['uniform'][side])
+    if learned and uniform:
+      gap = sum(learned) / len(learned) - sum(uniform) / len(uniform)
+      notes.append(f'{label}: learned − uniform = {gap:+.3f} '
+                   f'(Welch, learned vs uniform: {_welch(learned, uniform)})')
+  return table, notes
+
+
+def table(study, root: str, reference: str, readme) -> list[list[str]]:
+  """Prints W&P's Table 2 with seeds beside W&P's code (`rows`) and
+  rewrites the `wp_table2-table` block of those `readme` files that hold it."""
+  table_rows, notes = rows(study, root, reference)
+  notes += totals(study, root)
+  print(plain(table_rows) + '\n' + '\n'.join(notes))
+  if readme:
+    here = root_of(readme)
+    source, ref = os.path.relpath(root, here), os.path.relpath(reference, here)
+    default = os.path.abspath(reference) == os.path.abspath(default_reference(root))
+    write_blocks(readme, f'{study.name}-table', with_notes(table_rows, notes),
+                 f'python -m attn_jax.studies report {study.name} --root={source}'
+                 + ('' if default else f' --reference={ref}'),
+                 [f'{source}/<arm>/<seed>/eval.json', f'{ref}/<arm>/<seed>/summary.json',
+                  f'{source}/study.json'], optional=True)
+  return table_rows
+
+
+STUDY_TABLES.register(StudyTable(
+    'wp_table2', 50, lambda study, root, save_to, readme, reference:
+    table(study, saved(study, root, save_to), reference or default_reference(save_to or root), readme)))
