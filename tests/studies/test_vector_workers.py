@@ -12,7 +12,7 @@ STUDY = STUDIES['vector_workers']
 
 def test_the_arms_differ_only_in_the_vectors_threads():
   one, two = (arm.config(STUDY.seeds, STUDY.analyses) for arm in STUDY.arms)
-  assert STUDY.seeds == 5 and one.sweep == 'seed=0,1,2,3,4' and STUDY.kind == 'grid'
+  assert STUDY.seeds == 5 and one.sweep == 'seed=0,1,2,3,4' and STUDY.kind == 'vector_workers'
   first, second = keys.training_items(one), keys.training_items(two)
   differ = {k for k in set(first) | set(second) if first.get(k) != second.get(k)}
   assert differ - {'name'} == {'vectors.workers'}
