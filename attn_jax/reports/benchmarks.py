@@ -250,21 +250,21 @@ def _tabulating(rows_of, block: str):
   return lambda parser, args, argv: _tabulate(args, rows_of, block)
 
 
-COMMANDS.register(Command('benchmarks', 60, 'BENCHMARK.json ...', 'analysis throughput against the loops',
-                          _tabulating(benchmark_rows, 'analysis-benchmarks')))
-COMMANDS.register(Command('model-axis', 70, 'MODEL_AXIS.json ...', 'one program against separate runs',
-                          _tabulating(model_axis_rows, 'model-axis-benchmarks')))
-COMMANDS.register(Command('state-importance', 80, 'STATE_IMPORTANCE.json ...',
-                          "Meister's g_{h_p}(x): documents/s and FLOPs",
-                          _tabulating(state_importance_rows, 'state-importance-benchmarks')))
-COMMANDS.register(Command('train-throughput', 85, 'TRAIN_THROUGHPUT.json ...',
-                          'training tokens/s: host memory kept against system malloc',
-                          _tabulating(training_rows, 'training-benchmarks')))
-COMMANDS.register(Command('vector-build', 95, 'VECTOR_BUILD.json ...',
-                          'building the vectors: seconds per epoch by gensim threads',
-                          _tabulating(vector_build_rows, 'vector-build-benchmarks')))
-COMMANDS.register(Command('first-run', 96, 'FIRST_RUN.json ...',
-                          'a README command from cold caches, by phase',
-                          _tabulating(first_run_rows, 'first-run-benchmarks')))
+# The benchmark tables: (command, order, usage, what it prints, rows, block).
+TABULATED = (
+    ('benchmarks', 60, 'BENCHMARK.json ...', 'analysis throughput against the loops', benchmark_rows,
+     'analysis-benchmarks'),
+    ('model-axis', 70, 'MODEL_AXIS.json ...', 'one program against separate runs', model_axis_rows,
+     'model-axis-benchmarks'),
+    ('state-importance', 80, 'STATE_IMPORTANCE.json ...', "Meister's g_{h_p}(x): documents/s and FLOPs",
+     state_importance_rows, 'state-importance-benchmarks'),
+    ('train-throughput', 85, 'TRAIN_THROUGHPUT.json ...', 'training tokens/s: host memory kept against system malloc',
+     training_rows, 'training-benchmarks'),
+    ('vector-build', 95, 'VECTOR_BUILD.json ...', 'building the vectors: seconds per epoch by gensim threads',
+     vector_build_rows, 'vector-build-benchmarks'),
+    ('first-run', 96, 'FIRST_RUN.json ...', 'a README command from cold caches, by phase', first_run_rows,
+     'first-run-benchmarks'))
+for _name, _order, _usage, _about, _rows, _block in TABULATED:
+  COMMANDS.register(Command(_name, _order, _usage, _about, _tabulating(_rows, _block)))
 COMMANDS.register(Command('vectors', 90, 'VECTORS.json ... [--save results/vectors]',
                           'the in-domain vectors: corpus and coverage', _vectors))

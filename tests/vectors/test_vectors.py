@@ -303,3 +303,27 @@ def test_a_build_says_how_long_it_will_take_from_a_measured_rate(tmp_path, monke
   build.estimates.MeasuredRates().put(build.rate_key(r), 200_000, 'corpus tokens/s')
   assert build.estimate_line(r, 1_200_000) == (
       'about 30 s (6,000,000 tokens at 200,000 tokens/s, measured by an earlier build on this machine)')
+
+
+def test_the_vectors_command_builds_all_three_datasets_with_the_threads_asked(monkeypatch, capsys):
+  from attn_jax.vectors import __main__ as command  # pylint: disable=g-import-not-at-top
+  built = []
+
+  class Vocab:
+    vocab = None
+
+  monkeypatch.setattr(command, 'load_dataset', lambda data: Vocab())
+  monkeypatch.setattr(command.build, 'ensure_vectors', lambda cfg, vocab: built.append(
+      (cfg.data.dataset, cfg.vectors.workers)) or 'path')
+  monkeypatch.setattr(command.build, 'describe', lambda path: {
+      'words_with_vectors': 1, 'vocabulary_words': 2, 'coverage': 0.5, 'corpus_tokens': 3, 'corpus': {}})
+  command.main(['all', '--workers=auto'])
+  assert built == [('sst', 'auto'), ('imdb', 'auto'), ('20news', 'auto')]
+  built.clear()
+  command.main(['imdb', 'sst', 'imdb', '--workers=2'])
+  assert built == [('imdb', 2), ('sst', 2)]
+  with pytest.raises(SystemExit, match="--workers='two': give a number of threads or 'auto'"):
+    command.main(['sst', '--workers=two'])
+  with pytest.raises(SystemExit):  # a count below one is the config's error, named
+    command.main(['sst', '--workers=0'])
+  assert 'vectors.workers=0' in capsys.readouterr().err
