@@ -65,19 +65,21 @@ class Estimate:
 
   def add(self, cost: float, seconds: float, compiling: float) -> None:
     self.left -= cost
-    if self.left <= 0:  # nothing more to wait for
-      self.said = True
-    if self.said:
-      return
     if compiling < 0.1 * seconds:  # a unit that ran compiled code only
       self.cost, self.seconds = self.cost + cost, self.seconds + seconds
-    if self.cost and self.seconds >= self.min_seconds:
+    if self.left <= 0:  # nothing more to wait for
       self.said = True
-      left = self.left * self.seconds / self.cost
-      rate = (f'{self.left:,.0f} {self.unit} at {self.cost / self.seconds:.1f} {self.unit}/s, '
-              if self.unit else '')
-      self.log(f'{self.name}: about {duration(left)} more ({rate}measured on the '
-               f'{self.unit or "batches"} so far; the bar keeps the estimate up to date)')
+    if self.said or not (self.cost and self.seconds >= self.min_seconds):
+      return
+    self.said = True
+    left = self.left * self.seconds / self.cost
+    rate = f'{self.left:,.0f} {self.unit} at {self.rate():.1f} {self.unit}/s, ' if self.unit else ''
+    self.log(f'{self.name}: about {duration(left)} more ({rate}measured on the '
+             f'{self.unit or "batches"} so far; the bar keeps the estimate up to date)')
+
+  def rate(self) -> Optional[float]:
+    """Work per second over every unit so far that compiled nothing (None before one)."""
+    return self.cost / self.seconds if self.cost and self.seconds > 0 else None
 
 
 def rates_path() -> str:

@@ -179,16 +179,34 @@ def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
     if saved is not None and saved['finished']:
       return _already_finished(p, saved, log)
     run = _start(p, store, saved, initial_params, log)
-    run.estimate = estimates.Estimate(
-        'training', p.t.epochs * p.steps_per_epoch - _steps_done(run.progress, p), log,
-        min_seconds=ESTIMATE_AFTER_SECONDS, unit='steps')
+    left = p.t.epochs * p.steps_per_epoch - _steps_done(run.progress, p)
+    rates, rate_key = estimates.MeasuredRates(), _rate_key(p)
+    earlier = rates.get(rate_key)
+    if earlier and left > 0:
+      log(f'training: {left:,} steps, about {estimates.duration(left / earlier)} (at {earlier:.1f} steps/s, '
+          'the rate an earlier training of this model measured here; compiling not counted)')
+    run.estimate = estimates.Estimate('training', left, log, min_seconds=ESTIMATE_AFTER_SECONDS, unit='steps')
     with _progress_bar(p, run.progress) as bar:
       for epoch in range(run.progress['epoch'], p.t.epochs):
         _train_epoch(p, run, epoch, bar)
         _end_epoch(p, run, epoch, bar)
         if run.progress['finished']:
           break
+    if run.estimate.rate():
+      rates.put(rate_key, run.estimate.rate(), 'training steps/s')
   return run.progress
+
+
+def _rate_key(p: '_Program') -> str:
+  """What a program's steps per second depend on (`core.estimates.MeasuredRates`)."""
+  cfg = p.members[0].cfg
+  m = cfg.model
+  return estimates.key(what='training', dataset=cfg.data.dataset, docs=cfg.data.max_docs_per_split,
+                       encoder=m.encoder, attention=m.attention, projection=m.projection,
+                       hierarchical=bool(m.get('hierarchical', False)), embed_dim=m.embed_dim,
+                       hidden_dim=m.hidden_dim, batch_size=p.t.batch_size, models=len(p.members),
+                       executor=type(p.executor).__name__, backend=jax.default_backend(),
+                       devices=jax.device_count())
 
 
 # ---------------------------------------------------------------- set-up

@@ -23,7 +23,8 @@ HERE = helpers.TESTS
 
 @pytest.fixture(scope='module')
 def eight_devices(tmp_path_factory):
-  env = {**os.environ, 'XLA_FLAGS': '--xla_force_host_platform_device_count=8',
+  flags = ' '.join(f for f in (os.environ.get('XLA_FLAGS'), '--xla_force_host_platform_device_count=8') if f)
+  env = {**os.environ, 'XLA_FLAGS': flags,
          'JAX_PLATFORMS': 'cpu'}
   done = subprocess.run([sys.executable, os.path.join(HERE, 'devices_check.py'),
                          str(tmp_path_factory.mktemp('devices'))],

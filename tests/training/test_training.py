@@ -1,5 +1,7 @@
 """Loss, optimiser, train step and a tiny end-to-end run."""
 
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -108,6 +110,11 @@ def test_tiny_run_lowers_the_loss_and_writes_its_results(tmp_path, monkeypatch):
   results = helpers.run(cfg, tmp_path, logs)
   said = [line for line in logs if line.startswith('training: about ')]
   assert len(said) == 1 and 'steps/s, measured on the steps so far' in said[0], logs
+  # The rate it measured says, before the next training of this model starts, how long it will take.
+  logs.clear()
+  helpers.run(cfg, tmp_path / 'again', logs)
+  assert any(re.match(r'training: [\d,]+ steps, about .* an earlier training of this model measured here', line)
+             for line in logs), logs
   records = helpers.history(tmp_path)
   assert len(records) == 4 and records[-1]['train_loss'] < records[0]['train_loss']
   for key in ('accuracy', 'f1_pos', 'roc_auc', 'pr_auc', 'selected_epoch'):
