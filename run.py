@@ -22,7 +22,7 @@ from attn_jax.core.errors import AttnJaxError
 from attn_jax.core.registry import EXPERIMENTS, STAGES
 from attn_jax.papers import PAPERS
 from attn_jax.reports.registry import commands_after_run
-from attn_jax.runs import model_axis
+from attn_jax.workdirs import model_axis
 from attn_jax.stages.runner import with_requirements_of
 
 CONFIGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'configs')

@@ -23,7 +23,7 @@ from attn_jax import analysis
 from attn_jax.data.dataset import load_dataset
 from attn_jax.explain import Explanation, explain
 from attn_jax.models import build_model
-from attn_jax.runs.restore import Restored, restore
+from attn_jax.workdirs.restore import Restored, restore
 
 __all__ = ['Explanation', 'Restored', 'analysis', 'build_model', 'explain', 'load_dataset',
            'restore']

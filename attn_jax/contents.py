@@ -14,7 +14,7 @@ import os
 
 from attn_jax.core import atomic_io, leases
 from attn_jax.core.registry import EXPERIMENTS, STAGES
-from attn_jax.runs import workdir as workdir_lib
+from attn_jax.workdirs import workdir as workdir_lib
 from attn_jax.core import errors
 from attn_jax.core.errors import AttnJaxError
 from attn_jax.stages import store

@@ -23,7 +23,7 @@ from attn_jax.data import jain_wallace
 from attn_jax.data.batching import make_batch
 from attn_jax.data.vocabulary import UNK
 from attn_jax.plots import heatmaps
-from attn_jax.runs.restore import Restored, restore
+from attn_jax.workdirs.restore import Restored, restore
 
 
 @dataclasses.dataclass(frozen=True)

@@ -4,7 +4,7 @@ more models on top (`config.experiments`): what `python run.py` does.
 Checks come first (config, workdirs, data files), so bad input fails before
 any expensive work. A workdir whose training finished is restored, not
 retrained; one with an unfinished run resumes it. With `config.sweep` the
-models of the sweep train as one program (`attn_jax.runs.model_axis`), then each
+models of the sweep train as one program (`attn_jax.workdirs.model_axis`), then each
 is evaluated and analysed in its own workdir.
 """
 
@@ -23,7 +23,7 @@ from attn_jax.core.errors import CheckpointError, TrainingError
 from attn_jax.data.dataset import load_dataset
 from attn_jax.models import build_model
 from attn_jax.plots.training_curves import plot_training_curves
-from attn_jax.runs import initial_params as initial_params_lib, model_axis, workdir as workdir_lib
+from attn_jax.workdirs import initial_params as initial_params_lib, model_axis, workdir as workdir_lib
 from attn_jax.stages import store as stage_store
 from attn_jax.stages.runner import run_analyses
 from attn_jax.training import step as train_step_lib, trainer

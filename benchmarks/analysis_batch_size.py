@@ -23,7 +23,7 @@ import peers  # pylint: disable=g-import-not-at-top,wrong-import-position
 from attn_jax.analysis import gradients, loo  # pylint: disable=wrong-import-position
 from attn_jax.data import batching  # pylint: disable=wrong-import-position
 from attn_jax.data.dataset import load_dataset  # pylint: disable=wrong-import-position
-from attn_jax.runs.restore import restore  # pylint: disable=wrong-import-position
+from attn_jax.workdirs.restore import restore  # pylint: disable=wrong-import-position
 from attn_jax.stages import adversarial  # pylint: disable=wrong-import-position
 
 

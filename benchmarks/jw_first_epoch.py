@@ -23,7 +23,7 @@ import jw_torch
 from attn_jax import config as config_lib
 from attn_jax.models import build_model
 from attn_jax.data.dataset import load_dataset
-from attn_jax.runs.initial_params import pretrained_matrix
+from attn_jax.workdirs.initial_params import pretrained_matrix
 from attn_jax.training import optimizer as optimizer_lib, step as step_lib
 torch.set_num_threads(1)
 parser = argparse.ArgumentParser()

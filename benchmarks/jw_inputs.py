@@ -2,7 +2,7 @@
 
 `export` (in the attn-jax process) writes one `.npz` per dataset and embedding
 choice: the vocabulary, the embedding matrix the attn-jax model starts from
-(`attn_jax.runs.initial_params.pretrained_matrix`: the same bytes), and every
+(`attn_jax.workdirs.initial_params.pretrained_matrix`: the same bytes), and every
 split as token ids with [SOS] .. [EOS] (J&W's `Vectorizer.convert_to_sequence`
 layout) and labels. `write_vectorizer` (in the child, beside J&W's code) fills
 J&W's own `Vectorizer` object with them and pickles it where J&W's dataset
@@ -42,7 +42,7 @@ def export(cfg, folder: str, log=print) -> str:
   # attn-jax is imported here only: the child process never needs it.
   from attn_jax.core import atomic_io  # pylint: disable=g-import-not-at-top
   from attn_jax.data.dataset import load_dataset  # pylint: disable=g-import-not-at-top
-  from attn_jax.runs.initial_params import pretrained_matrix  # pylint: disable=g-import-not-at-top
+  from attn_jax.workdirs.initial_params import pretrained_matrix  # pylint: disable=g-import-not-at-top
 
   dataset = load_dataset(cfg.data)
   pretrained = pretrained_matrix(cfg, dataset, log)

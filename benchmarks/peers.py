@@ -74,7 +74,7 @@ class Setting:
     from attn_jax.core import compilation  # pylint: disable=g-import-not-at-top
     from attn_jax.data import batching  # pylint: disable=g-import-not-at-top
     from attn_jax.data.dataset import load_dataset  # pylint: disable=g-import-not-at-top
-    from attn_jax.runs.restore import restore  # pylint: disable=g-import-not-at-top
+    from attn_jax.workdirs.restore import restore  # pylint: disable=g-import-not-at-top
     compilation.enable_cache(args.compilation_cache)
     restored = restore(args.workdir)
     self.cfg, self.model, self.params = restored.config, restored.model, restored.params
@@ -251,7 +251,7 @@ def measure(args) -> dict:
   import torch  # pylint: disable=g-import-not-at-top
   import captum  # pylint: disable=g-import-not-at-top
   from attn_jax.core import atomic_io  # pylint: disable=g-import-not-at-top
-  from attn_jax.runs.restore import restore  # pylint: disable=g-import-not-at-top
+  from attn_jax.workdirs.restore import restore  # pylint: disable=g-import-not-at-top
   wanted = set(args.analyses.split(','))
   rows, reference = [], {}
   started = time.perf_counter()

@@ -34,7 +34,7 @@ from attn_jax.analysis.importance import state_gradient_entropy
 from attn_jax.data.batching import bucket_lengths, eval_batches
 from attn_jax.data.dataset import load_dataset
 from attn_jax.models import build_model
-from attn_jax.runs.restore import restore
+from attn_jax.workdirs.restore import restore
 
 
 def bilstm_flops(width: int, positions: int, embed: int, hidden: int) -> float:

@@ -17,7 +17,7 @@ import numpy as np
 jax.config.update('jax_numpy_rank_promotion', 'raise')
 
 from attn_jax import config as config_lib, pipeline  # noqa: E402
-from attn_jax.runs.restore import restore  # noqa: E402
+from attn_jax.workdirs.restore import restore  # noqa: E402
 
 
 def config(devices, **train):

@@ -22,8 +22,8 @@ import numpy as np
 
 from attn_jax import config as config_lib
 from attn_jax.core.registry import Section
-from attn_jax.runs import initial_params
-from attn_jax.runs import model_axis, workdir as workdir_lib
+from attn_jax.workdirs import initial_params
+from attn_jax.workdirs import model_axis, workdir as workdir_lib
 from attn_jax.data.batching import eval_batches
 from attn_jax.data.dataset import Dataset, EncodedSplit
 from attn_jax.models import Model, build_model

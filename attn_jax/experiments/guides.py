@@ -40,7 +40,7 @@ from attn_jax.experiments.base import DIVERGED, Experiment, metrics_row
 from attn_jax.experiments.consistent_adversary import adversary_workdir, choose_by_training_data, lambdas
 from attn_jax.core.registry import ENCODERS
 from attn_jax.plots import wiegreffe_pinter_figures
-from attn_jax.runs.restore import restore
+from attn_jax.workdirs.restore import restore
 from attn_jax.training.guided import guided_objective, uniform_alpha
 
 # (name, guide index: -1 = the model's own attention, else the guide arrays' row)

@@ -20,7 +20,7 @@ from typing import Optional
 
 import numpy as np
 
-from attn_jax.runs import workdir as workdir_lib
+from attn_jax.workdirs import workdir as workdir_lib
 from attn_jax.data.dataset import load_dataset
 from attn_jax.stages.runner import limit_split
 from attn_jax.core.errors import AttnJaxError

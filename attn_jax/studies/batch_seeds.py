@@ -2,7 +2,7 @@
 draw their own batch order, as five runs of J&W's code do.
 
 The J&W grid (`jw_grid`) trains a configuration's five model seeds as one
-program (attn_jax.runs.model_axis), and they share its batch order
+program (attn_jax.workdirs.model_axis), and they share its batch order
 (`train.batch_seed` 0): their interval leaves out the batch order's
 randomness, which every seed there shares. Each run of J&W's own code
 (benchmarks/jw_reference.py) seeds NumPy's global generator, which draws its

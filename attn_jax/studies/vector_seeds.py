@@ -16,7 +16,7 @@ half-widths.
 
 Each arm's model is the grid's model `seed{k}` but for its vectors: the grid's
 five models are one program and share its batch order (`train.batch_seed` 0,
-attn_jax.runs.model_axis), so the arms train with `train.batch_seed=0` too; the
+attn_jax.workdirs.model_axis), so the arms train with `train.batch_seed=0` too; the
 model seed (`seed`: initial parameters and dropout) is set on the config,
 which, with one model per arm, has no sweep.
 """

@@ -155,7 +155,7 @@ def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
     model: the architecture all members share.
     dataset: needs 'train' and the `train.select_on` split.
     members: the models; their configs differ only in keys a program may
-      vary per model (`attn_jax.runs.model_axis.PER_MODEL_KEYS`).
+      vary per model (`attn_jax.workdirs.model_axis.PER_MODEL_KEYS`).
     group_dir: where the stacked latest checkpoint lives (a single model's
       own workdir when M = 1).
     initial_params: member -> the params it starts from; only called when

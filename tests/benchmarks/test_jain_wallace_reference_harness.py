@@ -145,7 +145,7 @@ def test_pretrained_inputs_are_the_matrix_attn_jax_starts_from(tmp_path):
       f.write(w + ' ' + ' '.join(f'{x:.6g}' for x in rng.normal(size=cfg.model.embed_dim)) + '\n')
   cfg.model.embeddings_file = str(vec_file)
   inputs = jw_inputs.read(jw_inputs.export(cfg, str(tmp_path / 'inputs')))
-  from attn_jax.runs.initial_params import pretrained_matrix  # pylint: disable=g-import-not-at-top
+  from attn_jax.workdirs.initial_params import pretrained_matrix  # pylint: disable=g-import-not-at-top
   expected, _ = pretrained_matrix(cfg, load_dataset(cfg.data), lambda _: None)
   assert inputs['embeddings'].dtype == np.float32
   np.testing.assert_array_equal(inputs['embeddings'], expected)

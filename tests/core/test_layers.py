@@ -19,7 +19,7 @@ LAYERS = (
     ('attn_jax.training',),
     ('attn_jax.config',),
     ('attn_jax.stages', 'attn_jax.vectors'),
-    ('attn_jax.runs',),
+    ('attn_jax.workdirs',),
     ('attn_jax.experiments',),
     ('attn_jax.pipeline', 'attn_jax.reports', 'attn_jax.explain', 'attn_jax.contents'),
     ('attn_jax.studies', 'attn_jax.report', 'attn_jax'),

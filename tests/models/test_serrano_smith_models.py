@@ -279,7 +279,7 @@ def test_batches_split_to_fit_as_allennlp_does():
 
 
 def test_unit_rows_scale_every_pretrained_row_to_norm_one(tmp_path):
-  from attn_jax.runs.initial_params import pretrained_matrix  # pylint: disable=g-import-not-at-top
+  from attn_jax.workdirs.initial_params import pretrained_matrix  # pylint: disable=g-import-not-at-top
   from attn_jax.data.dataset import load_dataset  # pylint: disable=g-import-not-at-top
   cfg = config_lib.default_config('synthetic', 'bigru', 'smoke')
   dataset = load_dataset(cfg.data)

@@ -198,7 +198,7 @@ def test_the_cli_exits_1_with_one_line_for_a_folder_that_is_not_a_run(tmp_path, 
 
 
 def test_a_model_of_a_program_is_reproduced_by_its_program(tmp_path):
-  from attn_jax.runs import model_axis  # pylint: disable=g-import-not-at-top
+  from attn_jax.workdirs import model_axis  # pylint: disable=g-import-not-at-top
   program = config_lib.default_config('synthetic', 'bilstm', 'smoke')
   program.sweep = 'seed=0,1'
   member = model_axis.members(program, str(tmp_path))[1]

@@ -14,7 +14,7 @@ from attn_jax import contents, pipeline
 from attn_jax.core import atomic_io
 from attn_jax.reports import cli as report, jain_wallace as reproduction
 from attn_jax.core.errors import IntegrityError, StorageError
-from attn_jax.runs.restore import restore
+from attn_jax.workdirs.restore import restore
 from attn_jax.stages import store
 import helpers
 

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from attn_jax.runs import initial_params as initial_params_lib
+from attn_jax.workdirs import initial_params as initial_params_lib
 from attn_jax import config as config_lib, experiments
 from attn_jax.stages import runner as stages_lib
 from attn_jax.analysis import adversarial as adv_lib
@@ -20,7 +20,7 @@ from attn_jax.core.errors import ConfigError
 from attn_jax.experiments import store as experiment_store
 from attn_jax.models import projections
 from attn_jax.models.model import build_model
-from attn_jax.runs.restore import restore
+from attn_jax.workdirs.restore import restore
 from attn_jax.training.optimizer import frozen_subtrees
 import helpers
 

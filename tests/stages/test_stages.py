@@ -15,7 +15,7 @@ from attn_jax.stages import runner as stages_lib
 from attn_jax.analysis import gradient_importance
 from attn_jax.data.dataset import load_dataset
 from attn_jax.core.errors import ConfigError
-from attn_jax.runs.restore import restore
+from attn_jax.workdirs.restore import restore
 from attn_jax.stages import runner
 from attn_jax.stages.feature_importance import GRADIENT_VARIANTS
 import helpers

@@ -16,8 +16,8 @@ import pytest
 
 from attn_jax.core.errors import CheckpointError, IntegrityError, TrainingError
 from attn_jax.models import build_model
-from attn_jax.runs.restore import restore
-from attn_jax.runs import workdir as workdir_lib
+from attn_jax.workdirs.restore import restore
+from attn_jax.workdirs import workdir as workdir_lib
 from attn_jax.training import optimizer as optimizer_lib, step as step_lib, trainer
 from attn_jax.training import checkpoints as checkpoints_lib
 from attn_jax.training.checkpoints import CheckpointStore
@@ -228,7 +228,7 @@ def test_nan_loss_stops_training_and_keeps_the_last_good_checkpoint(tmp_path, mo
 
 
 def restore_vocab(workdir):
-  from attn_jax.runs.workdir import load_vocab  # pylint: disable=g-import-not-at-top
+  from attn_jax.workdirs.workdir import load_vocab  # pylint: disable=g-import-not-at-top
   return load_vocab(str(workdir))
 
 
@@ -390,7 +390,7 @@ def _snapshot(folder):
 
 def _train_again(workdir, logs):
   """trainer.train as pipeline.run calls it on a finished workdir (no eval.json rewrite)."""
-  from attn_jax.runs import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
+  from attn_jax.workdirs import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
   from attn_jax.data.dataset import load_dataset  # pylint: disable=g-import-not-at-top
   cfg = workdir_lib.load_config(str(workdir))
   dataset = load_dataset(cfg.data)

@@ -7,10 +7,10 @@ import jax
 import numpy as np
 import pytest
 
-from attn_jax.runs import initial_params as initial_params_lib
-from attn_jax.runs import model_axis
+from attn_jax.workdirs import initial_params as initial_params_lib
+from attn_jax.workdirs import model_axis
 from attn_jax.core.errors import ConfigError, TrainingError
-from attn_jax.runs.restore import restore
+from attn_jax.workdirs.restore import restore
 import helpers
 
 pytestmark = [pytest.mark.usefixtures('optax_promotion'), pytest.mark.slow]  # slow: scheduled first

@@ -6,9 +6,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from attn_jax.runs import model_axis
+from attn_jax.workdirs import model_axis
 from attn_jax.models import build_model, projections
-from attn_jax.runs.restore import restore
+from attn_jax.workdirs.restore import restore
 from attn_jax.training import trainer
 import helpers
 from conftest import tiny_model_config

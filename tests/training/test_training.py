@@ -8,7 +8,7 @@ import numpy as np
 import optax
 import pytest
 
-from attn_jax.runs import initial_params as initial_params_lib
+from attn_jax.workdirs import initial_params as initial_params_lib
 from attn_jax.data.batching import make_batch
 from attn_jax.models import build_model
 from attn_jax.training import loss as loss_lib

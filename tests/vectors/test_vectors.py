@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 
-from attn_jax.runs import initial_params as initial_params_lib
+from attn_jax.workdirs import initial_params as initial_params_lib
 from attn_jax import config as config_lib
 from attn_jax.data.dataset import load_dataset
 from attn_jax.core.errors import ConfigError

@@ -3,7 +3,7 @@
 import json
 
 from attn_jax import config as config_lib
-from attn_jax.runs import workdir
+from attn_jax.workdirs import workdir
 
 
 def test_saved_config_survives_added_and_removed_keys(tmp_path):

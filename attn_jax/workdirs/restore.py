@@ -8,7 +8,7 @@ from typing import Any
 import ml_collections
 
 from attn_jax.core import leases
-from attn_jax.runs import workdir as workdir_lib
+from attn_jax.workdirs import workdir as workdir_lib
 from attn_jax.data.vocabulary import Vocabulary
 from attn_jax.core.errors import CheckpointError
 from attn_jax.models import Model, build_model
