@@ -165,7 +165,9 @@ def test_prefix_and_suffix_sums_survive_scores_far_apart(encoder, mode):
   scores = model.score(params, model.forward(params, tokens, lengths).hidden)
   assert float(jnp.ptp(scores[0, 1:8])) > 100.0  # the case this is about
   assert bool(jnp.all(jnp.isfinite(fast.probs_without)))
-  np.testing.assert_allclose(fast.probs_without, slow.probs_without, atol=2e-6)
+  # float32 rounding of two summation orders (measured up to 2.0e-6; the failure this is
+  # about, an overflow or a lost term, is NaN or orders larger)
+  np.testing.assert_allclose(fast.probs_without, slow.probs_without, atol=1e-5)
   assert float(fast.importance.max()) > 1e-3
 
 

@@ -90,7 +90,9 @@ def test_importance_equals_the_analysis_functions(analysed):
   expected = direct(a.params, a.tokens, a.lengths)
   for name, value in expected.items():
     assert arrays[name].shape == (DOCS, width)
-    np.testing.assert_allclose(arrays[name], value, rtol=1e-4, atol=1e-6, err_msg=name)
+    # d_y_i and d_y_x are differences of two probabilities near 0.5: float32 rounding
+    # of a batch padded wider than the direct call's leaves up to ~2e-6 in them
+    np.testing.assert_allclose(arrays[name], value, rtol=1e-4, atol=5e-6, err_msg=name)
   lengths = np.asarray(a.lengths)
   for name in ('g_y_x', 'd_y_x', 'g_y_i', 'd_y_i', 'g_y_i_detached'):
     tau, p = kendall.kendall_tau(arrays['alpha'], arrays[name], lengths)
