@@ -232,7 +232,9 @@ def data_rows(measured: dict) -> list[list[str]]:
     return '–' if value is None else '/'.join(str(v) for v in value) if isinstance(value, (list, tuple)) else str(value)
 
   rows = [['dataset', 'train (n/neg/pos)', 'dev', 'test', 'test (J&W)', 'vocab', 'vocab (J&W)']]
-  for dataset, m in measured.items():
+  # J&W's order (`DATASETS`), whatever order a saved file keeps its keys in; others after.
+  order = [d for d in DATASETS if d in measured] + sorted(d for d in measured if d not in DATASETS)
+  for dataset, m in ((d, measured[d]) for d in order):
     paper = published.JAIN_WALLACE_SPLITS.get(dataset, {})
     rows.append([dataset, cell(m.get('train')), cell(m.get('dev')), cell(m.get('test')),
                  cell(paper.get('test')), cell(m.get('vocab')), cell(paper.get('vocab'))])
