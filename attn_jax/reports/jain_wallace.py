@@ -28,7 +28,7 @@ from attn_jax.core import atomic_io
 from attn_jax.core.errors import ConfigError
 from attn_jax.papers import published
 from attn_jax.reports import render
-from attn_jax.reports.common import (RunFolder, load_run, load_stage_results, markdown, plain, root_of,
+from attn_jax.reports.common import (RunFolder, check_any_marker, load_run, load_stage_results, markdown, plain, root_of,
                                      save_run_files, data_source_cell, write_blocks)
 from attn_jax.reports.registry import COMMANDS, SECTIONS, STAGE_ROWS, Command, PaperSections, StageRows
 from attn_jax.stages import store
@@ -179,10 +179,13 @@ def _analyses(parser, args, argv) -> None:
         f' --block {args.block}' if args.block else '')
     files = [f'{s}/analyses/*/summary.json' for s in sources]
     block = args.block or 'analysis'
-    write_blocks(args.readme, f'{block}-results', markdown(rows), command, files)
-    write_blocks(args.readme, f'{block}-timings', markdown(timing_rows(runs)), command, files)
-    # One paper's rows alone, where a file holds that block (README.md's S&S table).
-    for paper in dict.fromkeys(e.paper for e in STAGE_ROWS.values()):
+    papers = list(dict.fromkeys(e.paper for e in STAGE_ROWS.values()))
+    # Each of these blocks is written where a file holds it (one paper's rows alone:
+    # README.md's S&S table); a readme holding none of them is an error.
+    check_any_marker(args.readme, [f'{block}-{name}' for name in ['results', 'timings'] + papers])
+    write_blocks(args.readme, f'{block}-results', markdown(rows), command, files, optional=True)
+    write_blocks(args.readme, f'{block}-timings', markdown(timing_rows(runs)), command, files, optional=True)
+    for paper in papers:
       own = [HEADER] + [row for run, s in zip(runs, summaries)
                         for row in analysis_rows(run['name'], run['dataset'], s, (paper,))]
       write_blocks(args.readme, f'{block}-{paper}', markdown(own), command, files, optional=True)
