@@ -20,6 +20,7 @@ of `benchmarks/first_run.py --out`.
 """
 
 import os
+import re
 
 import numpy as np
 
@@ -217,7 +218,6 @@ FIRST_RUN_MILESTONES = (
 def first_run_phases(log: list) -> list[dict]:
   """[{phase, ends_at, seconds}] from a first run's log ([[seconds, line], ...]):
   each phase from the previous milestone's line to its own."""
-  import re  # pylint: disable=g-import-not-at-top
   phases, last = [], 0.0
   for seconds, line in log:
     for pattern, name in FIRST_RUN_MILESTONES:
@@ -234,7 +234,6 @@ def first_run_rows(reports: list[dict]) -> list[list[str]]:
   """Per cold run: each phase's seconds, and the time to the closing line."""
   rows = [['run', 'cores', 'phase', 'ends at (s)', 'seconds']]
   for bench in reports:
-    import re  # pylint: disable=g-import-not-at-top
     config = re.search(r'--config=(?:configs/)?([\w:]+)', bench['run_command'])
     workers = re.search(r'vectors\.workers=(\w+)', bench['run_command'])
     run = (config.group(1) if config else bench['run_command']) + (f', workers={workers.group(1)}' if workers else '')

@@ -207,7 +207,7 @@ REFERENCE_COLUMNS = (('accuracy', 'accuracy'), ('tau_attention_gradient', 'τ(α
                      ('tau_attention_loo', 'τ(α, LOO)'), ('tau_gradient_loo', 'τ(grad, LOO)'))
 
 
-def _published(arm) -> dict:
+def published_values(arm) -> dict:
   """J&W's published numbers of a study arm's configuration, {statistic: value}."""
   paper = published.JAIN_WALLACE_GRID.get((arm.dataset, arm.encoder, arm.overrides.get('model.attention')), {})
   return {**paper.get('test', {}), **{f'tau_{p}': v[0] for p, v in paper.get('tau', {}).items() if v}}
@@ -230,7 +230,7 @@ def reference_comparisons(study, root: str, reference: str) -> list[tuple[str, d
     comparison['ours_varies'] = collect_varies(collect_models(ours))
     if os.path.dirname(os.path.normpath(ours)) != os.path.normpath(root):  # said under the table
       comparison['ours_from'] = os.path.relpath(ours, os.path.dirname(os.path.normpath(root)))
-    out.append((place, name, comparison, _published(arm) if arm is not None else {}))
+    out.append((place, name, comparison, published_values(arm) if arm is not None else {}))
   return [row[1:] for row in sorted(out, key=lambda row: row[:2])]
 
 

@@ -7,19 +7,13 @@ published value (attn_jax.studies.vector_workers).
 import os
 
 from attn_jax.analysis import statistics
-from attn_jax.papers import published
 from attn_jax.reports.common import plain, root_of, with_notes, write_blocks
 from attn_jax.reports.registry import STUDY_TABLES, StudyTable
-from attn_jax.reports.studies import embeddings_cell, saved, totals
+from attn_jax.reports.studies import embeddings_cell, published_values, saved, totals
 from attn_jax.reports.study_results import STATISTICS, cell, collect_arm
 
 COLUMNS = ('accuracy', 'f1_pos', 'roc_auc', 'tau_attention_gradient', 'tau_attention_loo', 'tau_gradient_loo')
 ALPHA = 0.05
-
-
-def _published(arm) -> dict:
-  paper = published.JAIN_WALLACE_GRID.get((arm.dataset, arm.encoder, arm.overrides.get('model.attention')), {})
-  return {**paper.get('test', {}), **{f'tau_{p}': v[0] for p, v in paper.get('tau', {}).items() if v}}
 
 
 def _welch(a: list, b: list) -> str:
@@ -35,7 +29,7 @@ def rows(study, root: str) -> list[list[str]]:
   (last arm − first), Welch's test of it, and J&W's published value."""
   arms = list(study.arms)
   found = [collect_arm(os.path.join(root, study.folder_name(a))) for a in arms]
-  paper = _published(arms[0])
+  paper = published_values(arms[0])
   threads = [a.overrides['vectors.workers'] for a in arms]
   table = [['statistic', *[f'{n} thread{"s" * (n > 1)}: {a.name} (n)' for n, a in zip(threads, arms)],
             f'difference ({threads[-1]} − {threads[0]})', "Welch's t-test", 'J&W published']]
