@@ -49,33 +49,55 @@ def machine() -> str:
 
 class Estimate:
   """Says once, early, how long a loop will take: from its first units of
-  work that compiled nothing (work per second), times the work left. A
-  progress bar then keeps the time left up to date.
+  work that compiled nothing (work per second), times the work left, plus
+  the compilations still to come. A progress bar then keeps the time left up
+  to date (`seconds_left`).
 
-  `add(cost, seconds, compiling)` after each unit: its cost (any measure of
-  work), its wall time and the seconds of that spent compiling
-  (`compilation.seconds()` before and after).
+  `add(cost, seconds, compiling, new_shape)` after each unit: its cost (any
+  measure of work), its wall time, the seconds of that spent compiling
+  (`compilation.seconds()` before and after) and whether it was the first
+  unit of its shape. `shapes`: how many shapes the units to come have, each
+  compiled once. A loop over many shapes can spend most of its time
+  compiling (S&S's erasure stage on long, bucketed reviews: 90 % of it), so
+  the work rate alone would promise a fraction of the real time.
   """
 
   def __init__(self, name: str, total_cost: float, log: Callable[[str], None],
-               min_seconds: float = 2.0, unit: Optional[str] = None):
+               min_seconds: float = 2.0, unit: Optional[str] = None, shapes: int = 0, caveat: str = ''):
     self.name, self.left, self.log, self.min_seconds, self.unit = name, total_cost, log, min_seconds, unit
+    self.caveat = caveat  # what could make it end sooner, said with the estimate
     self.cost = self.seconds = 0.0
+    self.shapes_left, self.shapes_seen, self.compile_seconds = shapes, 0, 0.0
     self.said = total_cost <= 0
 
-  def add(self, cost: float, seconds: float, compiling: float) -> None:
+  def add(self, cost: float, seconds: float, compiling: float, new_shape: bool = False) -> None:
     self.left -= cost
+    if new_shape:  # its compile time, or none where a cache had it, is a sample of what is to come
+      self.shapes_left, self.shapes_seen = max(self.shapes_left - 1, 0), self.shapes_seen + 1
+      self.compile_seconds += compiling
     if compiling < 0.1 * seconds:  # a unit that ran compiled code only
       self.cost, self.seconds = self.cost + cost, self.seconds + seconds
     if self.left <= 0:  # nothing more to wait for
       self.said = True
     if self.said or not (self.cost and self.seconds >= self.min_seconds):
       return
+    if self.shapes_left and not self.shapes_seen:
+      return  # no compilation measured yet
     self.said = True
-    left = self.left * self.seconds / self.cost
     rate = f'{self.left:,.0f} {self.unit} at {self.rate():.1f} {self.unit}/s, ' if self.unit else ''
-    self.log(f'{self.name}: about {duration(left)} more ({rate}measured on the '
-             f'{self.unit or "batches"} so far; the bar keeps the estimate up to date)')
+    compiles = (f', and {self.shapes_left} more shapes to compile at about '
+                f'{duration(self.compile_seconds / self.shapes_seen)} each' if self.shapes_left else '')
+    self.log(f'{self.name}: about {duration(self.seconds_left())} more ({rate}measured on the '
+             f'{self.unit or "batches"} so far{compiles}{"; " + self.caveat if self.caveat else ""}; '
+             'the bar keeps the estimate up to date)')
+
+  def seconds_left(self) -> Optional[float]:
+    """The work left at the measured rate plus the shapes left at the mean
+    compile time per shape so far; None before a unit that compiled nothing."""
+    if not self.rate():
+      return None
+    compiling = self.shapes_left * self.compile_seconds / self.shapes_seen if self.shapes_seen else 0.0
+    return max(self.left, 0.0) / self.rate() + compiling
 
   def rate(self) -> Optional[float]:
     """Work per second over every unit so far that compiled nothing (None before one)."""

@@ -95,18 +95,24 @@ def _compute(ctx: AnalysisContext, stage: Stage, directory: str, key_hash: str, 
   elif os.path.exists(partial_path):
     log(f'{stage.name}: {partial_path} is unreadable or of other settings; starting over')
   costs = [stage.cost(b) for b in batches]
+  # The time left is the estimate's, not tqdm's: tqdm's counts work only,
+  # and compiling a step for each batch shape can take most of a stage's time.
   bar = tqdm(total=sum(costs), initial=sum(c for c, d in zip(costs, done) if d),
              desc=stage.name, unit='work', disable=not ctx.cfg.train.progress,
-             bar_format='{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}] {postfix}')
+             bar_format='{desc}: {percentage:3.0f}%|{bar}| [{elapsed}] {postfix}')
   last_save = time.time()
-  estimate = estimates.Estimate(stage.name, sum(c for c, d in zip(costs, done) if not d), log)
+  shapes = {batch.tokens.shape for batch, d in zip(batches, done) if not d}
+  estimate = estimates.Estimate(stage.name, sum(c for c, d in zip(costs, done) if not d), log,
+                                shapes=len(shapes))
   for b, batch in enumerate(batches):
     if done[b]:
       continue
     started, compiled = time.time(), compilation.seconds()
     compilation.guard_mappings((stage.name, id(ctx.model), batch.tokens.shape))
     rows = {k: np.asarray(v) for k, v in stage.compute(ctx, batch).items()}
-    estimate.add(costs[b], time.time() - started, compilation.seconds() - compiled)
+    new_shape = batch.tokens.shape in shapes
+    shapes.discard(batch.tokens.shape)
+    estimate.add(costs[b], time.time() - started, compilation.seconds() - compiled, new_shape)
     real = batch.index >= 0
     for name, value in rows.items():
       value = value[real]
@@ -120,7 +126,9 @@ def _compute(ctx: AnalysisContext, stage: Stage, directory: str, key_hash: str, 
     docs_done[batch.index[real]] = True
     seconds += time.time() - started
     bar.update(costs[b])
-    bar.set_postfix_str(f'{int(docs_done.sum())}/{len(ctx.split)} docs')
+    left = estimate.seconds_left()
+    bar.set_postfix_str(f'{int(docs_done.sum())}/{len(ctx.split)} docs'
+                        + (f', about {estimates.duration(left)} left' if left is not None else ''))
     if time.time() - last_save > SAVE_EVERY_SECONDS and not done.all():
       _save_npz(partial_path, {**arrays, '__docs_done': docs_done, '__key': np.array(key_hash),
                                '__seconds': np.array(seconds)})

@@ -185,7 +185,10 @@ def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
     if earlier and left > 0:
       log(f'training: {left:,} steps, about {estimates.duration(left / earlier)} (at {earlier:.1f} steps/s, '
           'the rate an earlier training of this model measured here; compiling not counted)')
-    run.estimate = estimates.Estimate('training', left, log, min_seconds=ESTIMATE_AFTER_SECONDS, unit='steps')
+    caveat = (f'all {p.t.epochs} epochs: early stopping (train.patience={p.t.patience}) may end it sooner'
+              if p.t.patience else '')
+    run.estimate = estimates.Estimate('training', left, log, min_seconds=ESTIMATE_AFTER_SECONDS, unit='steps',
+                                      caveat=caveat)
     with _progress_bar(p, run.progress) as bar:
       for epoch in range(run.progress['epoch'], p.t.epochs):
         _train_epoch(p, run, epoch, bar)

@@ -27,6 +27,31 @@ def test_an_estimate_in_units_names_the_rate():
                   'the bar keeps the estimate up to date)']
 
 
+def test_shapes_still_to_compile_are_counted_in():
+  said = []
+  estimate = estimates.Estimate('erasure', total_cost=100.0, log=said.append, min_seconds=2.0, shapes=5)
+  estimate.add(10.0, 1.0, compiling=0.0)                  # work, but no compilation measured yet
+  estimate.add(10.0, 1.0, compiling=0.0)
+  assert not said and estimate.seconds_left() == 80.0 / 10.0 + 0.0
+  estimate.add(10.0, 31.0, compiling=30.0, new_shape=True)  # 30 s to compile one shape; 4 to come
+  # 70 work at 10/s = 7 s, plus 4 × 30 s of compiling
+  assert said == ['erasure: about 2 min more (measured on the batches so far, and 4 more shapes to '
+                  'compile at about 30 s each; the bar keeps the estimate up to date)']
+  assert estimate.seconds_left() == 7.0 + 120.0
+  estimate.add(10.0, 1.0, compiling=0.0, new_shape=True)   # a cached shape: the mean compile time falls
+  assert estimate.seconds_left() == 60.0 / (30.0 / 3.0) + 3 * 15.0
+
+
+def test_a_caveat_is_said_with_the_estimate():
+  said = []
+  estimate = estimates.Estimate('training', total_cost=100, log=said.append, min_seconds=1.0, unit='steps',
+                                caveat='all 60 epochs: early stopping (train.patience=10) may end it sooner')
+  estimate.add(10, 1.0, compiling=0.0)
+  assert said == ['training: about 9 s more (90 steps at 10.0 steps/s, measured on the steps so far; all 60 '
+                  'epochs: early stopping (train.patience=10) may end it sooner; the bar keeps the estimate '
+                  'up to date)']
+
+
 def test_nothing_left_says_nothing():
   said = []
   estimates.Estimate('x', total_cost=0, log=said.append).add(1, 10.0, 0.0)
