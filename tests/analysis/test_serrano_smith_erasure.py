@@ -134,3 +134,24 @@ def test_prefix_contexts_equal_renormalised_erasures():
       a[np.asarray(order[d, :k])] = 0
       want = (a / a.sum()) @ hidden[d] if a.sum() > 0 else np.zeros(hidden.shape[-1])
       np.testing.assert_allclose(contexts[k - 1, d], want, rtol=1e-4, atol=1e-6)
+
+
+def test_a_hans_erasure_split_in_two_programs_equals_one_program():
+  """The stage compiles a HAN's tests per (documents, sentences) and its
+  forward pass per (documents, sentences, words): the two programs give
+  what one program of both gives, bit for bit."""
+  from attn_jax.stages import erasure as stage  # pylint: disable=g-import-not-at-top
+  model, params = model_of('han', 'rnn')
+  docs = random_documents(3, n=6)
+  sequences, lengths = flat_and_lengths(docs)
+  b = hierarchical.make_batch(sequences, lengths, np.zeros(6), np.arange(6), 6, (8,), (8,))
+  tokens, lens = jnp.asarray(b.tokens), jnp.asarray(b.lengths)
+  keys = jax.random.split(jax.random.key(0), 4 * 6).reshape(4, 6)
+  forward_fn, tests_fn = stage._forward_fn(model), stage._tests_fn(model, 3, 'paper')
+  split = jax.jit(tests_fn)(params, jax.jit(forward_fn)(params, tokens, lens), keys[0], keys[1],
+                            (keys[2], keys[3]))
+  whole = jax.jit(lambda p, t, l, *k: tests_fn(p, forward_fn(p, t, l), *k))(
+      params, tokens, lens, keys[0], keys[1], (keys[2], keys[3]))
+  assert split.keys() == whole.keys()
+  for name in split:
+    np.testing.assert_array_equal(np.asarray(split[name]), np.asarray(whole[name]), err_msg=name)
