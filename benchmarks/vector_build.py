@@ -26,7 +26,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from attn_jax import config as config_lib  # pylint: disable=wrong-import-position
-from attn_jax.core import atomic_io  # pylint: disable=wrong-import-position
+from attn_jax.core import atomic_io, estimates  # pylint: disable=wrong-import-position
 from attn_jax.vectors import build, fasttext  # pylint: disable=wrong-import-position
 
 
@@ -99,7 +99,14 @@ def result(args, recipe: dict, tokens: int, rows: list) -> dict:
   return {'command': 'python benchmarks/vector_build.py ' + ' '.join(sys.argv[1:]),
           'dataset': args.dataset, 'recipe': recipe, 'corpus_tokens': tokens,
           'cpus': os.cpu_count(), 'processor': platform.processor() or platform.machine(),
-          'rows': rows}
+          'rows': rows, 'rates': rates(recipe, rows, estimates.machine())}
+
+
+def rates(recipe: dict, rows: list, host: str) -> dict:
+  """Each row's tokens per second under the key a build of `recipe` with
+  that many threads looks up (`build.rate_key`), for `host` (`estimates.machine()`)."""
+  return {host: {build.rate_key({**recipe, 'workers': row['workers']}):
+                 {'rate': row['tokens_per_second'], 'unit': 'corpus tokens/s'} for row in rows}}
 
 
 if __name__ == '__main__':

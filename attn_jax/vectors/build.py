@@ -24,7 +24,6 @@ take, from the tokens per second an earlier build measured on this machine
 (results/benchmarks/vector_build_*.json) of a machine with as many cores.
 """
 
-import glob
 import hashlib
 import json
 import os
@@ -193,29 +192,13 @@ def rate_key(r: dict) -> str:
                        max_n=r['max_n'], workers=r.get('workers', 1))
 
 
-def _benchmarked_rate(r: dict) -> Optional[tuple[float, str]]:
-  """Tokens per second of the committed build benchmark of this recipe's
-  trainer on a machine with as many cores, and which file says so."""
-  folder = os.path.join(os.path.dirname(records_directory()), 'benchmarks')
-  for path in sorted(glob.glob(os.path.join(folder, 'vector_build_*.json'))):
-    found = atomic_io.read_json_object(path) or {}
-    if found.get('cpus') != estimates.available_cores():
-      continue
-    if rate_key({**found.get('recipe', {}), 'workers': 1}) != rate_key({**r, 'workers': 1}):
-      continue
-    for row in found.get('rows', []):
-      if row.get('workers') == r.get('workers', 1) and row.get('tokens_per_second'):
-        return float(row['tokens_per_second']), os.path.relpath(path, os.path.dirname(os.path.dirname(folder)))
-  return None
-
-
 def estimate_line(r: dict, tokens: int) -> str:
   """How long `r`'s training on `tokens` corpus tokens will take here, and why we think so."""
   measured = estimates.MeasuredRates().get(rate_key(r))
   if measured:
     source = 'measured by an earlier build on this machine'
   else:
-    found = _benchmarked_rate(r)
+    found = estimates.committed_rate(rate_key(r))  # benchmarks/vector_build.py's `rates`
     if found is None:
       return (f'{tokens * r["epochs"]:,} tokens to train; no rate measured on a machine like this '
               'one yet (the bar says after the first epoch)')

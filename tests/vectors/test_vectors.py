@@ -3,6 +3,7 @@ text, training is deterministic (across processes and the parent's OpenBLAS
 kernel: the child's is pinned), a build says whether it matches the committed
 record, and a config naming them builds, caches and loads them."""
 
+import importlib.util
 import io
 import json
 import os
@@ -286,23 +287,46 @@ def test_the_thread_count_enters_the_vectors_key_only_away_from_one(monkeypatch)
 
 
 def test_a_build_says_how_long_it_will_take_from_a_measured_rate(tmp_path, monkeypatch):
+  """The rate comes from an earlier build here, else from the `rates` that
+  benchmarks/vector_build.py commits (read by the one reader of committed
+  rates, `estimates.committed_rate`), for the same trainer and threads."""
   monkeypatch.setenv('ATTN_JAX_RATES', str(tmp_path / 'rates.json'))
-  monkeypatch.setattr(build, 'records_directory', lambda: str(tmp_path / 'results' / 'vectors'))
+  monkeypatch.setattr(build.estimates, 'benchmarks_directory', lambda: str(tmp_path / 'results' / 'benchmarks'))
   monkeypatch.setattr(build.estimates, 'available_cores', lambda: 2)
   r = {**build.recipe(config_lib.default_config('sst', 'bilstm')), 'workers': 2}
   assert 'no rate measured on a machine like this one yet' in build.estimate_line(r, 1_000_000)
   (tmp_path / 'results' / 'benchmarks').mkdir(parents=True)
-  bench = {'cpus': 2, 'recipe': {**r, 'epochs': 1}, 'rows': [
-      {'workers': 1, 'tokens_per_second': 50_000}, {'workers': 2, 'tokens_per_second': 100_000}]}
+  spec = importlib.util.spec_from_file_location('vector_build', os.path.join(helpers.ROOT, 'benchmarks', 'vector_build.py'))
+  benchmark = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(benchmark)
+  rows = [{'workers': 1, 'tokens_per_second': 50_000}, {'workers': 2, 'tokens_per_second': 100_000}]
+  bench = {'cpus': 2, 'recipe': {**r, 'epochs': 1}, 'rows': rows,
+           'rates': benchmark.rates({**r, 'epochs': 1}, rows, build.estimates.machine())}
   (tmp_path / 'results' / 'benchmarks' / 'vector_build_sst.json').write_text(json.dumps(bench))
   line = build.estimate_line(r, 1_200_000)  # 5 epochs: 6 M tokens at 100 k/s
   assert line == ('about 60 s (6,000,000 tokens at 100,000 tokens/s, measured on a 2-core machine: '
                   'results/benchmarks/vector_build_sst.json)')
   assert 'at 50,000 tokens/s' in build.estimate_line({**r, 'workers': 1}, 1_200_000)
   assert 'no rate measured' in build.estimate_line({**r, 'sg': 0}, 1_200_000)  # CBOW: another trainer
+  monkeypatch.setattr(build.estimates, 'available_cores', lambda: 16)  # measured on 2 cores only
+  assert 'no rate measured' in build.estimate_line({**r, 'workers': 16}, 1_200_000)
+  monkeypatch.setattr(build.estimates, 'available_cores', lambda: 2)
   build.estimates.MeasuredRates().put(build.rate_key(r), 200_000, 'corpus tokens/s')
   assert build.estimate_line(r, 1_200_000) == (
       'about 30 s (6,000,000 tokens at 200,000 tokens/s, measured by an earlier build on this machine)')
+
+
+def test_the_committed_vector_build_benchmarks_give_a_rate_here():
+  """Their `rates` are keyed as a build of the default recipe looks them up."""
+  r = build.recipe(config_lib.default_config('sst', 'bilstm'))
+  folder = os.path.join(helpers.ROOT, 'results', 'benchmarks')
+  for name in ('vector_build_sst.json', 'vector_build_sst_h200.json'):
+    with open(os.path.join(folder, name), encoding='utf-8') as f:
+      found = json.load(f)
+    host = f'{found["cpus"]} cores, {found["processor"]}'
+    for row in found['rows']:
+      key = build.rate_key({**r, 'workers': row['workers']})
+      assert found['rates'][host][key]['rate'] == row['tokens_per_second'], (name, row['workers'])
 
 
 def test_the_vectors_command_builds_all_three_datasets_with_the_threads_asked(monkeypatch, capsys):
