@@ -20,8 +20,9 @@ such vectors are not bit-for-bit reproducible. The thread count is part of
 the cache key and of the file's record, and the run's `embeddings.json` says
 which vectors it started from. Before a build, one line says how long it will
 take, from the tokens per second an earlier build measured on this machine
-(`core.estimates.MeasuredRates`), else from the committed build benchmark
-(results/benchmarks/vector_build_*.json) of a machine with as many cores.
+(`core.estimates.MeasuredRates`), else from the committed build benchmark's
+`rates` (results/benchmarks/vector_build_*.json, read by
+`core.estimates.committed_rate`) of a machine with as many cores.
 """
 
 import hashlib

@@ -316,7 +316,7 @@ def test_a_build_says_how_long_it_will_take_from_a_measured_rate(tmp_path, monke
       'about 30 s (6,000,000 tokens at 200,000 tokens/s, measured by an earlier build on this machine)')
 
 
-def test_the_committed_vector_build_benchmarks_give_a_rate_here():
+def test_the_committed_vector_build_benchmarks_keep_every_row_under_its_build_key():
   """Their `rates` are keyed as a build of the default recipe looks them up."""
   r = build.recipe(config_lib.default_config('sst', 'bilstm'))
   folder = os.path.join(helpers.ROOT, 'results', 'benchmarks')
