@@ -2,26 +2,29 @@
 weight α, J&W's gradient importance and leave-one-out, beside ŷ.
 
     import attn_jax as aj
-    for e in aj.explain('runs/sst_bilstm', ['a gripping , funny film .']):
+    for e in aj.explain('workdirs/sst_bilstm_tanh_softmax', ['a gripping , funny film .']):
       print(e.prob, e.table())
+    aj.explain(my_model, ['a text'], params=my_params, vocab={'a': 4, 'text': 5})
 
-The text is tokenized as the model's dataset was (`jain_wallace.TOKENIZERS`)
-and encoded with the model's own vocabulary; words it never saw are read as
-UNK, and `known` says which.
+A run's text is tokenized as its dataset was (`jain_wallace.TOKENIZERS`) and
+encoded with its own vocabulary; a model of one's own takes a tokenizer
+(default `str.split`) and a vocabulary. Words the vocabulary lacks are read
+as UNK, and `known` says which. The batch layout: `pad_texts`.
 """
 
 import dataclasses
 import functools
 import os
-from typing import Sequence, Union
+from typing import Callable, Mapping, Optional, Sequence, Union
 
 import jax
 import numpy as np
 
 from attn_jax.analysis import gradient_importance, leave_one_out
 from attn_jax.data import jain_wallace
-from attn_jax.data.batching import make_batch
-from attn_jax.data.vocabulary import UNK
+from attn_jax.data.batching import pad_texts
+from attn_jax.data.vocabulary import UNK, Vocabulary
+from attn_jax.models.interface import AttentionModel, require
 from attn_jax.plots import heatmaps
 from attn_jax.workdirs.restore import Restored, restore
 
@@ -72,57 +75,103 @@ def _measures(model, params, tokens, lengths):
           'loo': leave_one_out(model, params, tokens, lengths).importance}
 
 
-def explain(run: Union[str, Restored], texts: Union[str, Sequence[str]],
-            batch_size: int = 32) -> list[Explanation]:
-  """Explains each text (a string or a list of them) with a trained run.
+# Leave-one-out holds n variants of n words at once: past a few thousand words
+# its memory grows beyond a host's (1e5 words asked for about 2 TB).
+MAX_WORDS = 5000
 
-  Args:
-    run: a workdir written by `run.py`, or what `restore` returned for it.
-    texts: raw strings, tokenized like the run's dataset.
-    batch_size: texts computed together.
 
-  Raises:
-    TypeError: `run` or `texts` is of another kind (e.g. None).
-    ValueError: a text has no words once tokenized (it names which).
-  """
-  if isinstance(run, os.PathLike):
-    run = os.fspath(run)
-  if not isinstance(run, (str, Restored)):
-    raise TypeError(f'explain(run, texts): run is a workdir path or what attn_jax.restore returned, '
-                    f'not {type(run).__name__}')
+def _texts(texts) -> list[str]:
   texts = [texts] if isinstance(texts, str) else list(texts) if isinstance(texts, (list, tuple)) else texts
   if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
     kind = type(texts).__name__ if not isinstance(texts, list) else 'a list holding ' + next(
         type(t).__name__ for t in texts if not isinstance(t, str))
     raise TypeError(f'explain(run, texts): texts is a string or a list of strings, not {kind}')
-  restored = restore(run) if isinstance(run, str) else run
-  dataset = restored.config.data.dataset
-  model_cfg = restored.config.model
-  if model_cfg.get('hierarchical', False) or model_cfg.get('classes', 2) > 2:
-    raise ValueError(f'explain shows J&W\'s measures of binary models over words; {dataset} with '
-                     'this model (S&S\'s HAN or a multi-class model) has the erasure stage instead: '
-                     'python run.py --config=... --config.analyses=erasure')
-  tokenizer = jain_wallace.TOKENIZERS.get(dataset)
-  if tokenizer is None:
-    raise ValueError(f'no tokenizer for dataset {dataset!r}; tokenize yourself and call the '
-                     'analyses in attn_jax.analysis')
-  words = [tokenizer(t) for t in texts]
+  return texts
+
+
+def _encoder(vocab) -> Callable[[list[str]], np.ndarray]:
+  """words -> ids (UNK for unknown words), from a `Vocabulary`, a mapping or a function."""
+  if isinstance(vocab, Vocabulary):
+    return lambda words: vocab.encode(words)[1:-1]
+  if isinstance(vocab, Mapping):
+    return lambda words: np.asarray([vocab.get(w, UNK) for w in words], np.int32)
+  if callable(vocab):
+    return lambda words: np.asarray(vocab(words), np.int32).reshape(-1)
+  raise TypeError('explain(model, texts, vocab=...): vocab is an attn_jax Vocabulary, a mapping word -> id '
+                  f'or a function words -> ids, not {type(vocab).__name__}')
+
+
+def explain(run: Union[str, Restored, AttentionModel], texts: Union[str, Sequence[str]],
+            batch_size: int = 32, *, params=None, tokenizer: Optional[Callable[[str], list[str]]] = None,
+            vocab=None, max_words: int = MAX_WORDS) -> list[Explanation]:
+  """Explains each text (a string or a list of them) with a trained model.
+
+  Args:
+    run: a workdir written by `run.py`, what `restore` returned for it, or
+      any model in the analyses' interface (`attn_jax.models.interface`;
+      then `params` and `vocab` are needed).
+    texts: raw strings.
+    batch_size: texts computed together.
+    params: the model's params (a model in the interface only).
+    tokenizer: str -> words; default: the run's dataset's tokenizer, or
+      `str.split` for a model of one's own.
+    vocab: words -> ids: an attn_jax `Vocabulary`, a mapping word -> id
+      (unknown words -> UNK = 1; ids 0-3 are PAD, UNK, SOS, EOS) or a
+      function; default: the run's vocabulary.
+    max_words: the longest text explained (leave-one-out's memory grows
+      with its square).
+
+  Returns:
+    One `Explanation` per text: ŷ and, per word, α, gradient and LOO.
+
+  Raises:
+    TypeError: `run`, `texts` or `vocab` is of another kind (e.g. None).
+    ValueError: a text has no words once tokenized, or more than `max_words`.
+    InterfaceError: the model is not a two-class model over words.
+  """
+  if isinstance(run, os.PathLike):
+    run = os.fspath(run)
+  texts = _texts(texts)
+  if isinstance(run, AttentionModel) or (callable(getattr(run, 'attend', None)) and not isinstance(run, Restored)):
+    if params is None or vocab is None:
+      raise TypeError('explain(model, texts, params=..., vocab=...): a model of one\'s own needs its params '
+                      'and its vocabulary (or a function words -> ids)')
+    model, dataset = run, 'this model'
+    tokenizer = tokenizer or str.split
+  elif isinstance(run, (str, Restored)):
+    restored = restore(run) if isinstance(run, str) else run
+    dataset = restored.config.data.dataset
+    model_cfg = restored.config.model
+    if model_cfg.get('hierarchical', False) or model_cfg.get('classes', 2) > 2:
+      raise ValueError(f'explain shows J&W\'s measures of binary models over words; {dataset} with '
+                       'this model (S&S\'s HAN or a multi-class model) has the erasure stage instead: '
+                       'python run.py --config=... --config.analyses=erasure')
+    model, params, vocab = restored.model, restored.params, vocab or restored.vocab
+    tokenizer = tokenizer or jain_wallace.TOKENIZERS.get(dataset)
+    if tokenizer is None:
+      raise ValueError(f'no tokenizer for dataset {dataset!r}; pass tokenizer=... (a function str -> words)')
+  else:
+    raise TypeError(f'explain(run, texts): run is a workdir path, what attn_jax.restore returned or a model '
+                    f'in the analyses\' interface (attn_jax.models.interface), not {type(run).__name__}')
+  require(model, 'explain', binary=True)
+  to_ids = _encoder(vocab)
+  words = [list(tokenizer(t)) for t in texts]
   for i, w in enumerate(words):
     if not w:
       raise ValueError(f'text {i} ({texts[i][:40]!r}) has no words once tokenized for {dataset}; '
                        'nothing to explain')
-  encoded = [restored.vocab.encode(w) for w in words]
+    if len(w) > max_words:
+      raise ValueError(f'text {i} has {len(w):,} words, more than max_words={max_words:,} (leave-one-out\'s '
+                       'memory grows with the square of the length): split it, or raise max_words')
+  ids = [to_ids(w) for w in words]
   out = []
-  for start in range(0, len(encoded), batch_size):
-    chunk = encoded[start:start + batch_size]
-    width = -(-max(len(s) for s in chunk) // 16) * 16  # fewer shapes to compile
-    batch = make_batch(chunk, np.zeros(len(chunk), np.int32), np.arange(len(chunk)), batch_size,
-                       [width])
-    got = jax.tree.map(np.asarray, _measures(restored.model, restored.params, batch.tokens,
-                                             batch.lengths))
+  for start in range(0, len(ids), batch_size):
+    chunk = ids[start:start + batch_size]
+    tokens, lengths = pad_texts(chunk)
+    got = jax.tree.map(np.asarray, _measures(model, params, tokens, lengths))
     for row, seq in enumerate(chunk):
       i, n = start + row, len(seq)
-      out.append(Explanation(texts[i], words[i], seq[1:n - 1] != UNK, float(got['prob'][row]),
-                             got['alpha'][row, 1:n - 1], got['gradient'][row, 1:n - 1],
-                             got['loo'][row, 1:n - 1]))
+      out.append(Explanation(texts[i], words[i], seq != UNK, float(got['prob'][row]),
+                             got['alpha'][row, 1:n + 1], got['gradient'][row, 1:n + 1],
+                             got['loo'][row, 1:n + 1]))
   return out

@@ -1,9 +1,12 @@
 """The analyses of J&W (§B), S&S (§D), W&P's divergences and Meister et al.'s
 importance measures (§3.1) as batched, jittable functions.
 
-Each takes a `Model` (pure functions of a params pytree) and arrays with a
-leading batch axis; `model` and the keyword options are static under
-`jax.jit`, e.g.
+Each takes a model in the interface `attn_jax.models.interface` states —
+embed, encode, the attention under test, decode, with its capabilities
+declared: the project's own `Model`, or one's own through
+`attn_jax.models.adapters` (docs/own_model.md) — and arrays with a leading
+batch axis. What each needs is `needs.NEEDS`; a model without it is refused
+in one line. `model` and the keyword options are static under `jax.jit`, e.g.
 
     loo = jax.jit(leave_one_out, static_argnums=0, static_argnames=('mode', 'docs_per_chunk'))
     result = loo(restored.model, restored.params, tokens, lengths)
@@ -11,11 +14,13 @@ leading batch axis; `model` and the keyword options are static under
 Kendall τ runs on the host (scipy) over the arrays these return.
 """
 
+from attn_jax.analysis import needs
 from attn_jax.analysis.adversarial import Adversaries, adversarial_attention, max_jsd_within
 from attn_jax.analysis.attention_focus import Focus, attention_focus
 from attn_jax.analysis.divergences import attention_kl, binary_js, jw_jsd, jw_kl, wp_tvd
+from attn_jax.analysis.every import every_analysis
 from attn_jax.analysis.erasure import (FlipPoint, SingleErasure, decision_gradient, erase,
-                                       erase_until_flip, random_rankings, ranking,
+                                       erase_until_flip, prefix_logits, random_rankings, ranking,
                                        removal_comparison, single_weight_erasure)
 from attn_jax.analysis.gradients import embedding_gradient, gradient_importance
 from attn_jax.analysis.importance import (attention_deletion, hidden_gradient, input_gradient,
@@ -28,9 +33,11 @@ from attn_jax.analysis.permutation import Permutation, permutation_test, permute
 __all__ = [
     'Adversaries', 'FlipPoint', 'Focus', 'LeaveOneOut', 'Permutation', 'SingleErasure',
     'adversarial_attention', 'attention_deletion', 'attention_focus', 'attention_kl', 'binary_js',
-    'decision_gradient', 'embedding_gradient', 'erase', 'erase_until_flip', 'gradient_importance',
+    'decision_gradient', 'embedding_gradient', 'erase', 'erase_until_flip', 'every_analysis',
+    'gradient_importance',
     'hidden_gradient', 'input_gradient', 'jw_jsd', 'jw_kl', 'kendall_tau', 'leave_one_out',
-    'max_jsd_within', 'normalise', 'normalised_entropy', 'normalised_loo', 'permutation_test',
+    'max_jsd_within', 'needs', 'normalise', 'normalised_entropy', 'normalised_loo', 'permutation_test',
+    'prefix_logits',
     'permute_attention', 'random_rankings', 'ranking', 'removal_comparison',
     'single_weight_erasure', 'state_gradient', 'state_gradient_entropy', 'summarize', 'wp_tvd',
     'word_permutations',

@@ -21,9 +21,11 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from attn_jax.analysis import needs
 from attn_jax.analysis.divergences import jw_jsd
 from attn_jax.analysis.position_noise import position_normal
-from attn_jax.models import Model, projections
+from attn_jax.models import projections
+from attn_jax.models.interface import AttentionModel
 
 
 class Adversaries(NamedTuple):
@@ -55,7 +57,7 @@ def adversarial_loss(logits_adv: jnp.ndarray, hidden, alpha, mask, probs, decode
   return jnp.sum(-away + output_weight * hinge) - jnp.sum(jnp.mean(pairwise, axis=(1, 2)))
 
 
-def adversarial_attention(model: Model, params, hidden: jnp.ndarray, alpha: jnp.ndarray,
+def adversarial_attention(model: AttentionModel, params, hidden: jnp.ndarray, alpha: jnp.ndarray,
                           mask: jnp.ndarray, lengths: jnp.ndarray, keys: jax.Array, *,
                           num_adversaries: int = 5, steps: int = 500, learning_rate: float = 0.01,
                           hinge_epsilon: float = 0.01, output_weight: float = 500.0,
@@ -78,6 +80,7 @@ def adversarial_attention(model: Model, params, hidden: jnp.ndarray, alpha: jnp.
   def decode(h, adv):  # adv [B, K, L] -> logits [B, K]
     return jax.vmap(lambda a: model.decode(params, h, a), in_axes=1, out_axes=1)(adv)
 
+  needs.check(model, 'adversarial_attention')
   probs = jax.nn.sigmoid(model.decode(params, hidden, alpha))
   noise = jax.vmap(lambda k: position_normal(k, (num_adversaries,), width, alpha.dtype))(keys)
   init = -jnp.log(lengths.astype(alpha.dtype))[:, None, None] + 3.0 * noise

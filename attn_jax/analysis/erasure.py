@@ -14,21 +14,27 @@ sentences.
 * Multi weight (§5): erase items one by one, cumulatively, in the order of
   a ranking, until the decision first flips; the fraction of items (and the
   attention mass) removed by then. Every prefix of every ranking is decoded
-  in one vmapped call, from suffix sums of α_t h_t (the decoder reads h and
-  α only through Σ α_t h_t — S&S's "classifier from attention", §D.0).
+  from the real states with the erased α (`path='exact'`), or, where the
+  model declares 'pooled_decode' (its decoder reads h and α only through
+  Σ α_t h_t — S&S's "classifier from attention", §D.0), in one vmapped call
+  from suffix sums of α_t h_t decoded as one item of weight 1
+  (`path='pooled'`). `check_fast_path` compares the two on a batch.
 """
 
-from typing import Literal, NamedTuple
+import functools
+from typing import Literal, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from attn_jax.analysis import needs
 from attn_jax.analysis.divergences import log_space_js
 from attn_jax.analysis.position_noise import position_uniform
-from attn_jax.models import Model
+from attn_jax.models.interface import AttentionModel, InterfaceError, require
 
 RandomItem = Literal['paper', 'code']
+Path = Literal['auto', 'pooled', 'exact']
 
 
 def erase(alpha: jnp.ndarray, erased: jnp.ndarray) -> jnp.ndarray:
@@ -55,7 +61,7 @@ def item_index(mask: jnp.ndarray) -> jnp.ndarray:
   return jnp.cumsum(mask, axis=-1) - 1
 
 
-def single_weight_erasure(model: Model, params, hidden: jnp.ndarray, alpha: jnp.ndarray,
+def single_weight_erasure(model: AttentionModel, params, hidden: jnp.ndarray, alpha: jnp.ndarray,
                           mask: jnp.ndarray, keys: jax.Array,
                           random_item: RandomItem = 'paper',
                           top: jnp.ndarray | None = None) -> SingleErasure:
@@ -72,6 +78,7 @@ def single_weight_erasure(model: Model, params, hidden: jnp.ndarray, alpha: jnp.
       App. A.3's Figures 12–13 test the top item of the gradient ranking
       and of the gradient × attention ranking (`top_item`).
   """
+  needs.check(model, 'single_weight_erasure')
   width = alpha.shape[1]
   positions = jnp.arange(width)
   n = jnp.sum(mask, axis=-1)
@@ -105,10 +112,11 @@ def top_item(scores: jnp.ndarray, mask: jnp.ndarray) -> jnp.ndarray:
   return jnp.argmax(jnp.where(mask, scores, -jnp.inf), axis=-1)
 
 
-def decision_gradient(model: Model, params, hidden: jnp.ndarray, alpha: jnp.ndarray) -> jnp.ndarray:
+def decision_gradient(model: AttentionModel, params, hidden: jnp.ndarray, alpha: jnp.ndarray) -> jnp.ndarray:
   """∂d/∂α [B, L] with d the largest output probability (S&S's
   exp(max x) / Σ exp(x); max(ŷ, 1 − ŷ) for a binary model) and α an
   independent input (no projection, no renormalisation in the graph; S&S §5.1)."""
+  needs.check(model, 'decision_gradient')
   def total(a):
     return jnp.sum(jnp.exp(jnp.max(model.log_distribution(model.decode(params, hidden, a)), axis=-1)))
   return jax.grad(total)(alpha)
@@ -154,24 +162,67 @@ def prefix_contexts(hidden: jnp.ndarray, alpha: jnp.ndarray, order: jnp.ndarray)
   return jnp.swapaxes(context, 0, 1)
 
 
-def erase_until_flip(model: Model, params, hidden: jnp.ndarray, alpha: jnp.ndarray,
-                     mask: jnp.ndarray, order: jnp.ndarray) -> FlipPoint:
+def resolve_path(model: AttentionModel, path: Path = 'auto') -> str:
+  """'pooled' where the model declares 'pooled_decode' (and `path` allows
+  it), else 'exact'; asking for 'pooled' without the capability is refused."""
+  if path == 'exact':
+    return 'exact'
+  if path not in ('auto', 'pooled'):
+    raise ValueError(f"path must be 'auto', 'pooled' or 'exact', not {path!r}")
+  if model.has('pooled_decode'):
+    return 'pooled'
+  if path == 'pooled':
+    require(model, "erase-until-flip's pooled path", 'pooled_decode')
+  return 'exact'
+
+
+def prefix_logits(model: AttentionModel, params, hidden, alpha: jnp.ndarray, mask: jnp.ndarray,
+                  order: jnp.ndarray, path: Path = 'auto', chunk: int = 16) -> jnp.ndarray:
+  """[K = L, B] (or [K, B, C]) logits once the first k items of `order` are
+  erased, k = 1 .. L.
+
+  Args:
+    hidden: the states; alpha, mask: [B, L]; order: [B, L] as `ranking` returns.
+    path: 'exact' decodes the real states with the erased α (`erase`), `chunk`
+      prefixes at a time; 'pooled' decodes each prefix's context Σ α'_t h_t
+      as one item of weight 1 (`prefix_contexts`), valid only where the
+      decoder reads the states through that sum alone ('pooled_decode');
+      'auto' takes 'pooled' where the model declares it.
+  """
+  alpha = jnp.where(mask, alpha, 0.0)
+  width = alpha.shape[1]
+  if resolve_path(model, path) == 'pooled':
+    contexts = prefix_contexts(hidden, alpha, order)  # [K, B, H]
+    ones = jnp.ones(alpha.shape[:1] + (1,), alpha.dtype)
+    return jax.vmap(lambda c: model.decode(params, c[:, None, :], ones))(contexts)
+  rank = jnp.argsort(order, axis=1)  # [B, L]: each position's place in the order
+
+  def erased_first(k):
+    return model.decode(params, hidden, erase(alpha, mask & (rank < k)))
+
+  return jax.lax.map(erased_first, jnp.arange(1, width + 1), batch_size=min(chunk, width))
+
+
+def erase_until_flip(model: AttentionModel, params, hidden, alpha: jnp.ndarray,
+                     mask: jnp.ndarray, order: jnp.ndarray, path: Path = 'auto') -> FlipPoint:
   """S&S §5: erase items cumulatively in `order` until the decision flips.
 
   Args:
+    hidden: the states (`model.encode`); alpha: [B, L]; mask: [B, L] bool.
     order: [B, L] positions, most important first, the n items before
       anything else (as `ranking` returns).
+    path: how each prefix is decoded (`prefix_logits`): 'auto' (default)
+      takes the pooled prefix sums only where the model declares
+      'pooled_decode', and otherwise decodes the real states.
 
-  The prefix of k erased items, for every k = 1 .. n, is decoded at once
-  (`prefix_contexts`, each decoded as one item of weight 1); erasing all n
-  gives the zero vector, whose flip counts. Documents that never flip get
-  -1 (S&S §5.3 exclude them).
+  Returns:
+    `FlipPoint` [B]: erasing all n items counts (pooled: the zero context);
+    documents that never flip get -1 (S&S §5.3 exclude them).
   """
+  needs.check(model, 'erase_until_flip')
   width = alpha.shape[1]
   n = jnp.sum(mask, axis=-1)
-  contexts = prefix_contexts(hidden, jnp.where(mask, alpha, 0.0), order)  # [K, B, H]
-  ones = jnp.ones(alpha.shape[:1] + (1,), alpha.dtype)
-  logits = jax.vmap(lambda c: model.decode(params, c[:, None, :], ones))(contexts)
+  logits = prefix_logits(model, params, hidden, alpha, mask, order, path)
   decisions = jnp.argmax(model.log_distribution(logits), axis=-1)  # [K, B]
   decision = jnp.argmax(model.log_distribution(model.decode(params, hidden, alpha)), axis=-1)
   steps = jnp.arange(1, width + 1)
@@ -183,6 +234,40 @@ def erase_until_flip(model: Model, params, hidden: jnp.ndarray, alpha: jnp.ndarr
                              jnp.maximum(items - 1, 0)[:, None], axis=1)[:, 0]
   fraction = jnp.where(flipped, items / jnp.maximum(n, 1), -1.0)
   return FlipPoint(items, fraction.astype(alpha.dtype), jnp.where(flipped, mass, -1.0))
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _pooled_gap(model, params, hidden, alpha, mask, order, rtol):
+  """max over real prefixes of |pooled − exact| − rtol·|exact| (a scalar)."""
+  pooled = prefix_logits(model, params, hidden, alpha, mask, order, 'pooled')
+  exact = prefix_logits(model, params, hidden, alpha, mask, order, 'exact')
+  n = jnp.sum(mask, axis=-1)
+  live = jnp.arange(1, alpha.shape[1] + 1)[:, None] <= n[None, :]  # [K, B]: real prefixes
+  live = live.reshape(live.shape + (1,) * (exact.ndim - 2))
+  return jnp.max(jnp.where(live, jnp.abs(pooled - exact) - rtol * jnp.abs(exact), 0.0))
+
+
+def check_fast_path(model: AttentionModel, params, hidden, alpha: jnp.ndarray, mask: jnp.ndarray,
+                    order: Optional[jnp.ndarray] = None, *, rtol: float = 1e-3,
+                    atol: float = 1e-3) -> None:
+  """Compares erase-until-flip's pooled path with the exact one on a batch
+  (every prefix of `order`, by default the attention ranking), where the
+  model declares 'pooled_decode'; nothing to check otherwise.
+
+  Raises:
+    InterfaceError: some prefix's logits differ beyond `atol + rtol·|z|`:
+      the decoder reads more than Σ α h (a residual, another head), so the
+      declared capability does not hold.
+  """
+  if resolve_path(model) != 'pooled':
+    return
+  order = ranking(alpha, mask) if order is None else order
+  worst = float(_pooled_gap(model, params, hidden, alpha, mask, order, rtol))
+  if not worst <= atol:
+    raise InterfaceError(
+        f"erase-until-flip's pooled path (one item of weight 1 per prefix) differs from decoding the real "
+        f'states by up to {worst + atol:.3g} in a logit on this batch: {type(model).__name__} declares '
+        "'pooled_decode' but its decoder reads more than Σ α h; remove that capability (the exact path runs)")
 
 
 def removal_comparison(items_a, items_b, num_items) -> dict:

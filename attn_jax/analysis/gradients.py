@@ -12,13 +12,15 @@ from typing import Literal
 import jax
 import jax.numpy as jnp
 
-from attn_jax.models import Model, masks
+from attn_jax.models import masks
+from attn_jax.analysis import needs
+from attn_jax.models.interface import AttentionModel
 
 Target = Literal['prob', 'logit']
 Reduction = Literal['dot', 'l2']
 
 
-def embedding_gradient(model: Model, params, tokens: jnp.ndarray, lengths: jnp.ndarray, *,
+def embedding_gradient(model: AttentionModel, params, tokens: jnp.ndarray, lengths: jnp.ndarray, *,
                        target: Target = 'prob', detach_attention: bool = True):
   """∂ŷ_b/∂e_{b,t} for every document of a batch in one backward pass.
 
@@ -31,15 +33,17 @@ def embedding_gradient(model: Model, params, tokens: jnp.ndarray, lengths: jnp.n
     (gradient [B, L, D], embedded [B, L, D]). Documents are independent, so
     the gradient of the batch sum is each document's own gradient.
   """
+  # Detaching α imposes it (a constant) on decode; attached, the pass is the model's own.
+  needs.check(model, 'gradient_importance' if detach_attention else 'gradient_importance_attached')
   embedded = model.embed(params, tokens)
-  mask = masks.attention_mask(tokens, lengths)
+  mask = model.attention_mask(tokens, lengths)
 
   def total(e):
-    hidden = model.encode(params, e, lengths)
-    alpha = model.project(model.score(params, hidden), mask)
     if detach_attention:
-      alpha = jax.lax.stop_gradient(alpha)
-    logits = model.decode(params, hidden, alpha)
+      hidden = model.encode(params, e, lengths)
+      logits = model.decode(params, hidden, jax.lax.stop_gradient(model.attend(params, hidden, mask)))
+    else:
+      logits = model.forward_embedded(params, e, lengths, mask).logits
     return jnp.sum(jax.nn.sigmoid(logits) if target == 'prob' else logits)
 
   return jax.grad(total)(embedded), embedded
@@ -60,7 +64,7 @@ def reduce_gradient(gradient: jnp.ndarray, embedded: jnp.ndarray, lengths: jnp.n
   return jnp.where(masks.word_mask(lengths, gradient.shape[1]), scores, 0.0)
 
 
-def gradient_importance(model: Model, params, tokens: jnp.ndarray, lengths: jnp.ndarray, *,
+def gradient_importance(model: AttentionModel, params, tokens: jnp.ndarray, lengths: jnp.ndarray, *,
                         target: Target = 'prob', detach_attention: bool = True,
                         reduction: Reduction = 'dot') -> jnp.ndarray:
   """Per-token gradient importance [B, L], 0 off the words (J&W §B.1 by default).

@@ -25,7 +25,7 @@ bias 0 (its initialisation) LayerNorm's output has norm √H whatever its
 input, so ‖h_p‖ is constant and its gradient is rounding noise; only the
 trained scale and bias make it depend on the input (docs/meister.md).
 
-All take a `Model`, params and a batch (tokens [B, L] int32, lengths [B]
+All take a model (`attn_jax.models.interface`), params and a batch (tokens [B, L] int32, lengths [B]
 with SOS and EOS) and are jittable with `model` and the keyword options
 static. [B, L] results are 0 off the words (positions 1 .. length − 2).
 """
@@ -33,8 +33,10 @@ static. [B, L] results are 0 off the words (positions 1 .. length − 2).
 import jax
 import jax.numpy as jnp
 
+from attn_jax.analysis import needs
 from attn_jax.analysis.gradients import embedding_gradient, reduce_gradient
-from attn_jax.models import Model, masks
+from attn_jax.models import masks
+from attn_jax.models.interface import AttentionModel
 
 
 def normalise(scores: jnp.ndarray, lengths: jnp.ndarray) -> jnp.ndarray:
@@ -59,9 +61,10 @@ def normalised_entropy(p: jnp.ndarray, lengths: jnp.ndarray) -> jnp.ndarray:
   return jnp.where(ok, -jnp.sum(plogp, axis=-1) / jnp.log(jnp.where(ok, n, 2.0)), jnp.nan)
 
 
-def input_gradient(model: Model, params, tokens: jnp.ndarray, lengths: jnp.ndarray, *,
+def input_gradient(model: AttentionModel, params, tokens: jnp.ndarray, lengths: jnp.ndarray, *,
                    detach_attention: bool = False) -> jnp.ndarray:
   """g_ŷ(x) [B, L]: ‖∂ŷ/∂e_i‖₂ normalised over the words (eq. 4)."""
+  needs.check(model, 'input_gradient')
   grad, embedded = embedding_gradient(model, params, tokens, lengths, target='prob',
                                       detach_attention=detach_attention)
   return normalise(reduce_gradient(grad, embedded, lengths, 'l2'), lengths)
@@ -71,17 +74,18 @@ def _l2(x: jnp.ndarray) -> jnp.ndarray:
   return jnp.sqrt(jnp.sum(x * x, axis=-1))
 
 
-def hidden_gradient(model: Model, params, tokens: jnp.ndarray, lengths: jnp.ndarray, *,
+def hidden_gradient(model: AttentionModel, params, tokens: jnp.ndarray, lengths: jnp.ndarray, *,
                     detach_attention: bool = False) -> jnp.ndarray:
   """g_ŷ(I) [B, L]: ‖∂ŷ/∂h_i‖₂ normalised over the words, h the encoder output.
 
   With `detach_attention=False` (default) α = φ(score(h)) is differentiated
   too, so h_i counts both as a value pooled and as what sets the weights."""
-  mask = masks.attention_mask(tokens, lengths)
+  needs.check(model, 'hidden_gradient')
+  mask = model.attention_mask(tokens, lengths)
   hidden = model.encode(params, model.embed(params, tokens), lengths)
 
   def total(h):
-    alpha = model.project(model.score(params, h), mask)
+    alpha = model.attend(params, h, mask)
     if detach_attention:
       alpha = jax.lax.stop_gradient(alpha)
     return jnp.sum(jax.nn.sigmoid(model.decode(params, h, alpha)))
@@ -89,11 +93,12 @@ def hidden_gradient(model: Model, params, tokens: jnp.ndarray, lengths: jnp.ndar
   return normalise(_l2(jax.grad(total)(hidden)), lengths)
 
 
-def attention_deletion(model: Model, params, tokens: jnp.ndarray, lengths: jnp.ndarray) -> jnp.ndarray:
+def attention_deletion(model: AttentionModel, params, tokens: jnp.ndarray, lengths: jnp.ndarray) -> jnp.ndarray:
   """D_ŷ(I) [B, L]: |ŷ − ŷ_{−i}| normalised over the words, where ŷ_{−i}
   decodes the same states with position i excluded from the projection's
   support (α re-projected from the same scores). No re-encoding: all L
   variants of a batch are one [B, L, L] projection and L decodes."""
+  needs.check(model, 'attention_deletion')
   fwd = model.forward(params, tokens, lengths)
   width = tokens.shape[1]
   keep = fwd.mask[:, None, :] & ~jnp.eye(width, dtype=bool)[None]  # [B, i, L]
@@ -110,13 +115,14 @@ def normalised_loo(loo_importance: jnp.ndarray, lengths: jnp.ndarray) -> jnp.nda
   return normalise(loo_importance, lengths)
 
 
-def _layer_states(model: Model, params, embedded, lengths, layer: int) -> jnp.ndarray:
+def _layer_states(model: AttentionModel, params, embedded, lengths, layer: int) -> jnp.ndarray:
   return model.encode_layers(params, embedded, lengths)[layer]
 
 
-def _state_rows(model: Model, params, tokens, lengths, layer: int, chunk: int, reduce):
+def _state_rows(model: AttentionModel, params, tokens, lengths, layer: int, chunk: int, reduce):
   """Applies `reduce` ([C, B, L] normalised rows p of g_{h_p}(x) -> [C, B, ...])
   chunk by chunk over the positions p; returns [B, L, ...] (row p at axis 1)."""
+  needs.check(model, 'state_gradient')
   embedded = model.embed(params, tokens)
   width = tokens.shape[1]
 
@@ -141,7 +147,7 @@ def _state_rows(model: Model, params, tokens, lengths, layer: int, chunk: int, r
   return jnp.moveaxis(out, 0, 1)
 
 
-def state_gradient(model: Model, params, tokens: jnp.ndarray, lengths: jnp.ndarray, *,
+def state_gradient(model: AttentionModel, params, tokens: jnp.ndarray, lengths: jnp.ndarray, *,
                    layer: int = -1, chunk: int = 16) -> jnp.ndarray:
   """g_{h_p}(x) [B, L(p), L(i)] (eq. 5): row p is ‖∂‖h_p‖₂/∂e_i‖₂ normalised
   over the words i; rows p off the words are 0.
@@ -156,7 +162,7 @@ def state_gradient(model: Model, params, tokens: jnp.ndarray, lengths: jnp.ndarr
   return jnp.where(words[:, :, None], rows, 0.0)
 
 
-def state_gradient_entropy(model: Model, params, tokens: jnp.ndarray, lengths: jnp.ndarray, *,
+def state_gradient_entropy(model: AttentionModel, params, tokens: jnp.ndarray, lengths: jnp.ndarray, *,
                            layer: int = -1, chunk: int = 16) -> jnp.ndarray:
   """H̃(g_{h_p}(x)) [B, L]: the normalised entropy of each row p of
   `state_gradient` (Meister et al. Table 1), NaN off the words; only [C, B, L]

@@ -9,25 +9,27 @@ Every position of every document is computed in one jitted program: the
 L − 2 variants of a document form one batch for the model, and documents
 are mapped in chunks (`docs_per_chunk`) so memory stays bounded. Deletion
 uses the encoder's own path for it where the model has one
-(`Model.encode_deletions`: the BiLSTM shares a document's input projections
+(capability 'deletion_states', `encode_deletions`: the BiLSTM shares a document's input projections
 and the states the deletion does not reach, the CNN all outputs but the
 windows that cover the deleted word, the Average encoder all states) and
 re-encodes the shortened rows otherwise (the Transformer). Replacement by
 PAD has such paths too for the BiLSTM, the CNN and the Average encoder
-(`Model.encode_replacements`). Under softmax attention the CNN and the
+('replacement_states', `encode_replacements`). Under softmax attention the CNN and the
 Average encoder go further (`loo_windows`): a variant changes only a window
 of states, so it attends from the document's own prefix and suffix sums
 plus its window instead of over all its states.
 """
 
+import functools
 from typing import Literal, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
-from attn_jax.analysis import loo_windows
+from attn_jax.analysis import loo_windows, needs
 from attn_jax.data.vocabulary import PAD
-from attn_jax.models import Model, masks
+from attn_jax.models import masks
+from attn_jax.models.interface import AttentionModel, InterfaceError
 
 Mode = Literal['delete', 'replace']
 
@@ -62,7 +64,55 @@ def variants(tokens: jnp.ndarray, length: jnp.ndarray, mode: Mode = 'delete'):
   return rows.astype(tokens.dtype), jnp.full((width - 2,), new_length, dtype=length.dtype)
 
 
-def leave_one_out(model: Model, params, tokens: jnp.ndarray, lengths: jnp.ndarray, *,
+def fast_path(model: AttentionModel, mode: Mode = 'delete', windows: bool = True) -> str:
+  """Which path `leave_one_out` takes for this model: 'windows' (a variant
+  changes a window of states, softmax attention: `loo_windows`), 'states'
+  (the encoder's own variant states, 'deletion_states' or
+  'replacement_states') or 'exact' (every variant re-encoded). Only what the
+  model declares is used."""
+  if windows and loo_windows.applies(model):
+    return 'windows'
+  if model.has('deletion_states' if mode == 'delete' else 'replacement_states'):
+    return 'states'
+  return 'exact'
+
+
+@functools.cache
+def _jitted():
+  return jax.jit(leave_one_out, static_argnums=0, static_argnames=('mode', 'reencode'))
+
+
+def check_fast_path(model: AttentionModel, params, tokens: jnp.ndarray, lengths: jnp.ndarray, *,
+                    mode: Mode = 'delete', atol: float = 1e-4) -> None:
+  """Compares `leave_one_out`'s fast path for this model with the exact one
+  (every variant re-encoded) on the first document of a batch.
+
+  Args:
+    tokens: [B, L] int32; lengths: [B]; only row 0 is used.
+    atol: the largest |Δŷ₋ₜ| allowed between the two paths.
+
+  Raises:
+    InterfaceError: the fast path the model's capabilities chose differs
+      from the exact one (naming the capability and the difference).
+  """
+  path = fast_path(model, mode)
+  if path == 'exact':
+    return
+  n = int(lengths[0])
+  doc, length = jnp.asarray(tokens[:1, :n]), jnp.asarray(lengths[:1])
+  run = _jitted()
+  fast = run(model, params, doc, length, mode=mode).probs_without
+  exact = run(model, params, doc, length, mode=mode, reencode=True).probs_without
+  gap = float(jnp.max(jnp.abs(fast - exact)))
+  if not gap <= atol:
+    caps = ('variant_windows, pooled_decode, scores' if path == 'windows'
+            else 'deletion_states' if mode == 'delete' else 'replacement_states')
+    raise InterfaceError(f'leave-one-out\'s fast path ({caps}) differs from re-encoding every variant by '
+                         f'up to {gap:.3g} in ŷ on the first document; {type(model).__name__} does not have '
+                         'what it declares: remove the capability, or pass reencode=True')
+
+
+def leave_one_out(model: AttentionModel, params, tokens: jnp.ndarray, lengths: jnp.ndarray, *,
                   mode: Mode = 'delete', docs_per_chunk: int = 1,
                   reencode: bool = False, windows: bool = True) -> LeaveOneOut:
   """Leave-one-out importance of every word of every document.
@@ -74,7 +124,7 @@ def leave_one_out(model: Model, params, tokens: jnp.ndarray, lengths: jnp.ndarra
       (each document is L − 2 sequences of length L). Not used by the
       windowed path (`windows`), which runs the whole batch at once.
     reencode: re-encode the shortened rows even where the model has a
-      deletion path (`Model.encodes_deletions`); for checks and benchmarks.
+      deletion path ('deletion_states'); the exact path, for checks and benchmarks.
     windows: under softmax attention, where a variant changes only a window
       of states (CNN, Average), attend from prefix and suffix sums of the
       document's own (`loo_windows`); False: attend over every variant's
@@ -82,21 +132,21 @@ def leave_one_out(model: Model, params, tokens: jnp.ndarray, lengths: jnp.ndarra
 
   Jittable with `model`, `mode`, `docs_per_chunk`, `reencode` and `windows` static.
   """
+  needs.check(model, 'leave_one_out')
   probs = jax.nn.sigmoid(model.forward(params, tokens, lengths).logits)
 
   def one_document(args):
     doc_tokens, length = args
     rows, row_lengths = variants(doc_tokens, length, mode)
-    fast = model.encodes_deletions if mode == 'delete' else model.encodes_replacements
-    if fast and not reencode:
+    if fast_path(model, mode) == 'states' and not reencode:
       embedded = model.embed(params, doc_tokens[None])[0]
       encode = model.encode_deletions if mode == 'delete' else model.encode_replacements
       hidden = encode(params, embedded, length)
-      alpha = model.project(model.score(params, hidden), masks.attention_mask(rows, row_lengths))
+      alpha = model.attend(params, hidden, model.attention_mask(rows, row_lengths))
       return jax.nn.sigmoid(model.decode(params, hidden, alpha))
     return jax.nn.sigmoid(model.forward(params, rows, row_lengths).logits)
 
-  if windows and not reencode and loo_windows.applies(model):
+  if windows and not reencode and fast_path(model, mode) == 'windows':
     # O(L·H) per document: nothing to bound, so the whole batch at once
     # (chunks are for the paths that build L − 2 rows of L states).
     without = jax.vmap(lambda t, n: loo_windows.variant_probs(model, params, t, n, mode))(

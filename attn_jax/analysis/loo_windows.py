@@ -1,5 +1,5 @@
 """Leave-one-out outputs under softmax attention when a variant changes only
-a window of states (the CNN and Average encoders; `Model.variant_windows`).
+a window of states (the CNN and Average encoders: capability 'variant_windows').
 
 The decoder reads the context c = Σ_p α_p h_p / (softmax: α_p ∝ exp s_p over
 the attended positions), and the score s_p is a function of h_p alone. A
@@ -24,15 +24,20 @@ import jax
 import jax.numpy as jnp
 
 from attn_jax.data.vocabulary import PAD
-from attn_jax.models import Model, masks, projections
+from attn_jax.models import projections
+from attn_jax.models.interface import AttentionModel
 
 # Score of an unattended position: finite, so two of them combine without NaN.
 _NONE = -1e30
 
 
-def applies(model: Model) -> bool:
-  """Whether `variant_probs` computes this model's leave-one-out."""
-  return model.project is projections.softmax and model.variants_change_windows
+def applies(model: AttentionModel) -> bool:
+  """Whether `variant_probs` computes this model's leave-one-out: it must
+  declare that a variant changes a window of states, that its scores are
+  per state and projected by softmax, and that its decoder reads the
+  context Σ α h alone."""
+  return (all(model.has(c) for c in ('variant_windows', 'scores', 'pooled_decode'))
+          and getattr(model, 'project', None) is projections.softmax)
 
 
 def _combine(a, b):
@@ -50,7 +55,7 @@ def _window_sums(scores, attended, states):
   return m, e.sum(-1), jnp.einsum('gp,gph->gh', e, states)
 
 
-def variant_probs(model: Model, params, tokens: jnp.ndarray, length: jnp.ndarray,
+def variant_probs(model: AttentionModel, params, tokens: jnp.ndarray, length: jnp.ndarray,
                   mode: str) -> jnp.ndarray:
   """ŷ of every one-word variant of one document.
 
@@ -65,7 +70,7 @@ def variant_probs(model: Model, params, tokens: jnp.ndarray, length: jnp.ndarray
   embedded = model.embed(params, tokens[None])[0]
   own = model.encode(params, embedded[None], length[None])[0]                # [L, H]
   own_scores = model.score(params, own[None])[0]
-  own_attended = masks.attention_mask(tokens[None], length[None])[0]
+  own_attended = model.attention_mask(tokens[None], length[None])[0]
   leaves = (jnp.where(own_attended, own_scores, _NONE), own_attended.astype(own.dtype),
             jnp.where(own_attended[:, None], own, 0.0))
   empty = (jnp.full((1,), _NONE, own.dtype), jnp.zeros((1,), own.dtype),

@@ -12,7 +12,8 @@ import jax
 import jax.numpy as jnp
 
 from attn_jax.analysis.position_noise import position_bits, position_uniform
-from attn_jax.models import Model
+from attn_jax.analysis import needs
+from attn_jax.models.interface import AttentionModel
 
 
 class Permutation(NamedTuple):
@@ -67,14 +68,15 @@ def word_permutations(keys: jax.Array, lengths: jnp.ndarray, width: int,
   return jax.vmap(one)(keys, lengths)
 
 
-def permute_attention(model: Model, params, hidden: jnp.ndarray, alpha: jnp.ndarray,
+def permute_attention(model: AttentionModel, params, hidden: jnp.ndarray, alpha: jnp.ndarray,
                       permutations: jnp.ndarray) -> Permutation:
   """Decodes `hidden` with every permutation of `alpha`.
 
   Args:
-    hidden: [B, L, H]; alpha: [B, L]; permutations: [B, P, L] from
+    hidden: the states (`model.encode`: [B, L, H] or any pytree); alpha: [B, L]; permutations: [B, P, L] from
       `word_permutations`.
   """
+  needs.check(model, 'permutation_test')
   probs = jax.nn.sigmoid(model.decode(params, hidden, alpha))
   permuted = jnp.take_along_axis(alpha[:, None, :], permutations, axis=-1)  # [B, P, L]
   logits = jax.vmap(lambda a: model.decode(params, hidden, a), in_axes=1, out_axes=1)(permuted)
@@ -82,7 +84,7 @@ def permute_attention(model: Model, params, hidden: jnp.ndarray, alpha: jnp.ndar
   return Permutation(differences, jnp.median(differences, axis=-1), probs, jnp.max(alpha, axis=-1))
 
 
-def permutation_test(model: Model, params, tokens: jnp.ndarray, lengths: jnp.ndarray,
+def permutation_test(model: AttentionModel, params, tokens: jnp.ndarray, lengths: jnp.ndarray,
                      keys: jax.Array, num_permutations: int = 100) -> Permutation:
   """J&W's permutation experiment on a batch: encode once, decode P shuffles.
 

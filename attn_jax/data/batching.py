@@ -15,7 +15,7 @@ from typing import Iterator, NamedTuple, Optional, Sequence
 
 import numpy as np
 
-from attn_jax.data.vocabulary import EOS, SOS, UNK
+from attn_jax.data.vocabulary import EOS, PAD, SOS, UNK
 
 
 class Batch(NamedTuple):
@@ -27,6 +27,40 @@ class Batch(NamedTuple):
   labels: np.ndarray   # [B] float32: 0 or 1; the class index for multi-class data
   weights: np.ndarray  # [B] float32: loss weight; 0 for filler rows
   index: np.ndarray    # [B] int32: position in the split; -1 for filler rows
+
+
+def pad_texts(texts: Sequence[Sequence[int]], multiple: int = 16) -> tuple[np.ndarray, np.ndarray]:
+  """Word ids of each text -> one batch in the layout every analysis expects.
+
+  Row b is `[SOS] w_1 .. w_n [EOS] PAD ..` (SOS = 2, EOS = 3, PAD = 0,
+  UNK = 1 for a word the vocabulary lacks), `lengths[b] = n + 2`, and the
+  items an analysis scores are the words, positions 1 .. n
+  (`attn_jax.models.masks.attention_mask`).
+
+  Args:
+    texts: B lists of word ids, without SOS and EOS; each at least one word.
+    multiple: the width is the longest row rounded up to this (fewer
+      shapes to compile across calls).
+
+  Returns:
+    (tokens [B, L] int32, lengths [B] int32).
+
+  Raises:
+    ValueError: a text without words, or an id that is one of the specials.
+  """
+  rows = [np.asarray(t, dtype=np.int32).reshape(-1) for t in texts]
+  for i, row in enumerate(rows):
+    if not len(row):
+      raise ValueError(f'text {i} has no words; every row needs at least one')
+    if np.any(np.isin(row, (PAD, SOS, EOS))):
+      raise ValueError(f'text {i} holds a PAD, SOS or EOS id ({PAD}, {SOS}, {EOS}): pass the word ids '
+                       'alone; pad_texts adds SOS and EOS')
+  lengths = np.asarray([len(r) + 2 for r in rows], dtype=np.int32)
+  width = -(-int(lengths.max()) // multiple) * multiple
+  tokens = np.full((len(rows), width), PAD, dtype=np.int32)
+  for b, row in enumerate(rows):
+    tokens[b, :len(row) + 2] = np.concatenate([[SOS], row, [EOS]])
+  return tokens, lengths
 
 
 def bucket_lengths(max_length: int, growth: float = 1.25, multiple: int = 8) -> tuple[int, ...]:

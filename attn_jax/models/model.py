@@ -18,7 +18,7 @@ be imposed on `decode`. The params pytree has one subtree per stage:
 
 import dataclasses
 import functools
-from typing import Callable, NamedTuple, Optional
+from typing import Callable, Optional
 
 import flax.linen as nn
 import jax
@@ -31,6 +31,7 @@ from attn_jax.models.decoder import Decoder
 from attn_jax.models.embedding import Embedding
 from attn_jax.models.encoders.base import fast_path
 from attn_jax.models.han import HierarchicalEncoder
+from attn_jax.models.interface import AttentionModel, Forward, output_probs  # pylint: disable=unused-import
 from attn_jax.models.scorers import SCORERS
 
 
@@ -75,30 +76,11 @@ class AttentionClassifier(nn.Module):
     self.decode(hidden, projections.uniform(self.score(hidden), mask))
 
 
-class Forward(NamedTuple):
-  """Everything one forward pass computes; all [B, ...]."""
-  logits: jnp.ndarray    # [B]
-  alpha: jnp.ndarray     # [B, L]
-  scores: jnp.ndarray    # [B, L] before projection
-  hidden: jnp.ndarray    # [B, L, H]
-  embedded: jnp.ndarray  # [B, L, D]
-  mask: jnp.ndarray      # [B, L] bool, the attention mask
-
-  @property
-  def probs(self) -> jnp.ndarray:
-    """P(y = 1) [B] of a binary model; the class distribution [B, C] otherwise."""
-    return output_probs(self.logits)
-
-
-def output_probs(logits: jnp.ndarray) -> jnp.ndarray:
-  """One forward pass's logits [B] (binary: sigmoid) or [B, C] (softmax) ->
-  probabilities, same shape."""
-  return jax.nn.sigmoid(logits) if logits.ndim == 1 else jax.nn.softmax(logits, axis=-1)
-
-
-
 @dataclasses.dataclass(frozen=True)
-class Model:
+class Model(AttentionModel):
+  """The project's own models in the analyses' interface
+  (`attn_jax.models.interface`): `attend` is score, then project; the
+  capabilities follow from the encoder family (`capabilities`)."""
   module: AttentionClassifier
   project: Callable[[jnp.ndarray, jnp.ndarray], jnp.ndarray]  # (scores, mask) -> α
 
@@ -115,24 +97,24 @@ class Model:
     return isinstance(self.module.encoder, HierarchicalEncoder)
 
   @property
+  def capabilities(self) -> frozenset:
+    """What `attn_jax.models.interface.CAPABILITIES` this model has: its
+    decoder reads the states only through Σ α h (`Decoder`), its scorers
+    score each state alone, every encoder gives its layers' states, and the
+    fast variant paths its encoder family registers."""
+    caps = {'imposes_attention', 'array_states', 'pooled_decode', 'scores', 'layer_states'}
+    caps.update(name for name, hook in (('deletion_states', 'deletion_states'),
+                                         ('replacement_states', 'replacement_states'),
+                                         ('variant_windows', 'variant_windows'))
+                if self._fast_path(hook) is not None)
+    if self.hierarchical:
+      caps.add('hierarchical')
+    return frozenset(caps)
+
+  @property
   def num_classes(self) -> int:
     """2 for a binary model (one logit, sigmoid), C for a softmax over C."""
     return self.module.decoder.classes
-
-  def distribution(self, logits: jnp.ndarray) -> jnp.ndarray:
-    """Logits [..., B] (binary) or [..., B, C] -> the output distribution
-    [..., B, C]; [1 − ŷ, ŷ] for a binary model (S&S's p, §D.0)."""
-    if self.num_classes > 2:
-      return jax.nn.softmax(logits, axis=-1)
-    p = jax.nn.sigmoid(logits)
-    return jnp.stack([1.0 - p, p], axis=-1)
-
-  def log_distribution(self, logits: jnp.ndarray) -> jnp.ndarray:
-    """`distribution` in log space: [log(1 − ŷ), log ŷ] from a binary logit
-    without cancellation; log-softmax otherwise."""
-    if self.num_classes > 2:
-      return jax.nn.log_softmax(logits, axis=-1)
-    return jnp.stack([jax.nn.log_sigmoid(-logits), jax.nn.log_sigmoid(logits)], axis=-1)
 
   def attention_mask(self, tokens: jnp.ndarray, lengths: jnp.ndarray) -> jnp.ndarray:
     """[B, L] bool: the items attention may weigh (the words; HAN: the sentences)."""
@@ -159,6 +141,10 @@ class Model:
 
   def score(self, params, hidden: jnp.ndarray) -> jnp.ndarray:
     return self.module.apply({'params': params}, hidden, method='score')
+
+  def attend(self, params, hidden: jnp.ndarray, mask: jnp.ndarray) -> jnp.ndarray:
+    """α [B, L] = project(score(h), mask): the attention under test."""
+    return self.project(self.score(params, hidden), mask)
 
   def decode(self, params, hidden: jnp.ndarray, alpha: jnp.ndarray,
              dropout_rng: Optional[jax.Array] = None) -> jnp.ndarray:

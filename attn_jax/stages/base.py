@@ -138,6 +138,9 @@ class Stage:
   section: its `config.analysis.<name>` section (defaults, choices, checks).
   any_model: it runs on every model — multi-class, and S&S's HAN, whose
     items are sentences; False: J&W's binary models over words only.
+  check: (ctx, batch) -> None, run on the first batch a run computes: where
+    the stage takes a fast path the model's capabilities allow, it compares
+    it with the exact path and raises (one line) if they differ.
   """
   name: str
   paper: str
@@ -153,3 +156,4 @@ class Stage:
   batch_size: Callable[[ml_collections.ConfigDict], Optional[int]] = lambda settings: None
   section: Section = Section()
   any_model: bool = False
+  check: Optional[Callable[[AnalysisContext, Batch], None]] = None

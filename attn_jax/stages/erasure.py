@@ -73,6 +73,15 @@ def _compute(ctx, batch):
   return ctx.jit('erasure', whole)(ctx.params, batch.tokens, batch.lengths, *keys)
 
 
+def _check(ctx, batch):
+  """The pooled prefix path against decoding the real states, on this batch."""
+  if er.resolve_path(ctx.model) != 'pooled':
+    return
+  hidden, alpha, mask, _ = ctx.jit('erasure_forward', lambda: _forward_fn(ctx.model))(
+      ctx.params, batch.tokens, batch.lengths)
+  er.check_fast_path(ctx.model, ctx.params, hidden, alpha, mask)
+
+
 def _single_summary(arrays, usable, prefix: str = 'single_') -> dict:
   top, other = arrays[f'{prefix}flip_top'][usable], arrays[f'{prefix}flip_other'][usable]
   pct = lambda x: float(100 * np.mean(x)) if len(x) else None
@@ -138,7 +147,7 @@ def _figures(arrays, inputs, summary, directory):
 ERASURE = STAGES.register(Stage(
     name='erasure', paper='ss', order=70, version=2,  # 2: Figures 11–13's numbers
     settings=lambda a: {'random_orders': a.erasure.random_orders, 'random_item': a.erasure.random_item},
-    compute=_compute, finalize=_finalize, figures=_figures,
+    compute=_compute, finalize=_finalize, figures=_figures, check=_check,
     positional=frozenset({'decision_gradient'}), any_model=True,
     cost=lambda batch: float(np.sum(batch.index >= 0)) * batch.tokens.shape[1],
     section=Section(

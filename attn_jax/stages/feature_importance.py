@@ -57,6 +57,10 @@ def _compute_loo(ctx, batch):
   return {'loo': result.importance, 'probs_without': result.probs_without, 'probs': result.probs}
 
 
+def _check_loo(ctx, batch):
+  loo_lib.check_fast_path(ctx.model, ctx.params, batch.tokens, batch.lengths, mode=ctx.settings.loo.mode)
+
+
 def _finalize_loo(ctx, arrays, inputs):
   arrays['lengths'] = ctx.split.lengths.astype(np.int32)
   words = ctx.split.lengths - 2
@@ -99,7 +103,7 @@ GRADIENT = STAGES.register(Stage(
     positional=frozenset({'alpha', *GRADIENT_VARIANTS}), finalize=_finalize_gradient,
     figures=lambda *args: []))
 LOO = STAGES.register(Stage(
-    name='loo', paper='jw', order=20, settings=lambda a: {'mode': a.loo.mode}, compute=_compute_loo,
+    name='loo', paper='jw', order=20, settings=lambda a: {'mode': a.loo.mode}, compute=_compute_loo, check=_check_loo,
     positional=frozenset({'loo', 'probs_without'}), finalize=_finalize_loo,
     figures=lambda *args: [], version=3,  # 2: the BiLSTM's deletion path; 3: CNN/Average windows
     cost=lambda batch: float(np.sum(batch.index >= 0)) * batch.tokens.shape[1] ** 2,

@@ -31,6 +31,12 @@ class Arm:
                                     ','.join(p for p in (self.encoder, self.variant) if p))
     else:
       cfg = config_lib.default_config(self.dataset, self.encoder, self.variant)
+    # Independent seeds: model seed k also draws its own batch order, as each of
+    # J&W's seeds does, so an interval over seeds covers the batch order's
+    # spread too. An arm that fixes the order (`train.batch_seed`) or asks for
+    # the shared one (`train.batch_order='shared'`) keeps it.
+    if not {'train.batch_seed', 'train.batch_order'} & set(self.overrides):
+      config_lib.set_key(cfg, 'train.batch_order', 'own')
     for key, value in self.overrides.items():
       config_lib.set_key(cfg, key, value)
     cfg.name = self.name

@@ -1,0 +1,74 @@
+"""What each analysis needs from a model (`attn_jax.models.interface`), in one table.
+
+Every analysis function checks its entry here before it traces anything
+(`check`), so a model without what it needs is refused in one line; `table`
+prints which analyses run on which models (docs/own_model.md prints it for
+its examples). Analyses that only read arrays the model already gave —
+Kendall τ (`kendall_tau`), the divergences, `attention_focus`, the
+normalisations — need nothing and are not listed.
+"""
+
+from typing import NamedTuple, Optional
+
+from attn_jax.models.interface import InterfaceError, require
+
+
+class Need(NamedTuple):
+  label: str                 # the analysis as its paper names it
+  capabilities: tuple = ()   # `interface.CAPABILITIES` it cannot run without
+  binary: bool = False       # it reads ŷ = σ(z) of a two-class model
+  fast: tuple = ()           # capability sets, any of which gives it a fast path
+
+
+NEEDS = {
+    'gradient_importance': Need("J&W §B.1 gradient, α detached", ('imposes_attention',), True),
+    'gradient_importance_attached': Need('gradient, α attached (detach_attention=False)', (), True),
+    'leave_one_out': Need("J&W §B.2 leave-one-out", (), True,
+                          # deletion (the default mode); by replacement 'replacement_states'
+                          fast=(('deletion_states',), ('variant_windows', 'scores', 'pooled_decode'))),
+    'permutation_test': Need("J&W §B.4 permutation", ('imposes_attention',), True),
+    'adversarial_attention': Need("J&W §B.5 adversarial attention", ('imposes_attention',), True),
+    'single_weight_erasure': Need("S&S §4 single-weight erasure", ('imposes_attention',)),
+    'decision_gradient': Need("S&S §5.1 decision gradient ∂d/∂α", ('imposes_attention',)),
+    'erase_until_flip': Need("S&S §5 erase until the decision flips", ('imposes_attention',),
+                             fast=(('pooled_decode',),)),
+    'input_gradient': Need("Meister eq. 4 g_ŷ(x)", (), True),
+    'hidden_gradient': Need("Meister g_ŷ(I)", ('array_states',), True),
+    'attention_deletion': Need("Meister D_ŷ(I)", ('scores', 'imposes_attention'), True),
+    'state_gradient': Need("Meister eq. 5 g_{h_p}(x)", ('layer_states',)),
+}
+
+
+def check(model, name: str) -> None:
+  """Refuses, in one line (`InterfaceError`), a model analysis `name` cannot run on."""
+  need = NEEDS[name]
+  require(model, need.label, *need.capabilities, binary=need.binary)
+
+
+def refusal(model, name: str) -> Optional[str]:
+  """Why analysis `name` refuses `model` (None: it runs)."""
+  try:
+    check(model, name)
+  except InterfaceError as e:
+    return str(e)
+  return None
+
+
+def _cell(model, name: str) -> str:
+  need = NEEDS[name]
+  if refusal(model, name) is None:
+    fast = any(all(c in model.capabilities for c in group) for group in need.fast)
+    return '✓ fast path' if fast else '✓'
+  if need.binary and getattr(model, 'num_classes', 2) != 2:
+    return '✗ two classes only'
+  missing = [c for c in need.capabilities if c not in model.capabilities]
+  return '✗ needs ' + ', '.join(missing) if missing else '✗ one α per item needed'
+
+
+def table(models: dict) -> str:
+  """A Markdown table: one row per analysis, one column per model ({name:
+  model}); ✓ where it runs, ✗ and what is missing where it is refused."""
+  lines = ['| analysis | ' + ' | '.join(models) + ' |', '|---|' + '---|' * len(models)]
+  for name, need in NEEDS.items():
+    lines.append(f'| {need.label} (`{name}`) | ' + ' | '.join(_cell(m, name) for m in models.values()) + ' |')
+  return '\n'.join(lines)

@@ -1,0 +1,146 @@
+"""One α from a multi-head self-attention model: a head, their mean, or the
+attention rollout across layers (Abnar & Zuidema 2020).
+
+A model that declares 'heads' attends with several heads at once:
+`attend(params, states, mask)` returns α [B, heads, L] (for a Transformer
+with a CLS token, say, the final layer's CLS-to-word weights per head) and
+`decode(params, states, α)` takes the same [B, heads, L] and imposes it.
+Its `attend` reads the weights its `encode` computed (they are part of the
+states), so it may be called with an all-True mask; `num_heads` says how
+many. The analyses take one α [B, L]; these views give it:
+
+    head(model, k)         α = head k's weights. Imposing α replaces head k's
+                           weights and keeps every other head's own: the
+                           view declares 'imposes_attention' where the model
+                           does, and analyses that impose α (permutation,
+                           adversaries, erasure) run per head.
+    mean_over_heads(model) α = the mean of the heads' weights. Read-only: an
+                           α imposed on "the mean" has no one meaning (which
+                           heads take what?), so the view declares no
+                           'imposes_attention' and the analyses that impose
+                           α refuse it in one line.
+    rollout(model)         α = attention rollout (Abnar & Zuidema 2020, §3):
+                           per layer Â = ½·mean_heads(A) + ½·I (the residual
+                           connection), rows renormalised; R = Â_K ··· Â_1;
+                           α_t = R[q, t] over the mask, renormalised to sum 1
+                           (q the query position, 0: the CLS / SOS token).
+                           Needs 'layer_attention'
+                           (`layer_attention(params, states)` ->
+                           [K, B, heads, L, L], every layer's weights; only
+                           row q of the last layer is read). Read-only, as
+                           the mean.
+
+`each_head(model)` gives every head's view, for statistics reported per head.
+"""
+
+import dataclasses
+from typing import Any
+
+import jax.numpy as jnp
+
+from attn_jax.models.interface import AttentionModel, Forward, InterfaceError, require
+
+_MULTI = frozenset({'heads', 'layer_attention', 'pooled_decode', 'scores', 'array_states'})
+_READ_ONLY = _MULTI | {'imposes_attention', 'deletion_states', 'replacement_states', 'variant_windows'}
+
+
+def rollout_matrix(layers: jnp.ndarray) -> jnp.ndarray:
+  """[K, B, heads, L, L] attention weights (row i: what position i attends
+  to) -> [B, L, L] rollout R = Â_K ··· Â_1, Â = ½·mean_heads(A) + ½·I with
+  rows renormalised (Abnar & Zuidema 2020)."""
+  width = layers.shape[-1]
+  mixed = 0.5 * jnp.mean(layers, axis=2) + 0.5 * jnp.eye(width, dtype=layers.dtype)[None, None]
+  mixed = mixed / jnp.sum(mixed, axis=-1, keepdims=True)
+  out = mixed[0]
+  for k in range(1, mixed.shape[0]):
+    out = jnp.einsum('bij,bjk->bik', mixed[k], out)
+  return out
+
+
+@dataclasses.dataclass(frozen=True)
+class HeadView(AttentionModel):
+  """A multi-head model seen through one α [B, L] (see the module docstring).
+
+  base: the model that declares 'heads'; kind: 'head', 'mean' or 'rollout';
+  index: the head (kind 'head'); query: the position whose rollout row is
+  read (kind 'rollout').
+  """
+  base: Any
+  kind: str
+  index: int = 0
+  query: int = 0
+
+  def __post_init__(self):
+    require(self.base, f'the {self.kind} view of a multi-head model', 'heads', single_attention=False)
+    if self.kind not in ('head', 'mean', 'rollout'):
+      raise InterfaceError(f"a head view is 'head', 'mean' or 'rollout', not {self.kind!r}")
+    heads = getattr(self.base, 'num_heads', None)
+    if not heads:
+      raise InterfaceError(f'{type(self.base).__name__} declares \'heads\' but not num_heads')
+    if self.kind == 'head' and not 0 <= self.index < heads:
+      raise InterfaceError(f'head {self.index} of a model with {heads} heads (0 .. {heads - 1})')
+    if self.kind == 'rollout':
+      require(self.base, 'attention rollout', 'layer_attention', single_attention=False)
+
+  @property
+  def num_classes(self) -> int:
+    return self.base.num_classes
+
+  @property
+  def capabilities(self) -> frozenset:
+    base = frozenset(self.base.capabilities)
+    return base - (_MULTI if self.kind == 'head' else _READ_ONLY)
+
+  def embed(self, params, tokens):
+    return self.base.embed(params, tokens)
+
+  def encode(self, params, embedded, lengths):
+    return self.base.encode(params, embedded, lengths)
+
+  def attention_mask(self, tokens, lengths):
+    return self.base.attention_mask(tokens, lengths)
+
+  def encode_layers(self, params, embedded, lengths):  # 'layer_states', where the model has it
+    return self.base.encode_layers(params, embedded, lengths)
+
+  def attend(self, params, states, mask):
+    if self.kind == 'head':
+      return self.base.attend(params, states, mask)[:, self.index]
+    if self.kind == 'mean':
+      return jnp.mean(self.base.attend(params, states, mask), axis=1)
+    row = rollout_matrix(self.base.layer_attention(params, states))[:, self.query]  # [B, L]
+    row = jnp.where(mask, row, 0.0)
+    return row / jnp.maximum(jnp.sum(row, axis=-1, keepdims=True), jnp.finfo(row.dtype).tiny)
+
+  def forward_embedded(self, params, embedded, lengths, mask) -> Forward:
+    """The model's own output (every head its own α) beside this view's α."""
+    states = self.base.encode(params, embedded, lengths)
+    logits = self.base.decode(params, states, self.base.attend(params, states, mask))
+    return Forward(logits, self.attend(params, states, mask), None, states, embedded, mask)
+
+  def decode(self, params, states, alpha):
+    if self.kind != 'head':
+      raise InterfaceError(f'the {self.kind} of the heads cannot be imposed: no one α per head follows '
+                           'from it; impose one head (attn_jax.models.heads.head) instead')
+    own = self.base.attend(params, states, jnp.ones(alpha.shape, bool))  # [B, heads, L]
+    return self.base.decode(params, states, own.at[:, self.index].set(alpha))
+
+
+def head(model, index: int) -> HeadView:
+  """Head `index`'s α; imposing α replaces that head's weights only."""
+  return HeadView(model, 'head', index)
+
+
+def mean_over_heads(model) -> HeadView:
+  """The heads' mean α; read-only (the analyses that impose α refuse it)."""
+  return HeadView(model, 'mean')
+
+
+def rollout(model, query: int = 0) -> HeadView:
+  """Attention rollout's α from position `query`; read-only."""
+  return HeadView(model, 'rollout', query=query)
+
+
+def each_head(model) -> tuple[HeadView, ...]:
+  """Every head's view, for a statistic reported per head."""
+  return tuple(head(model, k) for k in range(model.num_heads))

@@ -1,0 +1,221 @@
+"""What an analysis needs from a model: the interface every analysis takes.
+
+A model, for `attn_jax.analysis`, is four pure functions of a params pytree
+in the papers' own decomposition, plus the mask of the items its attention
+weighs and what it can do beyond that (its capabilities, declared):
+
+    e = model.embed(params, tokens)              # [B, L] int32 -> [B, L, D]
+    h = model.encode(params, e, lengths)         # -> states: any pytree of [B, ...] arrays
+    α = model.attend(params, h, mask)            # -> [B, L], the attention under test
+    z = model.decode(params, h, α)               # -> [B] logits (two classes) or [B, C]
+    mask = model.attention_mask(tokens, lengths) # [B, L] bool, the items α weighs
+    model.num_classes                            # 2: one logit, sigmoid; C: softmax over C
+    model.capabilities                           # frozenset of names from CAPABILITIES
+
+The batch layout is stated once, in `attn_jax.data.batching.pad_texts`:
+row b is `[SOS] w_1 .. w_n [EOS] PAD ..`, `lengths[b] = n + 2`, and the
+items are the words, positions 1 .. n (`attention_mask`'s default). α is
+0 off the mask and sums to 1 over it. `decode` takes α as an input, so an
+analysis can impose another α (a permutation, an adversary, an erasure);
+only a model that declares 'imposes_attention' promises that doing so means
+what those analyses assume.
+
+Subclass `AttentionModel` (the project's own `Model` does) or build one from
+functions, a Flax linen module or a Flax NNX module (`attn_jax.models.adapters`).
+A model must be hashable: analyses are jitted with it static.
+
+An analysis that needs more than the four functions says so with `require`,
+which refuses a model without the capability in one line naming what is
+missing, before anything is traced. A fast path that assumes a property of
+the model runs only where the model declares it (and the analysis stages
+check it against the exact path on their first batch).
+"""
+
+from typing import Any, NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+
+from attn_jax.core.errors import AttnJaxError
+from attn_jax.models import masks
+
+# name -> what a model that declares it promises (and who uses it).
+CAPABILITIES = {
+    'imposes_attention':
+        'decode(params, states, α) is the model\'s output with any α on the simplex over the mask '
+        'imposed, not only its own (permutation, adversarial attention, S&S\'s erasure, Meister\'s D_ŷ(I))',
+    'array_states':
+        'states is one [B, L, H] array whose row t is item t\'s state (Meister\'s g_ŷ(I), S&S\'s '
+        'erasure of a HAN\'s sentences)',
+    'pooled_decode':
+        'states is one [B, L, H] array and decode reads it only through the context Σ_t α_t h_t, so '
+        'decode(h, α) == decode(c[:, None, :], 1) (S&S\'s erase-until-flip from prefix sums, '
+        'leave-one-out\'s window path)',
+    'scores':
+        'score(params, states) -> [B, L] with s_t a function of item t\'s state alone, and '
+        'project(scores, mask) -> α, with attend == project(score(h), mask) (Meister\'s D_ŷ(I), '
+        'adversaries through the model\'s own projection, leave-one-out\'s window path)',
+    'deletion_states':
+        'encode_deletions(params, e [L, D], length) -> [L − 2, L, H], the states of a document\'s '
+        'one-word deletions, equal to encoding the shortened rows (leave-one-out\'s fast path)',
+    'replacement_states':
+        'encode_replacements(params, e [L, D], length) -> [L − 2, L, H], the states with each word '
+        'replaced by PAD (leave-one-out by replacement, fast path)',
+    'variant_windows':
+        'variant_windows(params, e [L, D], mode) -> (states, positions, radius): a one-word variant '
+        'changes only the states within a fixed radius (leave-one-out\'s window path)',
+    'layer_states':
+        'encode_layers(params, e, lengths) -> [K, B, L, H], every encoder layer\'s states, [-1] '
+        'the states attention pools (Meister\'s g_{h_p}(x))',
+    'hierarchical':
+        'tokens are [B, S, W] documents of sentences, lengths [B, S], and the items are the '
+        'sentences (S&S\'s HAN)',
+    'heads':
+        'attend returns [B, heads, L], one α per attention head, and decode takes the same '
+        '(select one with attn_jax.models.heads before an analysis)',
+    'layer_attention':
+        'layer_attention(params, states) -> [K, B, heads, L, L], every self-attention layer\'s '
+        'weights (attention rollout, attn_jax.models.heads.rollout)',
+}
+
+
+class InterfaceError(AttnJaxError, ValueError):
+  """A model lacks what an analysis needs, or a fast path it declared does
+  not hold for it."""
+
+
+class Forward(NamedTuple):
+  """Everything one forward pass computes; all [B, ...]."""
+  logits: jnp.ndarray    # [B] (two classes) or [B, C]
+  alpha: jnp.ndarray     # [B, L]
+  scores: Any            # [B, L] before projection (None without 'scores')
+  hidden: Any            # the states: [B, L, H], or any pytree of [B, ...]
+  embedded: jnp.ndarray  # [B, L, D]
+  mask: jnp.ndarray      # [B, L] bool, the attention mask
+
+  @property
+  def probs(self) -> jnp.ndarray:
+    """P(y = 1) [B] of a binary model; the class distribution [B, C] otherwise."""
+    return output_probs(self.logits)
+
+
+def output_probs(logits: jnp.ndarray) -> jnp.ndarray:
+  """One forward pass's logits [B] (binary: sigmoid) or [B, C] (softmax) ->
+  probabilities, same shape."""
+  return jax.nn.sigmoid(logits) if logits.ndim == 1 else jax.nn.softmax(logits, axis=-1)
+
+
+class AttentionModel:
+  """The interface (see the module docstring); subclasses define `embed`,
+  `encode`, `attend`, `decode`, `num_classes` and `capabilities`, and the
+  methods of the capabilities they declare. The rest derives from those."""
+
+  num_classes: int = 2
+  capabilities: frozenset = frozenset()
+
+  def embed(self, params, tokens: jnp.ndarray) -> jnp.ndarray:
+    """tokens [B, L] int32 -> embeddings [B, L, D] (the gradient analyses
+    differentiate with respect to these)."""
+    raise NotImplementedError
+
+  def encode(self, params, embedded: jnp.ndarray, lengths: jnp.ndarray) -> Any:
+    """[B, L, D], lengths [B] -> the states decode reads (any pytree)."""
+    raise NotImplementedError
+
+  def attend(self, params, states: Any, mask: jnp.ndarray) -> jnp.ndarray:
+    """states, mask [B, L] -> α [B, L]: the attention under test."""
+    raise NotImplementedError
+
+  def decode(self, params, states: Any, alpha: jnp.ndarray) -> jnp.ndarray:
+    """states, α [B, L] -> logits [B] (two classes) or [B, C]."""
+    raise NotImplementedError
+
+  def attention_mask(self, tokens: jnp.ndarray, lengths: jnp.ndarray) -> jnp.ndarray:
+    """[B, L] bool: the items attention weighs; by default the words of the
+    `[SOS] words [EOS]` layout (positions 1 .. length − 2), PAD excluded."""
+    return masks.attention_mask(tokens, lengths)
+
+  def has(self, capability: str) -> bool:
+    return capability in self.capabilities
+
+  @property
+  def hierarchical(self) -> bool:
+    """Whether it reads documents × sentences × words (S&S's HAN)."""
+    return self.has('hierarchical')
+
+  def distribution(self, logits: jnp.ndarray) -> jnp.ndarray:
+    """Logits [..., B] (binary) or [..., B, C] -> the output distribution
+    [..., B, C]; [1 − ŷ, ŷ] for a binary model (S&S's p, §D.0)."""
+    if self.num_classes > 2:
+      return jax.nn.softmax(logits, axis=-1)
+    p = jax.nn.sigmoid(logits)
+    return jnp.stack([1.0 - p, p], axis=-1)
+
+  def log_distribution(self, logits: jnp.ndarray) -> jnp.ndarray:
+    """`distribution` in log space: [log(1 − ŷ), log ŷ] from a binary logit
+    without cancellation; log-softmax otherwise."""
+    if self.num_classes > 2:
+      return jax.nn.log_softmax(logits, axis=-1)
+    return jnp.stack([jax.nn.log_sigmoid(-logits), jax.nn.log_sigmoid(logits)], axis=-1)
+
+  def scores_of(self, params, states) -> Optional[jnp.ndarray]:
+    """The scores before projection where the model declares 'scores', else None."""
+    return self.score(params, states) if self.has('scores') else None  # pytype: disable=attribute-error
+
+  def forward_embedded(self, params, embedded: jnp.ndarray, lengths: jnp.ndarray,
+                       mask: jnp.ndarray) -> Forward:
+    """The pass from given embeddings (for gradients with respect to them)."""
+    hidden = self.encode(params, embedded, lengths)
+    alpha = self.attend(params, hidden, mask)
+    return Forward(self.decode(params, hidden, alpha), alpha, self.scores_of(params, hidden), hidden,
+                   embedded, mask)
+
+  def forward(self, params, tokens: jnp.ndarray, lengths: jnp.ndarray) -> Forward:
+    """tokens [B, L] int32, lengths [B] (with SOS and EOS) -> `Forward`."""
+    return self.forward_embedded(params, self.embed(params, tokens), lengths,
+                                 self.attention_mask(tokens, lengths))
+
+
+def describe(model) -> str:
+  """The model's class name and its declared capabilities, for messages."""
+  caps = sorted(getattr(model, 'capabilities', ()) or ())
+  return f'{type(model).__name__} (declares {", ".join(caps) if caps else "no capabilities"})'
+
+
+def require(model, analysis: str, *capabilities: str, binary: bool = False,
+            single_attention: bool = True) -> None:
+  """Refuses, in one line, a model `analysis` cannot run on.
+
+  Args:
+    model: the model handed to the analysis.
+    analysis: the analysis's name, for the message.
+    *capabilities: names from `CAPABILITIES` the analysis needs.
+    binary: the analysis reads ŷ = σ(z) of a two-class model (J&W's).
+    single_attention: the analysis needs one α [B, L] (a multi-head model
+      must have one head, their mean or the rollout selected first).
+
+  Raises:
+    InterfaceError: naming the first thing missing and what to do.
+  """
+  missing_methods = [m for m in ('embed', 'encode', 'attend', 'decode', 'attention_mask')
+                     if not callable(getattr(model, m, None))]
+  if missing_methods:
+    raise InterfaceError(f'{analysis} takes a model with embed, encode, attend, decode and attention_mask '
+                         f'(attn_jax.models.interface); {type(model).__name__} has no '
+                         f'{", ".join(missing_methods)}: wrap it with attn_jax.models.adapters')
+  declared = getattr(model, 'capabilities', frozenset())
+  unknown = sorted(set(declared) - set(CAPABILITIES))
+  if unknown:
+    raise InterfaceError(f'{type(model).__name__} declares unknown capabilities {unknown}; the known ones: '
+                         f'{", ".join(CAPABILITIES)}')
+  if single_attention and 'heads' in declared:
+    raise InterfaceError(f'{analysis} reads one α [B, L]; {type(model).__name__} attends with several heads: '
+                         'pick one with attn_jax.models.heads.head(model, k), .mean_over_heads(model) or '
+                         '.rollout(model)')
+  for capability in capabilities:
+    if capability not in declared:
+      raise InterfaceError(f'{analysis} needs a model with {capability!r} ({CAPABILITIES[capability]}); '
+                           f'{describe(model)} does not: declare it if it holds, or leave this analysis out')
+  if binary and getattr(model, 'num_classes', 2) != 2:
+    raise InterfaceError(f'{analysis} reads ŷ = σ(z) of a two-class model (J&W\'s measures); '
+                         f'{type(model).__name__} has {model.num_classes} classes')
