@@ -77,8 +77,9 @@ def _check(ctx, batch):
   """The pooled prefix path against decoding the real states, on this batch."""
   if er.resolve_path(ctx.model) != 'pooled':
     return
-  hidden, alpha, mask, _ = ctx.jit('erasure_forward', lambda: _forward_fn(ctx.model))(
-      ctx.params, batch.tokens, batch.lengths)
+  # On the host: over several devices the forward's rows are split, the params are not.
+  hidden, alpha, mask, _ = jax.device_get(ctx.jit('erasure_forward', lambda: _forward_fn(ctx.model))(
+      ctx.params, batch.tokens, batch.lengths))
   er.check_fast_path(ctx.model, ctx.params, hidden, alpha, mask)
 
 

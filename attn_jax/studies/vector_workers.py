@@ -10,11 +10,14 @@ from them: this study measures how far that moves what the J&W grid reports
 side with Welch's test of the difference (attn_jax.reports.vector_workers,
 `python -m attn_jax.studies report vector_workers`).
 Everything else is the default config's, so the one-thread arm is the
-README's `configs/sst_bilstm.py` with the five seeds as one program.
+README's `configs/sst_bilstm.py` with the five seeds as one program (and
+its shared batch order, `train.batch_order='shared'`, as that command's
+sweep has and the committed arms were trained with).
 """
 
 from attn_jax.studies.arms import Arm
 
 ANALYSES = 'gradient,loo,kendall,attention'  # the three τ
 ARMS = tuple(Arm(f'sst_bilstm_tanh_workers{n}', 'sst', 'bilstm',
-                 {'model.attention': 'tanh', 'vectors.workers': n}) for n in (1, 2))
+                 {'model.attention': 'tanh', 'vectors.workers': n, 'train.batch_order': 'shared'})
+             for n in (1, 2))

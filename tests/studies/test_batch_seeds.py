@@ -53,9 +53,14 @@ def test_each_arm_is_the_grid_model_of_its_seed_but_for_the_batch_order():
     grid, row = (GRID, batch_seeds.arm_row(arm.name)) if 'scratch' not in arm.name else (
         FIDELITY, FROM_SCRATCH[batch_seeds.arm_row(arm.name)])
     grid_arm = next(a for a in grid.arms if a.name == row)
-    grid_model = model_axis.model_config(grid_arm.config(grid.seeds, grid.analyses), {'seed': k})
-    ours_items, grid_items = config_lib.training_items(cfg), config_lib.training_items(grid_model)
-    # The grid's model seed{k} shares the program's batch order, batch seed 0.
+    grid_cfg = grid_arm.config(grid.seeds, grid.analyses)
+    ours_items = config_lib.training_items(cfg)
+    # A study's seed k draws its own batch order: the grid's model seed{k} is this arm.
+    own = config_lib.training_items(model_axis.model_config(grid_cfg, {'seed': k}))
+    assert own == ours_items
+    # The grid as committed before (one program, one batch order: batch seed 0) differs in it alone.
+    config_lib.set_key(grid_cfg, 'train.batch_order', 'shared')
+    grid_items = config_lib.training_items(model_axis.model_config(grid_cfg, {'seed': k}))
     assert {key for key in ours_items.keys() | grid_items.keys()
             if ours_items.get(key) != grid_items.get(key)} == {'train.batch_seed'}
     assert grid_items['train.batch_seed'] == 0
