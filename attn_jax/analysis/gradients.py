@@ -12,8 +12,8 @@ from typing import Literal
 import jax
 import jax.numpy as jnp
 
-from attn_jax.models import masks
 from attn_jax.analysis import needs
+from attn_jax.models import masks
 from attn_jax.models.interface import AttentionModel
 
 Target = Literal['prob', 'logit']

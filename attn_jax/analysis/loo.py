@@ -138,7 +138,8 @@ def leave_one_out(model: AttentionModel, params, tokens: jnp.ndarray, lengths: j
   def one_document(args):
     doc_tokens, length = args
     rows, row_lengths = variants(doc_tokens, length, mode)
-    if fast_path(model, mode) == 'states' and not reencode:
+    # The encoder's variant states, where declared (also when the window path is turned off).
+    if not reencode and fast_path(model, mode, windows=False) == 'states':
       embedded = model.embed(params, doc_tokens[None])[0]
       encode = model.encode_deletions if mode == 'delete' else model.encode_replacements
       hidden = encode(params, embedded, length)
@@ -146,7 +147,7 @@ def leave_one_out(model: AttentionModel, params, tokens: jnp.ndarray, lengths: j
       return jax.nn.sigmoid(model.decode(params, hidden, alpha))
     return jax.nn.sigmoid(model.forward(params, rows, row_lengths).logits)
 
-  if windows and not reencode and fast_path(model, mode) == 'windows':
+  if not reencode and fast_path(model, mode, windows) == 'windows':
     # O(L·H) per document: nothing to bound, so the whole batch at once
     # (chunks are for the paths that build L − 2 rows of L states).
     without = jax.vmap(lambda t, n: loo_windows.variant_probs(model, params, t, n, mode))(

@@ -106,6 +106,7 @@ def test_the_projects_models_pass_the_checks_and_take_the_fast_paths():
     exact = er.erase_until_flip(model, params, fwd.hidden, fwd.alpha, fwd.mask, order, path='exact')
     np.testing.assert_array_equal(np.asarray(pooled.items), np.asarray(exact.items))
     assert loo_lib.fast_path(model) == ('states' if encoder == 'bilstm' else 'windows')
+    assert loo_lib.fast_path(model, windows=False) == 'states'  # windows off: the encoder's own states
 
 
 def test_a_wrong_deletion_path_is_refused_on_the_first_document():
