@@ -6,7 +6,7 @@ weight α, J&W's gradient importance and leave-one-out, beside ŷ.
       print(e.prob, e.table())
     aj.explain(my_model, ['a text'], params=my_params, vocab={'a': 4, 'text': 5})
 
-A run's text is tokenized as its dataset was (`jain_wallace.TOKENIZERS`) and
+A run's text is tokenized as its dataset's protocol tokenizes (its `tokenizer`) and
 encoded with its own vocabulary; a model of one's own takes a tokenizer
 (default `str.split`) and a vocabulary. Words the vocabulary lacks are read
 as UNK, and `known` says which. The batch layout: `pad_texts`.
@@ -21,7 +21,7 @@ import jax
 import numpy as np
 
 from attn_jax.analysis import gradient_importance, leave_one_out
-from attn_jax.data import jain_wallace
+from attn_jax.core.registry import DATASETS
 from attn_jax.data.batching import pad_texts
 from attn_jax.data.vocabulary import UNK, Vocabulary
 from attn_jax.models.interface import AttentionModel, require
@@ -147,7 +147,8 @@ def explain(run: Union[str, Restored, AttentionModel], texts: Union[str, Sequenc
                        'this model (S&S\'s HAN or a multi-class model) has the erasure stage instead: '
                        'python run.py --config=... --config.analyses=erasure')
     model, params, vocab = restored.model, restored.params, vocab or restored.vocab
-    tokenizer = tokenizer or jain_wallace.TOKENIZERS.get(dataset)
+    spec = DATASETS.get(dataset)
+    tokenizer = tokenizer or (spec.tokenizer if spec is not None else None)
     if tokenizer is None:
       raise ValueError(f'no tokenizer for dataset {dataset!r}; pass tokenizer=... (a function str -> words)')
   else:

@@ -13,22 +13,20 @@ from attn_jax.config.cli import describe, from_file, key_help, load_file, unknow
 from attn_jax.config.keys import (ANALYSIS_SECTIONS, added_keys, flat_items, get_key, runtime_keys,
                                   none_from_command_line, result_items, set_key, training_items,
                                   unknown_key_message)
-from attn_jax.config.schema import (DATASETS, EMBED_INIT_STD, PRETRAINED_BY_DEFAULT, VARIANTS, analyses,
-                                    choices, default_config, experiments, validate)
+from attn_jax.config.schema import VARIANTS, analyses, choices, default_config, experiments, validate
 
 
 def __getattr__(name: str):
-  """ANALYSES, CHOICES, KEY_HELP, ADDED_KEYS and RUNTIME_KEYS, derived from the registries when read."""
-  from attn_jax.core.registry import STAGES  # pylint: disable=g-import-not-at-top
-  derived = {'ANALYSES': STAGES.names, 'CHOICES': choices, 'KEY_HELP': key_help,
+  """ANALYSES, DATASETS, CHOICES, KEY_HELP, ADDED_KEYS and RUNTIME_KEYS, derived from the registries when read."""
+  from attn_jax.core.registry import DATASETS, STAGES  # pylint: disable=g-import-not-at-top
+  derived = {'ANALYSES': STAGES.names, 'DATASETS': DATASETS.names, 'CHOICES': choices, 'KEY_HELP': key_help,
              'ADDED_KEYS': added_keys, 'RUNTIME_KEYS': runtime_keys}
   if name in derived:
     return derived[name]()
   raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
 
 
-__all__ = ['ADDED_KEYS', 'ANALYSIS_SECTIONS', 'DATASETS', 'EMBED_INIT_STD', 'PRETRAINED_BY_DEFAULT',
-           'RUNTIME_KEYS', 'VARIANTS', 'analyses', 'choices', 'default_config', 'describe', 'experiments',
-           'flat_items', 'from_file', 'get_key', 'key_help', 'load_file', 'none_from_command_line',
+__all__ = ['ADDED_KEYS', 'ANALYSIS_SECTIONS', 'DATASETS', 'RUNTIME_KEYS', 'VARIANTS', 'analyses',
+           'choices', 'default_config', 'describe', 'experiments', 'flat_items', 'from_file', 'get_key', 'key_help', 'load_file', 'none_from_command_line',
            'result_items', 'set_key', 'training_items', 'unknown_key_message', 'unknown_override',
            'validate']

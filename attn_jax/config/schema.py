@@ -18,8 +18,7 @@ from ml_collections import config_dict
 
 from attn_jax.config import keys
 from attn_jax.core.errors import ConfigError
-from attn_jax.core.registry import ENCODERS, EXPERIMENTS, STAGES, with_requirements
-from attn_jax.data import protocols
+from attn_jax.core.registry import DATASETS, ENCODERS, EXPERIMENTS, STAGES, with_requirements
 from attn_jax.models import projections
 from attn_jax.training.executors import EXECUTORS
 from attn_jax.training.loss import LOSSES
@@ -27,8 +26,6 @@ from attn_jax.data.batching import TIES
 from attn_jax.training.optimizer import OPTIMIZERS, SUBTREES, update_only
 from attn_jax.training.trainer import SELECTION_METRICS
 
-# J&W's binary datasets, then S&S's multi-class ones (attn_jax.data.serrano_smith).
-DATASETS = ('sst', 'imdb', '20news', 'agnews', 'synthetic', 'imdb_ratings', '20news_topics')
 # What may follow the colon in `--config=FILE:VARIANT` (every file in configs/
 # passes it to `default_config`), and what each is for: shown by `run.py --help`.
 VARIANTS = {
@@ -38,7 +35,6 @@ VARIANTS = {
 # The allowed values of the keys this module owns; stages and experiments
 # declare their own (`Section.choices`), and `choices()` adds them.
 OWN_CHOICES = {
-    'data.dataset': DATASETS,
     'model.attention': ('tanh', 'dot', 'han', 'key_dot'),
     'model.projection': projections.NAMES,
     'vectors.method': ('fasttext', 'word2vec'),
@@ -53,21 +49,6 @@ OWN_CHOICES = {
     'train.model_axis': EXECUTORS,
     'analysis.split': ('test', 'dev'),
 }
-# Standard deviation of from-scratch embeddings (`model.embeddings_file=None`):
-# PyTorch's N(0, 1) unless the dataset's dev ROC-AUC, J&W's selection metric,
-# favoured N(0, 0.1²) (the runs are in docs/jain_wallace.md, "Embeddings").
-EMBED_INIT_STD = {'sst': 0.1, '20news': 0.1, 'imdb': 1.0}
-# Datasets whose models start, by default, from the in-domain vectors
-# attn_jax.vectors builds with J&W's recipe for wiki.simple.vec (fastText
-# skip-gram, `_vectors`), as J&W's started from those pretrained vectors on all
-# their datasets. A reproduction config's default is the protocol closest to
-# the paper's, and dev ROC-AUC decides only between equally close ones
-# (docs/jain_wallace.md, "Embeddings"): pretrained skip-gram vectors are
-# closer to J&W's than CBOW vectors or embeddings from scratch, so every J&W
-# dataset whose text is here starts from them. Never chosen by a test number.
-PRETRAINED_BY_DEFAULT = ('sst', 'imdb', '20news')
-
-
 def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collections.ConfigDict:
   """The J&W recipe (§A.5) for `encoder` on `dataset`."""
   if variant not in VARIANTS:
@@ -109,6 +90,12 @@ def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collecti
   if variant == 'smoke':
     _smoke(c)
   return c
+
+
+def _dataset(name: str):
+  if name not in DATASETS:
+    raise ConfigError(f'{DATASETS.unknown(name)}; choose from {", ".join(DATASETS.names())}')
+  return DATASETS[name]
 
 
 def _family(encoder: str):
@@ -159,13 +146,13 @@ def _model(dataset: str, encoder: str, variant: str) -> ml_collections.ConfigDic
   # None: from scratch, N(0, embed_init_std²); a word2vec/fastText text file;
   # or 'in_domain': the vectors `config.vectors` describes (built if missing).
   m.embeddings_file = config_dict.placeholder(str)
-  if dataset in PRETRAINED_BY_DEFAULT and variant != 'smoke':
+  if _dataset(dataset).pretrained and variant != 'smoke':
     m.embeddings_file = 'in_domain'
   m.freeze_embeddings = False   # True: the embeddings are not fine-tuned
   m.shuffle_embeddings = False  # True: pretrained rows permuted among the words found (a control)
   m.embeddings_norm = config_dict.placeholder(float)  # rescale pretrained rows to this mean norm
   m.embeddings_unit_rows = False  # True: every pretrained row scaled to L2 norm 1 (S&S's preparation)
-  m.embed_init_std = EMBED_INIT_STD.get(dataset, 1.0)
+  m.embed_init_std = _dataset(dataset).embed_init_std
   m.hidden_dim = 128  # per direction for the BiLSTM and BiGRU (H = 256), total otherwise
   # Every encoder family's own keys (`attn_jax/models/encoders`), in every
   # config, so that any config can switch encoders on the command line.
@@ -175,7 +162,7 @@ def _model(dataset: str, encoder: str, variant: str) -> ml_collections.ConfigDic
   # S&S's HAN (documents × sentences × words; the final attention is over
   # sentences), its classes and dropouts (attn_jax.config.serrano_smith).
   m.hierarchical = False
-  m.classes = protocols.num_classes(dataset)
+  m.classes = _dataset(dataset).num_classes
   m.input_dropout = 0.0     # on the embeddings, before the (word) encoder
   m.sentence_dropout = 0.0  # HAN: on the sentence vectors, before the sentence encoder
   m.output_dropout = 0.0    # on the classifier's logits
@@ -299,7 +286,7 @@ def _smoke(c: ml_collections.ConfigDict) -> None:
 def choices() -> dict[str, tuple]:
   """Every key with a closed set of values: this module's and those the
   stages (`analysis.<stage>.<key>`) and experiments declare."""
-  found = dict(OWN_CHOICES, **{'model.encoder': ENCODERS.names()})
+  found = dict(OWN_CHOICES, **{'model.encoder': ENCODERS.names(), 'data.dataset': DATASETS.names()})
   for family in ENCODERS.values():
     found.update({f'model.{k}': tuple(v) for k, v in family.choices.items()})
   for group, registry in (('analysis', STAGES), ('experiment', EXPERIMENTS)):
@@ -413,18 +400,21 @@ def _checks(cfg: ml_collections.ConfigDict) -> list[tuple[bool, str]]:
       (m.attention != 'tanh' or ENCODERS[m.encoder].output_size(m) % 2 == 0,
        'tanh attention needs an even encoder output size (its layer maps H -> H/2)'),
       (0 <= m.dropout < 1, 'model.dropout must be in [0, 1)'),
-      (m.classes == protocols.num_classes(cfg.data.dataset),
-       f'model.classes={m.classes}, but {cfg.data.dataset} has {protocols.num_classes(cfg.data.dataset)} '
+      (m.classes == DATASETS[cfg.data.dataset].num_classes,
+       f'model.classes={m.classes}, but {cfg.data.dataset} has {DATASETS[cfg.data.dataset].num_classes} '
        'classes (it follows data.dataset; leave it unset)'),
       ((t.loss == 'weighted_bce') == (m.classes == 2),
        f'train.loss={t.loss!r} does not fit {m.classes} classes: weighted_bce is for binary data, '
        'cross_entropy for more classes'),
       (t.select_by != 'roc_auc' or m.classes == 2,
        "train.select_by='roc_auc' needs binary data; select multi-class models by 'accuracy'"),
-      (not m.hierarchical or (cfg.data.dataset in protocols.PROTOCOLS
-                              and protocols.PROTOCOLS[cfg.data.dataset].hierarchical),
+      (not DATASETS[cfg.data.dataset].paired,
+       f'{cfg.data.dataset} pairs a {" with a ".join(DATASETS[cfg.data.dataset].texts)}: J&W\'s QA/NLI '
+       'model, which reads both, is not built yet (issue 51); the data loads: '
+       'attn_jax.data.dataset.load_dataset(config.data)'),
+      (not m.hierarchical or DATASETS[cfg.data.dataset].hierarchical,
        f'model.hierarchical (a HAN) needs documents with sentences: {cfg.data.dataset} has none; '
-       'use imdb_ratings or 20news_topics'),
+       f'use {" or ".join(d.name for d in DATASETS.values() if d.hierarchical)}'),
       (not m.hierarchical or ENCODERS[m.encoder].in_han,
        f'a HAN is built from the {", ".join(e.name for e in ENCODERS.values() if e.in_han)} '
        f'encoders (S&S), not {m.encoder!r}'),

@@ -1,6 +1,6 @@
 """Registries: what attn-jax can run, declared where each thing is built.
 
-An analysis stage, an experiment, an encoder family or a report command
+An analysis stage, an experiment, an encoder family, a dataset or a report command
 declares its name, its paper and (stages, experiments) its config section, and registers itself when
 its module is imported:
 
@@ -154,12 +154,13 @@ class Registry:
     return f'unknown {self.kind} {name!r}{hint}'
 
 
-# The registries below config: it derives its stage, experiment and encoder
-# keys, choices and help from them (attn_jax/config). The reports' own
+# The registries below config: it derives its stage, experiment, encoder and
+# dataset keys, choices and help from them (attn_jax/config). The reports' own
 # registries are in attn_jax/reports/registry.py.
 STAGES = Registry('analysis', 'attn_jax.stages')
 EXPERIMENTS = Registry('experiment', 'attn_jax.experiments')
 ENCODERS = Registry('encoder', 'attn_jax.models.encoders')
+DATASETS = Registry('dataset', 'attn_jax.data.datasets')
 
 
 def with_requirements(reg: Registry, names) -> tuple[str, ...]:

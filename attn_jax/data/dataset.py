@@ -10,9 +10,10 @@ from typing import Optional, Sequence
 import ml_collections
 import numpy as np
 
-from attn_jax.data import builders, jain_wallace, protocols, source_record, synthetic
+from attn_jax.data import builders, jain_wallace, source_record
 from attn_jax.data.vocabulary import Vocabulary
 from attn_jax.core.errors import DataError
+from attn_jax.core.registry import DATASETS
 
 MIN_REAL_TOKENS = 2
 
@@ -25,21 +26,28 @@ class EncodedSplit:
   # Hierarchical datasets: each document's words per sentence (int32 [S],
   # summing to n); the words of sentence s follow those of s - 1. None: flat.
   sentence_lengths: Optional[list[np.ndarray]] = None
+  # Paired datasets (QA, NLI): each document's query, int32 [m + 2] (SOS, m
+  # word ids, EOS). None: single texts.
+  queries: Optional[list[np.ndarray]] = None
+  # Known evidence: int32 positions in `sequences[i]` (SOS is 0) of the words
+  # that support the label (bAbI's supporting facts). None: not known.
+  evidence: Optional[list[np.ndarray]] = None
 
   def __len__(self) -> int:
     return len(self.sequences)
 
   def head(self, count: int) -> 'EncodedSplit':
     """The first `count` documents."""
-    sentences = None if self.sentence_lengths is None else self.sentence_lengths[:count]
-    return EncodedSplit(self.sequences[:count], self.labels[:count], self.ids[:count], sentences)
+    return self.take(range(min(count, len(self))))
 
   def take(self, indices: Sequence[int]) -> 'EncodedSplit':
     """The documents at `indices`, in that order."""
     indices = [int(i) for i in indices]
-    sentences = None if self.sentence_lengths is None else [self.sentence_lengths[i] for i in indices]
-    return EncodedSplit([self.sequences[i] for i in indices], self.labels[np.asarray(indices, int)],
-                        [self.ids[i] for i in indices], sentences)
+
+    def pick(values):
+      return None if values is None else [values[i] for i in indices]
+    return EncodedSplit(pick(self.sequences), self.labels[np.asarray(indices, int)], pick(self.ids),
+                        pick(self.sentence_lengths), pick(self.queries), pick(self.evidence))
 
   @property
   def lengths(self) -> np.ndarray:
@@ -115,10 +123,13 @@ def fingerprint(vocab: Vocabulary, splits: dict[str, EncodedSplit]) -> str:
     h.update(split.lengths.tobytes())
     for seq in split.sequences:
       h.update(seq.tobytes())
-    if split.sentence_lengths is not None:  # flat data keeps its earlier fingerprints
-      h.update(b'sentences')
-      for lengths in split.sentence_lengths:
-        h.update(np.asarray(lengths, np.int32).tobytes() + b'|')
+    # Single flat texts keep their earlier fingerprints.
+    for part, values in (('sentences', split.sentence_lengths), ('queries', split.queries),
+                         ('evidence', split.evidence)):
+      if values is not None:
+        h.update(part.encode())
+        for v in values:
+          h.update(np.asarray(v, np.int32).tobytes() + b'|')
   return h.hexdigest()[:16]
 
 
@@ -140,7 +151,7 @@ def _prepared(dataset: str, wanted: tuple, raw: dict, source: dict):
   files = json.dumps((source or {}).get('files'), sort_keys=True, default=str)
   key = (dataset, wanted, files)
   if not (source or {}).get('files') or key not in _PREPARED:
-    prepared = protocols.PROTOCOLS[dataset].prepare(raw, wanted)
+    prepared = DATASETS[dataset].prepare(raw, wanted)
     if not (source or {}).get('files'):
       return prepared  # nothing says which files these are: no reuse
     _PREPARED[key] = prepared
@@ -160,11 +171,11 @@ def load_dataset(cfg: ml_collections.ConfigDict, wanted: Sequence[str] = ('train
     vocab: an existing vocabulary (e.g. a restored model's); by default one is
       built from the train split with `cfg.min_df` (None: J&W's value).
   """
-  if cfg.dataset == 'synthetic':
-    prepared, source = synthetic.generate(cfg.synthetic, wanted), source_record.SYNTHETIC
+  spec = DATASETS[cfg.dataset]
+  if spec.generate is not None:
+    prepared, source = spec.generate(cfg[cfg.dataset], wanted), source_record.SYNTHETIC
   else:
-    protocol = protocols.PROTOCOLS[cfg.dataset]
-    raw, source = builders.load(protocol.raw, cfg.manual_dir, cfg.tfds_data_dir)
+    raw, source = builders.load(spec.raw_name, cfg.manual_dir, cfg.tfds_data_dir)
     prepared = _prepared(cfg.dataset, tuple(wanted), raw, source)
   if vocab is None:
     if prepared.vocab_docs is None:
@@ -176,10 +187,12 @@ def load_dataset(cfg: ml_collections.ConfigDict, wanted: Sequence[str] = ('train
     tokenized = _subsample(prepared.splits[name], cfg.max_docs_per_split, offset)
     if len(tokenized) == 0:
       raise DataError(f'{cfg.dataset}: split {name!r} is empty after the length filter')
-    sentences = (None if tokenized.sentence_lengths is None
-                 else [np.asarray(x, np.int32) for x in tokenized.sentence_lengths])
+    def arrays(values):
+      return None if values is None else [np.asarray(x, np.int32) for x in values]
+    queries = None if tokenized.queries is None else [vocab.encode(q) for q in tokenized.queries]
+    evidence = None if tokenized.evidence is None else [np.asarray(e, np.int32) + 1 for e in tokenized.evidence]
     splits[name] = EncodedSplit(
         encode_documents(tokenized.docs, vocab, tokenized.ids, f'{cfg.dataset}/{name}'),
-        tokenized.labels, tokenized.ids, sentences)
+        tokenized.labels, tokenized.ids, arrays(tokenized.sentence_lengths), queries, evidence)
   return Dataset(cfg.dataset, vocab, splits, fingerprint(vocab, splits), copy.deepcopy(source),
                  tuple(prepared.classes))

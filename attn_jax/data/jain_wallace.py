@@ -28,16 +28,23 @@ class TokenizedSplit:
   # Hierarchical protocols (S&S's HAN): the words of each sentence of each
   # document, in order, summing to len(docs[i]); None: no sentences.
   sentence_lengths: Optional[list[list[int]]] = None
+  # Paired protocols (QA, NLI): each document's query (a question, a
+  # hypothesis) as words; None: single texts.
+  queries: Optional[list[list[str]]] = None
+  # Known evidence (bAbI's supporting facts): the positions, in docs[i], of
+  # the words that support the label; None: not known.
+  evidence: Optional[list[list[int]]] = None
 
   def __len__(self):
     return len(self.docs)
 
   def subset(self, index: Sequence[int]) -> 'TokenizedSplit':
-    sentences = (None if self.sentence_lengths is None
-                 else [self.sentence_lengths[i] for i in index])
+    def pick(values):
+      return None if values is None else [values[i] for i in index]
     return TokenizedSplit([self.docs[i] for i in index],
                           self.labels[np.asarray(index, dtype=np.int64)],
-                          [self.ids[i] for i in index], sentences)
+                          [self.ids[i] for i in index], pick(self.sentence_lengths),
+                          pick(self.queries), pick(self.evidence))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,7 +79,7 @@ def _part_size(n: int, fraction: float, rounding: str) -> int:
   return int(math.ceil(fraction * n) if rounding == 'up' else math.floor(fraction * n))
 
 
-def _split(n: int, fraction: float, rounding: str, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def split_indices(n: int, fraction: float, rounding: str, seed: int) -> tuple[np.ndarray, np.ndarray]:
   """A seeded shuffle of range(n) cut into a `fraction` part and the rest."""
   order = np.random.RandomState(seed).permutation(n)
   cut = _part_size(n, fraction, rounding)
@@ -116,7 +123,7 @@ def sst(raw: dict[str, list[dict]], wanted: Sequence[str]) -> Prepared:
   splits = {}
   for split in ('train', 'dev', 'test'):
     records = [r for r in raw[split] if r['label'] != 2]
-    splits[split] = _tokenized(records, TOKENIZERS['sst'], 'text', lambda r: int(r['label'] >= 3),
+    splits[split] = _tokenized(records, tokenize.sst, 'text', lambda r: int(r['label'] >= 3),
                                lambda r: r['id'])
   return _finish(splits, wanted, 5, None, min_df=1)
 
@@ -125,13 +132,13 @@ def imdb(raw: dict[str, list[dict]], wanted: Sequence[str], seed: int = 1378) ->
   """IMDB: reviews of < 400 words; train 80/20 into train/dev; test = a 20 %
   sample of the < 400-word test reviews; keep 6 < n < split max."""
   def short_reviews(split):
-    docs = _tokenized(raw[split], TOKENIZERS['imdb'], 'text', lambda r: r['label'], lambda r: r['id'])
+    docs = _tokenized(raw[split], tokenize.keras_words, 'text', lambda r: r['label'], lambda r: r['id'])
     return docs.subset([i for i, d in enumerate(docs.docs) if len(d) < 400])
 
   train_all = short_reviews('train')
-  train_idx, dev_idx = _split(len(train_all), 0.8, 'down', seed)  # train_size=0.8
+  train_idx, dev_idx = split_indices(len(train_all), 0.8, 'down', seed)  # train_size=0.8
   test_all = short_reviews('test')
-  test_idx, _ = _split(len(test_all), 0.2, 'down', seed)  # train_size=0.2
+  test_idx, _ = split_indices(len(test_all), 0.2, 'down', seed)  # train_size=0.2
   splits = {'train': train_all.subset(train_idx), 'dev': train_all.subset(dev_idx),
             'test': test_all.subset(test_idx)}
   return _finish(splits, wanted, 6, None, min_df=10)
@@ -144,7 +151,7 @@ def newsgroups(raw: dict[str, list[dict]], wanted: Sequence[str], seed: int = 13
   classes = {'rec.sport.baseball': 0, 'rec.sport.hockey': 1}
   records = [r for split in ('train', 'test') for r in raw[split]]
   records = [r for r in records if GROUPS[r['group']] in classes]
-  docs = _tokenized(records, _newsgroups_words, 'text',
+  docs = _tokenized(records, newsgroups_words, 'text',
                     lambda r: classes[GROUPS[r['group']]], lambda r: r['id'])
   docs = docs.subset([i for i, d in enumerate(docs.docs) if d])
   if len(set(docs.labels.tolist())) < 2:
@@ -165,7 +172,7 @@ def ag_news(raw: dict[str, list[dict]], wanted: Sequence[str], seed: int = 16377
 
   def select(split):
     records = [r for r in raw[split] if r['label'] in classes]
-    return _tokenized(records, TOKENIZERS['agnews'], 'description', lambda r: classes[r['label']],
+    return _tokenized(records, tokenize.spacy_like, 'description', lambda r: classes[r['label']],
                       lambda r: r['id'])
 
   if 'train' not in raw and set(wanted) - {'test'}:
@@ -178,19 +185,12 @@ def ag_news(raw: dict[str, list[dict]], wanted: Sequence[str], seed: int = 16377
   splits = {'test': select('test')}
   if 'train' in raw:
     train_all = select('train')
-    dev_idx, train_idx = _split(len(train_all), 0.15, 'up', seed)  # test_size=0.15
+    dev_idx, train_idx = split_indices(len(train_all), 0.15, 'up', seed)  # test_size=0.15
     splits.update(train=train_all.subset(train_idx), dev=train_all.subset(dev_idx))
   return _finish(splits, wanted, None, None, min_df=5)
 
 
-PROTOCOLS = {'sst': sst, 'imdb': imdb, '20news': newsgroups, 'agnews': ag_news}
-
-
-def _newsgroups_words(text: str) -> list[str]:
+def newsgroups_words(text: str) -> list[str]:
+  """A post's words as J&W's 20 Newsgroups protocol reads them: headers,
+  signatures and quotes removed, then J&W's cleaning."""
   return tokenize.newsgroups(newsgroups_text.strip_all(text))
-
-
-# How each protocol turns a raw text into words (the synthetic task's words are
-# separated by spaces): `attn_jax.explain` tokenizes a user's text the same way.
-TOKENIZERS = {'sst': tokenize.sst, 'imdb': tokenize.keras_words, '20news': _newsgroups_words,
-              'agnews': tokenize.spacy_like, 'synthetic': str.split}

@@ -30,6 +30,7 @@ from attn_jax.data.jain_wallace import Prepared, TokenizedSplit, _stratified_spl
 from attn_jax.core.errors import DataError
 
 STARS = (1, 2, 3, 4, 7, 8, 9, 10)
+STAR_CLASSES = tuple(f'{s} star' + ('s' if s > 1 else '') for s in STARS)
 DEV_FRACTION, DEV_SEED = 0.1, 5
 MIN_COUNT = 5
 LONGEST_DROPPED = 0.005  # 20 Newsgroups: the longest 0.5 % of posts
@@ -79,8 +80,7 @@ def imdb_ratings(raw: dict[str, list[dict]], wanted: Sequence[str]) -> Prepared:
                       'is it the aclImdb v1.0 archive?')
   read = lambda split: _tokenized(raw[split], lambda r: r['text'], lambda r: label[r['rating']],
                                   lambda r: r['id'])
-  classes = tuple(f'{s} star' + ('s' if s > 1 else '') for s in STARS)
-  return _with_dev(read('train'), read('test'), wanted, classes)
+  return _with_dev(read('train'), read('test'), wanted, STAR_CLASSES)
 
 
 def _without_longest(split: TokenizedSplit, limit: int) -> TokenizedSplit:

@@ -27,26 +27,28 @@ UNRECORDED = {'standard': False, 'files': {}, 'notes': [
 SYNTHETIC = {'standard': True, 'files': {}, 'notes': []}
 
 
-def file_entry(dataset: str, role: str, name: str, size: int, sha256: str) -> dict:
-  known = sources.REFERENCE.get(dataset, {}).get(role, ())
-  matches = any(k.sha256 == sha256 for k in known) if known else None
+def file_entry(dataset: str, role: str, name: str, size: int, sha256: str,
+               git_blob: Optional[str] = None) -> dict:
+  known = sources.reference(dataset).get(role, ())
+  matches = (any(k.sha256 == sha256 or (git_blob is not None and k.git_blob == git_blob) for k in known)
+             if known else None)
   return {'name': name, 'bytes': size, 'sha256': sha256, 'matches_reference': matches}
 
 
 def make(dataset: str, signature: dict, count_notes: list[str]) -> dict:
   """The record of a preparation from the files of `signature` (see
   `builders.source_signature`), with the item-count differences met reading them."""
-  files = {role: file_entry(dataset, role, s['name'], s['bytes'], s['sha256'])
+  files = {role: file_entry(dataset, role, s['name'], s['bytes'], s['sha256'], s.get('git_blob'))
            for role, s in sorted(signature.items())}
   notes = []
   for role, entry in files.items():
     if entry['matches_reference'] is None:
       notes.append(f'{entry["name"]}: no reference sha256 is known, so the file is unverified')
     elif not entry['matches_reference']:
-      known = ', '.join(k.name for k in sources.REFERENCE[dataset][role])
+      known = ', '.join(k.name for k in sources.reference(dataset)[role])
       notes.append(f'{entry["name"]}: {entry["bytes"]} bytes, sha256 {entry["sha256"][:12]}... '
                    f'differs from the reference release ({known})')
-  for role in sorted(set(sources.SOURCES[dataset].files) - set(files)):
+  for role in sorted(set(sources.source(dataset).files) - set(files)):
     notes.append(f'{sources.official_name(dataset, role)}: absent; its split is not available')
   notes.extend(count_notes)
   standard = all(f['matches_reference'] for f in files.values()) and not count_notes
@@ -64,7 +66,7 @@ def read(prepared_dir: str) -> Optional[dict]:
 
 def warning_line(dataset: str, record: dict, prepared_dir: str) -> str:
   """One line saying what is unusual and where it is recorded."""
-  return (f'{sources.SOURCES[dataset].title}: the source files are not the reference release: '
+  return (f'{sources.source(dataset).title}: the source files are not the reference release: '
           + '; '.join(record['notes'])
           + f'. Check this before comparing results with published ones; recorded in '
           f'{os.path.join(prepared_dir, RECORD_FILE)} and in data.json under "source".')

@@ -13,7 +13,8 @@ instead of measured, and the README block is made from that file.
 import os
 
 from attn_jax.core import atomic_io
-from attn_jax.data import builders, protocols, serrano_smith
+from attn_jax.core.registry import DATASETS
+from attn_jax.data import builders, serrano_smith
 from attn_jax.reports.common import plain, root_of, with_notes, write_blocks
 from attn_jax.reports.registry import COMMANDS, Command
 
@@ -24,17 +25,15 @@ PUBLISHED = {
     'Amazon': (73, 48, 4.3, 2.6, 3_000_000, 650_000, 5),
     'Yelp 2017': (125, 109, 7.0, 5.6, 650_000, 50_000, 5),
 }
-DATASETS = ('imdb_ratings', '20news_topics')
 
 
 def measure(manual_dir=None, tfds_data_dir=None) -> dict:
   """{dataset: {'train_dev': statistics, 'test': statistics, 'classes': C}}."""
   out = {}
-  for name in DATASETS:
-    protocol = protocols.PROTOCOLS[name]
-    prepared = protocol.prepare(builders.load_raw(protocol.raw, manual_dir, tfds_data_dir),
-                                ('train', 'dev', 'test'))
-    out[name] = {'train_dev': serrano_smith.statistics([prepared.splits['train'], prepared.splits['dev']]),
+  for spec in DATASETS.of_paper('ss'):
+    prepared = spec.prepare(builders.load_raw(spec.raw_name, manual_dir, tfds_data_dir),
+                            ('train', 'dev', 'test'))
+    out[spec.name] = {'train_dev': serrano_smith.statistics([prepared.splits['train'], prepared.splits['dev']]),
                  'test': serrano_smith.statistics([prepared.splits['test']]),
                  'classes': len(prepared.classes)}
   return out

@@ -22,10 +22,10 @@ from attn_jax import config as config_lib
 from attn_jax.data.dataset import load_dataset
 from attn_jax.core import errors
 from attn_jax.core.errors import AttnJaxError
+from attn_jax.core.registry import DATASETS
 from attn_jax.vectors import build
 
 
-DATASETS = ('sst', 'imdb', '20news')
 
 
 def _count(text: str) -> int:
@@ -37,7 +37,9 @@ def _count(text: str) -> int:
 
 def main(argv=None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-  parser.add_argument('datasets', nargs='+', choices=DATASETS + ('all',))
+  # The datasets whose configs start from in-domain vectors.
+  pretrained = tuple(d.name for d in DATASETS.values() if d.pretrained)
+  parser.add_argument('datasets', nargs='+', choices=pretrained + ('all',))
   defaults = config_lib.default_config('sst', 'bilstm').vectors
   parser.add_argument('--corpora', default=defaults.corpora)
   parser.add_argument('--epochs', type=int, default=defaults.epochs)
@@ -47,7 +49,7 @@ def main(argv=None) -> None:
   parser.add_argument('--directory', default=None)
   parser.add_argument('--manual_dir', default=None)
   args = parser.parse_args(argv)
-  datasets = DATASETS if 'all' in args.datasets else tuple(dict.fromkeys(args.datasets))
+  datasets = pretrained if 'all' in args.datasets else tuple(dict.fromkeys(args.datasets))
   try:
     for dataset in datasets:
       cfg = config_lib.default_config(dataset, 'bilstm')

@@ -37,7 +37,9 @@ import numpy as np
 import tqdm
 
 from attn_jax.core import atomic_io, estimates
-from attn_jax.data import builders, protocols, sources
+from attn_jax.core.registry import DATASETS
+from attn_jax.data import builders, sources
+from attn_jax.data.datasets.base import corpus_sources
 from attn_jax.data.vocabulary import Vocabulary
 from attn_jax.core.errors import ConfigError
 from attn_jax.vectors import corpus, fasttext
@@ -54,10 +56,10 @@ def cache_directory(configured: Optional[str]) -> str:
 
 def corpora(cfg: ml_collections.ConfigDict) -> tuple[str, ...]:
   names = tuple(n.strip() for n in cfg.vectors.corpora.split(',') if n.strip())
-  unknown = [n for n in names if n not in corpus.SOURCES]
+  unknown = [n for n in names if n not in corpus_sources()]
   if unknown or not names:
     raise ConfigError(f'vectors.corpora={cfg.vectors.corpora!r}: choose one or more of '
-                      f'{", ".join(corpus.SOURCES)}, comma-separated')
+                      f'{", ".join(corpus_sources())}, comma-separated')
   return names
 
 
@@ -91,7 +93,7 @@ def _source_signature(name: str, data: ml_collections.ConfigDict):
 
 def vectors_path(cfg: ml_collections.ConfigDict, vocab: Vocabulary) -> str:
   """Where the vectors for `cfg` and `vocab` are (or will be) cached."""
-  names = set(corpora(cfg)) | {protocols.PROTOCOLS[cfg.data.dataset].raw}
+  names = set(corpora(cfg)) | {DATASETS[cfg.data.dataset].raw_name}
   key = {'recipe': recipe(cfg),
          'sources': {n: _source_signature(n, cfg.data) for n in sorted(names)},
          'vocab': hashlib.sha256('\n'.join(vocab.tokens).encode()).hexdigest()}

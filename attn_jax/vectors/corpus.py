@@ -4,10 +4,11 @@ Every source dataset's documents, tokenised the way the *target* dataset's
 protocol tokenises (so the vectors' words are the target vocabulary's words),
 one document per line. The target's held-out text never enters: its dev and
 test documents (by id), every raw split that only feeds its dev or test
-splits (`HELD_OUT_RAW_SPLITS`), and any document whose tokens equal those of
+splits (its `held_out_raw`), and any document whose tokens equal those of
 one of its dev or test documents (aclImdb has duplicate reviews). S&S's
 targets (`imdb_ratings`, `20news_topics`) hold out their test split only:
-S&S trained word2vec on train + dev (`protocols.Protocol.held_out`).
+S&S trained word2vec on train + dev (their `held_out`). What each dataset
+gives and holds out is declared in its module (`attn_jax.data.datasets`).
 
 S&S's preparation (`vectors.lines='sentences'`, `vectors.oov_as_unk`) writes
 one sentence a line and every word outside the target vocabulary as `<UNK>`,
@@ -19,33 +20,18 @@ import hashlib
 from typing import Callable, IO, Iterator
 
 from attn_jax.core.errors import ConfigError
-from attn_jax.data import newsgroups_text, protocols, serrano_smith, tokenize
+from attn_jax.core.registry import DATASETS
 from attn_jax.data.vocabulary import SPECIALS, UNK
 
-SOURCES = ('imdb', 'sst', '20news', 'agnews')
-TOKENIZERS: dict[str, Callable[[str], list[str]]] = {
-    'sst': tokenize.sst, 'imdb': tokenize.keras_words,
-    '20news': tokenize.newsgroups, 'agnews': tokenize.spacy_like}
-# Raw splits that feed only a dataset's dev or test split: all their text is
-# held out when the dataset is the target (IMDB's test sample is 20 % of
-# aclImdb test; the other 80 % is held out too).
-# Targets whose documents have sentences: text -> sentences of words.
-SENTENCES = {'imdb_ratings': serrano_smith.sentence_words, '20news_topics': serrano_smith.sentence_words}
 UNK_WORD = SPECIALS[UNK]
-HELD_OUT_RAW_SPLITS = {'sst': ('dev', 'test'), 'imdb': ('test',), '20news': (), 'agnews': ('test',),
-                       'imdb_ratings': ('test',), '20news_topics': ()}
 
 
 def raw_texts(dataset: str, raw: dict[str, list[dict]]) -> Iterator[tuple[str, str, str]]:
-  """(raw split, document id, text) of every record, as the protocols read it."""
+  """(raw split, document id, text) of every record, as the dataset gives its corpus text."""
+  text = DATASETS[dataset].corpus_text
   for split, records in raw.items():
     for r in records:
-      if dataset == '20news':
-        yield split, r['id'], newsgroups_text.strip_all(r['text'])
-      elif dataset == 'agnews':
-        yield split, r['id'], f'{r["title"]}\n{r["description"]}'
-      else:
-        yield split, r['id'], r['text']
+      yield split, r['id'], text(r)
 
 
 def _doc_hash(tokens: list[str]) -> bytes:
@@ -54,18 +40,18 @@ def _doc_hash(tokens: list[str]) -> bytes:
 
 def held_out(target: str, raw: dict[str, list[dict]]) -> tuple[set[str], set[bytes]]:
   """(ids, token hashes): the ids of the target's dev and test documents and of
-  every raw split in `HELD_OUT_RAW_SPLITS`; the token hashes of its dev and
+  every raw split in its `held_out_raw`; the token hashes of its dev and
   test documents (the ones models are selected and evaluated on)."""
-  wanted = ('test',) if target == 'agnews' and 'train' not in raw else ('train', 'dev', 'test')
-  protocol = protocols.PROTOCOLS[target]
-  prepared = protocol.prepare(raw, wanted)
+  wanted = ('train', 'dev', 'test') if 'train' in raw else ('test',)  # AG News: test.csv only
+  spec = DATASETS[target]
+  prepared = spec.prepare(raw, wanted)
   ids, hashes = set(), set()
-  for name in protocol.held_out:
+  for name in spec.held_out:
     split = prepared.splits.get(name)
     if split is not None:
       ids.update(split.ids)
       hashes.update(_doc_hash(d) for d in split.docs)
-  for split in HELD_OUT_RAW_SPLITS[target]:
+  for split in spec.held_out_raw:
     ids.update(r['id'] for r in raw.get(split, ()))
   return ids, hashes
 
@@ -80,22 +66,24 @@ def write_corpus(target: str, corpora: tuple[str, ...], load_raw: Callable[[str]
       is excluded).
     corpora: source datasets, in order.
     load_raw: dataset -> raw records by split (`builders.load_raw`).
-    lines: 'documents', or 'sentences' (one sentence a line; targets in
-      `SENTENCES`).
+    lines: 'documents', or 'sentences' (one sentence a line; targets that
+      declare `corpus_sentences`).
     vocabulary: if given, every other word is written as `<UNK>`.
 
   Returns:
     {source: {'documents', 'tokens', 'held_out'}} counts.
   """
   raw_by_source = {name: load_raw(name) for name in corpora}
-  target_source = protocols.PROTOCOLS[target].raw
+  spec = DATASETS[target]
+  target_source = spec.raw_name
   target_raw = raw_by_source[target_source] if target_source in raw_by_source else load_raw(target_source)
   ids, hashes = held_out(target, target_raw)
-  if lines == 'sentences' and target not in SENTENCES:
-    raise ConfigError(f'vectors.lines=sentences needs a dataset with sentences ({", ".join(SENTENCES)}), '
+  if lines == 'sentences' and spec.corpus_sentences is None:
+    with_sentences = ', '.join(d.name for d in DATASETS.values() if d.corpus_sentences is not None)
+    raise ConfigError(f'vectors.lines=sentences needs a dataset with sentences ({with_sentences}), '
                       f'not {target!r}; use vectors.lines=documents')
-  split = SENTENCES[target] if lines == 'sentences' else None
-  tokenizer = TOKENIZERS.get(target) or protocols.TOKENIZERS[target]
+  split = spec.corpus_sentences if lines == 'sentences' else None
+  tokenizer = spec.corpus_tokenizer or spec.tokenizer
   stats = collections.OrderedDict()
   for name in corpora:
     counts = {'documents': 0, 'tokens': 0, 'held_out': 0}

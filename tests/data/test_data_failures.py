@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 
@@ -13,17 +14,24 @@ import pytest
 
 from attn_jax import config as config_lib
 from attn_jax.core import atomic_io, leases
+from attn_jax.core.registry import DATASETS
 from attn_jax.data import builders, dataset as dataset_lib, network, source_record, sources
 from attn_jax.data.builders import staging
 from attn_jax.data.builders.base import NonstandardDataWarning
 from attn_jax.data.builders.imdb import AclImdb
 from attn_jax.data.builders.sst import SstTrees
+from attn_jax.data.datasets.base import with_files
 from attn_jax.core.errors import DataError, StorageError
 import archives
 import helpers
 from test_builders import imdb_reviews
 
 ROOT = helpers.ROOT
+
+
+def declared(monkeypatch, dataset, **changes):
+  """`dataset`'s registered declaration with `changes`, for the test."""
+  monkeypatch.setitem(DATASETS, dataset, dataclasses.replace(DATASETS[dataset], **changes))
 
 
 def no_network(monkeypatch):
@@ -51,7 +59,7 @@ def test_offline_with_no_local_files_fails_in_seconds_naming_what_to_put_where(t
   message = str(error.value)
   assert '\n' not in message and 'ai.stanford.edu cannot be reached' in message
   for part in ('$ATTN_JAX_DATA', '--config.data.manual_dir', 'imdb/',
-               'aclImdb_train_test.tar.gz', 'aclImdb_v1.tar.gz', sources.SOURCES['imdb'].url):
+               'aclImdb_train_test.tar.gz', 'aclImdb_v1.tar.gz', sources.source('imdb').url):
     assert part in message
 
 
@@ -86,11 +94,22 @@ def test_a_prepared_copy_is_used_offline(tmp_path, monkeypatch):
     assert builders.load('sst', None, str(tmp_path / 'tfds')) == (first, record)
 
 
+def test_preparing_leaves_nothing_in_the_temporary_folder(tmp_path, monkeypatch):
+  # tfds's own metadata lookup left an empty folder in /tmp per builder.
+  temp = tmp_path / 'tmp'
+  temp.mkdir()
+  monkeypatch.setattr(tempfile, 'tempdir', str(temp))
+  archives.write_sst(tmp_path / 'data')
+  with pytest.warns(NonstandardDataWarning):
+    builders.load('sst', str(tmp_path / 'data'), str(tmp_path / 'tfds'))
+  assert not os.listdir(temp)
+
+
 def test_the_download_path_prepares_and_records_under_the_official_names(tmp_path, monkeypatch):
   folder = archives.write_sst(tmp_path / 'data')
   downloaded = {s: os.path.join(folder, f'{s}.txt') for s in ('train', 'dev', 'test')}
-  monkeypatch.setitem(sources.SOURCES, 'sst', dataclasses.replace(
-      sources.SOURCES['sst'], download=lambda dl: downloaded))
+  declared(monkeypatch, 'sst', source=dataclasses.replace(sources.source('sst'),
+                                                         download=lambda dl: downloaded))
   monkeypatch.setattr(network, 'reachable', lambda url: True)
   monkeypatch.delenv(sources.ENV_VAR, raising=False)
   with pytest.warns(NonstandardDataWarning):
@@ -144,7 +163,7 @@ def test_reference_files_are_standard_and_the_fingerprint_ignores_the_record(tmp
   with pytest.warns(NonstandardDataWarning):
     nonstandard = dataset_lib.load_dataset(sst_cfg(tmp_path), ('train', 'test'))
   # Pretend the small files are the reference release, with these counts.
-  monkeypatch.setitem(sources.REFERENCE, 'sst', {
+  declared(monkeypatch, 'sst', reference={
       role: (sources.KnownFile(f['name'], f['bytes'], f['sha256']),)
       for role, f in nonstandard.source['files'].items()})
   monkeypatch.setattr(SstTrees, 'OFFICIAL_TREES', {'train': 3, 'dev': 5, 'test': 3})
@@ -163,9 +182,9 @@ def test_reference_release_matches_the_shared_data_checksums():
   root = os.environ.get(sources.ENV_VAR)
   if not root:
     pytest.skip('set ATTN_JAX_DATA to check against the real files')
-  for dataset, roles in sources.REFERENCE.items():
-    found = sources.locate(dataset, root)
-    for role, known in roles.items():
+  for spec in with_files():
+    found = sources.locate(spec.name, root)
+    for role, known in spec.reference.items():
       if role in found:
         size = os.path.getsize(found[role])
         assert (known[0].name, known[0].bytes) == (os.path.basename(found[role]), size)
@@ -181,7 +200,7 @@ def test_a_copy_prepared_before_records_were_kept(tmp_path, monkeypatch):
   with pytest.warns(NonstandardDataWarning):  # counts unknown: prepared again
     assert builders.load('sst', str(tmp_path / 'data'), str(tmp_path / 'tfds'))[1] == record
   path.unlink()
-  monkeypatch.setitem(sources.REFERENCE, 'sst', {
+  declared(monkeypatch, 'sst', reference={
       role: (sources.KnownFile(f['name'], f['bytes'], f['sha256']),)
       for role, f in record['files'].items()})
   monkeypatch.setattr(SstTrees, '_read', lambda *_: pytest.fail('prepared again'))

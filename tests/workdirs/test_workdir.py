@@ -3,6 +3,7 @@
 import json
 
 from attn_jax import config as config_lib
+from attn_jax.core.registry import DATASETS
 from attn_jax.workdirs import workdir
 
 
@@ -17,7 +18,7 @@ def test_saved_config_survives_added_and_removed_keys(tmp_path):
   cfg = workdir.load_config(str(tmp_path))
   config_lib.validate(cfg)
   assert cfg.train.learning_rate == 0.01 and tuple(cfg.model.cnn_kernel_sizes) == (1, 3)
-  assert cfg.model.embed_init_std == config_lib.EMBED_INIT_STD['imdb']
+  assert cfg.model.embed_init_std == DATASETS['imdb'].embed_init_std
   assert 'obsolete' not in cfg and 'obsolete_too' not in cfg.model
 
 

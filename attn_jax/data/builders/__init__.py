@@ -26,34 +26,34 @@ import numpy as np
 from attn_jax.core import atomic_io, estimates
 from attn_jax.data import network, source_record, sources
 from attn_jax.data.builders import staging
-from attn_jax.data.builders.ag_news import AgNewsCsv
 from attn_jax.data.builders.base import NonstandardDataWarning
-from attn_jax.data.builders.imdb import AclImdb
-from attn_jax.data.builders.newsgroups import Newsgroups20Bydate
-from attn_jax.data.builders.sst import SstTrees
 from attn_jax.core.errors import StorageError
-
-BUILDERS = {'sst': SstTrees, 'imdb': AclImdb, '20news': Newsgroups20Bydate, 'agnews': AgNewsCsv}
+from attn_jax.core.registry import DATASETS
 
 
 def make_builder(dataset: str, files: Optional[dict[str, str]], tfds_data_dir: Optional[str]):
-  """The builder of `dataset`; `files=None` means download the official files."""
-  kwargs = {}
-  if dataset == 'agnews':
-    kwargs['config'] = 'test_only' if files is not None and 'train' not in files else 'train_test'
-  return BUILDERS[dataset](files=files, data_dir=tfds_data_dir, file_format='array_record', **kwargs)
+  """The builder of `dataset` (its module's `builder`); `files=None` means
+  download the official files."""
+  return DATASETS[dataset].builder(files, tfds_data_dir)
 
 
 SIGNATURE_FILE = 'attn_jax_sources.json'
 
 
-def source_signature(files: dict[str, str], names: Optional[dict[str, str]] = None) -> dict:
-  """Name (`names[role]`, else the file's), size and sha256 of each source file."""
+def source_signature(files: dict[str, str], names: Optional[dict[str, str]] = None,
+                     dataset: Optional[str] = None) -> dict:
+  """Name (`names[role]`, else the file's), size and sha256 of each source
+  file; and its git blob id where `dataset` knows a copy of that role only by
+  its blob id (bAbI's 10k task 3 train file)."""
+  by_blob = {role for role, known in (sources.reference(dataset) if dataset else {}).items()
+             if any(k.git_blob for k in known)}
   signature = {}
   for role, path in sorted(files.items()):
     name = (names or {}).get(role, os.path.basename(path))
     signature[role] = {'name': name, 'bytes': os.path.getsize(path),
                        'sha256': atomic_io.sha256_file(path)}
+    if role in by_blob:
+      signature[role]['git_blob'] = sources.git_blob_id(path)
   return signature
 
 
@@ -134,7 +134,7 @@ def prepare(dataset: str, files: Optional[dict[str, str]],
   """
   builder = make_builder(dataset, files, tfds_data_dir)
   version_dir = os.fspath(builder.data_dir)
-  signature = None if files is None else source_signature(files)
+  signature = None if files is None else source_signature(files, dataset=dataset)
 
   def ready() -> Optional[dict]:
     """The record of a prepared copy that needs no new preparation, else None."""
@@ -149,7 +149,7 @@ def prepare(dataset: str, files: Optional[dict[str, str]],
   if found is not None:
     return found, version_dir
   if files is None:
-    url = sources.SOURCES[dataset].url
+    url = sources.source(dataset).url
     if not network.reachable(url):
       raise sources.offline_error(dataset, network.endpoint(url)[0])
   root = os.fspath(builder.data_dir_root)
@@ -165,7 +165,7 @@ def prepare(dataset: str, files: Optional[dict[str, str]],
       estimates.MeasuredRates().put(_rate_key(dataset), size / max(time.time() - started, 1e-3),
                                     'source bytes/s')
     official = {role: sources.official_name(dataset, role) for role in staged.source_files}
-    made = source_signature(staged.source_files, official if files is None else None)
+    made = source_signature(staged.source_files, official if files is None else None, dataset)
     atomic_io.write_json(os.path.join(staged.data_dir, SIGNATURE_FILE), made)
     source_record.write(staged.data_dir, source_record.make(dataset, made, staged.count_notes))
     return os.fspath(staged.data_dir)
@@ -176,6 +176,8 @@ def prepare(dataset: str, files: Optional[dict[str, str]],
 
 
 def _plain(value):
+  if isinstance(value, (np.ndarray, list)):  # a Sequence feature
+    return [_plain(v) for v in value]
   if isinstance(value, bytes):
     return value.decode('utf-8')
   if isinstance(value, np.generic):
@@ -188,7 +190,7 @@ def load(dataset: str, manual_dir: Optional[str] = None,
   """Every split of `dataset` as plain-Python records, and the source record.
 
   Args:
-    dataset: 'sst', 'imdb', '20news' or 'agnews'.
+    dataset: a registered dataset with files of its own (`attn_jax.data.datasets`).
     manual_dir: folder of the original files; None falls back to
       `$ATTN_JAX_DATA`, then to a prepared copy, then to downloading.
     tfds_data_dir: where prepared data lives; None is tfds's default.

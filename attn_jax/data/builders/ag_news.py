@@ -48,15 +48,7 @@ class AgNewsCsv(base.ArchiveBuilder, skip_registration=True):
     return splits
 
   def _read_csv(self, split, path):
-    try:
-      with open(path, 'rb') as f:
-        raw = f.read()
-      gzipped = raw[:2] == b'\x1f\x8b'
-      if gzipped:
-        raw = gzip.decompress(raw)
-    except base.CORRUPT_FILE_ERRORS as e:
-      raise base.corrupt(path, e) from e
-    text = base.decode_utf8(raw, path + (' (uncompressed)' if gzipped else ''))
+    text = base.read_text(path)
     try:
       rows = list(csv.reader(io.StringIO(text, newline=''), strict=True))
     except csv.Error as e:

@@ -1,6 +1,7 @@
 """Shared machinery of the tfds builders: files in, or downloaded."""
 
 import csv
+import gzip
 import os
 import tarfile
 import zlib
@@ -44,6 +45,24 @@ def malformed(path: str, what: str) -> DataError:
   return DataError(f'{path} is malformed: {what}. Is it the original distribution file?')
 
 
+def read_text(path: str) -> str:
+  """A UTF-8 text file, gunzipped when it is gzip (whatever its name).
+
+  Raises:
+    DataError: the file is truncated or corrupt, or not valid UTF-8 (naming
+      the line and byte).
+  """
+  try:
+    with open(path, 'rb') as f:
+      raw = f.read()
+    gzipped = raw[:2] == b'\x1f\x8b'
+    if gzipped:
+      raw = gzip.decompress(raw)
+  except CORRUPT_FILE_ERRORS as e:
+    raise corrupt(path, e) from e
+  return decode_utf8(raw, path + (' (uncompressed)' if gzipped else ''))
+
+
 def decode_utf8(data: bytes, where: str) -> str:
   """`data` as text; invalid UTF-8 is a DataError naming the line and byte."""
   try:
@@ -60,7 +79,7 @@ def decode_utf8(data: bytes, where: str) -> str:
 class ArchiveBuilder(tfds.core.GeneratorBasedBuilder, skip_registration=True):
   """A builder that prepares from the original distribution files.
 
-  Subclasses set `DATASET` (a key of `sources.SOURCES`) and implement
+  Subclasses set `DATASET` (a dataset with files: `attn_jax.data.datasets`) and implement
   `_info` and `_read(files) -> {split: [(key, example), ...]}`. `files` maps
   a role of the source to a local path; when the builder is given none, the
   official files are downloaded.
@@ -83,10 +102,19 @@ class ArchiveBuilder(tfds.core.GeneratorBasedBuilder, skip_registration=True):
   def _log_download_done(self) -> None:
     pass
 
+  def dataset_info_from_configs(self, **kwargs):
+    info = super().dataset_info_from_configs(**kwargs)
+    # tfds looks for an unprepared dataset's metadata on its GCS bucket, first
+    # making an empty temporary folder that it never removes (one per builder:
+    # hundreds in /tmp after the test suite). These datasets come from local
+    # or official files only, so there is nothing to look for.
+    info.initialize_from_bucket = lambda: None
+    return info
+
   def _split_generators(self, dl_manager):
     files = self._files
     if files is None:
-      files = sources.SOURCES[self.DATASET].download(dl_manager)
+      files = sources.source(self.DATASET).download(dl_manager)
     self.source_files, self.count_notes = files, []
     return {split: self._generate_examples(examples)
             for split, examples in self._read(files).items()}

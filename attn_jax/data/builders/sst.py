@@ -39,12 +39,7 @@ class SstTrees(base.ArchiveBuilder, skip_registration=True):
     return splits
 
   def _read_split(self, split, path):
-    try:
-      with open(path, 'rb') as f:
-        data = f.read()
-    except base.CORRUPT_FILE_ERRORS as e:
-      raise base.corrupt(path, e) from e
-    lines = base.decode_utf8(data, path).splitlines()
+    lines = base.read_text(path).splitlines()
     for number, line in enumerate(lines, 1):
       if not line.strip():
         continue
