@@ -26,7 +26,7 @@ import jax.numpy as jnp
 import ml_collections
 
 from attn_jax.core.registry import ENCODERS
-from attn_jax.models import han, masks, projections
+from attn_jax.models import han, masks, projections, qa
 from attn_jax.models.decoder import Decoder
 from attn_jax.models.embedding import Embedding
 from attn_jax.models.encoders.base import fast_path
@@ -87,6 +87,8 @@ class Model(AttentionModel):
   def init(self, rng: jax.Array) -> dict:
     if self.hierarchical:
       tokens, lengths = jnp.array([[[4, 5, 6]]], jnp.int32), jnp.array([[3]], jnp.int32)
+    elif self.question_answering:  # a passage of one word, then a query of one
+      tokens, lengths = jnp.array([[2, 4, 3, 2, 5, 3]], jnp.int32), jnp.array([3], jnp.int32)
     else:
       tokens, lengths = jnp.array([[2, 4, 5, 3]], jnp.int32), jnp.array([4], jnp.int32)
     return self.module.init(rng, tokens, lengths, method='create_params')['params']
@@ -97,11 +99,20 @@ class Model(AttentionModel):
     return isinstance(self.module.encoder, HierarchicalEncoder)
 
   @property
+  def question_answering(self) -> bool:
+    """Whether it reads a passage and a query (J&W's QA/NLI model, `qa`)."""
+    return isinstance(self.module.encoder, qa.QAEncoder)
+
+  @property
   def capabilities(self) -> frozenset:
     """What `attn_jax.models.interface.CAPABILITIES` this model has: its
     decoder reads the states only through Σ α h (`Decoder`), its scorers
     score each state alone, every encoder gives its layers' states, and the
-    fast variant paths its encoder family registers."""
+    fast variant paths its encoder family registers. The QA model's states
+    are the passage's and the query's, and its decoder reads the query too:
+    α can be imposed and scores read, nothing more."""
+    if self.question_answering:
+      return frozenset({'imposes_attention', 'scores'})
     caps = {'imposes_attention', 'array_states', 'pooled_decode', 'scores', 'layer_states'}
     caps.update(name for name, hook in (('deletion_states', 'deletion_states'),
                                          ('replacement_states', 'replacement_states'),
@@ -259,6 +270,8 @@ def build_encoder(cfg: ml_collections.ConfigDict, items: str = 'words') -> nn.Mo
 def build_model(cfg: ml_collections.ConfigDict, vocab_size: int) -> Model:
   """The model described by `config.model`: J&W's flat models, S&S's FLAN,
   or with `hierarchical` S&S's HAN (the same encoder and scorer at both levels)."""
+  if cfg.get('query', False):
+    return _qa_model(cfg, vocab_size)
   if cfg.get('hierarchical', False):
     encoder = HierarchicalEncoder(build_encoder(cfg, 'all'), SCORERS[cfg.attention](),
                                   build_encoder(cfg, 'all'), cfg.get('sentence_dropout', 0.0))
@@ -270,4 +283,22 @@ def build_model(cfg: ml_collections.ConfigDict, vocab_size: int) -> Model:
       attention=SCORERS[cfg.attention](),
       decoder=Decoder(cfg.get('classes', 2), cfg.get('output_dropout', 0.0), cfg.get('init', 'torch')),
       input_dropout=cfg.get('input_dropout', 0.0))
+  return Model(module, projections.get(cfg.projection, cfg.sparsegen_lambda))
+
+
+# How each family's query states become Q (`qa.summary`).
+QA_SUMMARIES = {'bilstm': 'last', 'cnn': 'max', 'average': 'mean'}
+
+
+def _qa_model(cfg: ml_collections.ConfigDict, vocab_size: int) -> Model:
+  """J&W's QA/NLI model (`qa`): a passage encoder and a query encoder of the
+  family `cfg.encoder`, `tanh_qa` or `dot_qa` attention, their decoder."""
+  if cfg.encoder not in QA_SUMMARIES or cfg.attention not in qa.QA_SCORERS:
+    raise ValueError(f'the QA model is built from the {", ".join(QA_SUMMARIES)} encoders with '
+                     f'{" or ".join(qa.QA_SCORERS)} attention (J&W), not {cfg.encoder} + {cfg.attention}')
+  module = AttentionClassifier(
+      embedding=qa.QAEmbedding(vocab_size, cfg.embed_dim, cfg.embed_init_std),
+      encoder=qa.QAEncoder(build_encoder(cfg), build_encoder(cfg), QA_SUMMARIES[cfg.encoder]),
+      attention=qa.QA_SCORERS[cfg.attention](),
+      decoder=qa.QADecoder(cfg.classes))
   return Model(module, projections.get(cfg.projection, cfg.sparsegen_lambda))
