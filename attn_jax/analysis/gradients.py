@@ -2,7 +2,9 @@
 
 J&W score token t by |∂ŷ/∂e_t · e_t| ("gradient × input"), with ŷ the
 sigmoid probability and the attention weights detached, so no gradient
-flows through the attention module. The variants researchers ask for are
+flows through the attention module. For more classes (their QA and NLI
+models) ŷ is the predicted class's softmax probability (`Model.gradient_mem`
+of their QA code). The variants researchers ask for are
 options: the logit instead of the probability, attention not detached, and
 the L2 norm of the gradient instead of its dot product with the input.
 """
@@ -26,7 +28,8 @@ def embedding_gradient(model: AttentionModel, params, tokens: jnp.ndarray, lengt
 
   Args:
     tokens: [B, L] int32; lengths: [B] (with SOS and EOS).
-    target: differentiate σ(z) ('prob', J&W) or the logit z.
+    target: differentiate σ(z) ('prob', J&W) or the logit z; with more
+      classes, the predicted class's softmax probability or its logit.
     detach_attention: treat α as a constant (J&W) or differentiate through it.
 
   Returns:
@@ -44,9 +47,20 @@ def embedding_gradient(model: AttentionModel, params, tokens: jnp.ndarray, lengt
       logits = model.decode(params, hidden, jax.lax.stop_gradient(model.attend(params, hidden, mask)))
     else:
       logits = model.forward_embedded(params, e, lengths, mask).logits
-    return jnp.sum(jax.nn.sigmoid(logits) if target == 'prob' else logits)
+    return jnp.sum(differentiated(logits, target))
 
   return jax.grad(total)(embedded), embedded
+
+
+def differentiated(logits: jnp.ndarray, target: Target = 'prob') -> jnp.ndarray:
+  """[B] what the gradient is of: σ(z) or z of a binary logit [B]; of logits
+  [B, C], the predicted class's softmax probability or logit (the class
+  chosen at the point, not differentiated)."""
+  if logits.ndim == 1:
+    return jax.nn.sigmoid(logits) if target == 'prob' else logits
+  values = jax.nn.softmax(logits, axis=-1) if target == 'prob' else logits
+  chosen = jax.lax.stop_gradient(jnp.argmax(logits, axis=-1))
+  return jnp.take_along_axis(values, chosen[:, None], axis=-1)[:, 0]
 
 
 def reduce_gradient(gradient: jnp.ndarray, embedded: jnp.ndarray, lengths: jnp.ndarray,

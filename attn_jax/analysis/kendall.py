@@ -128,14 +128,20 @@ def _exact_p(n: int, c: int) -> float:
   return float(np.clip(2.0 * np.sum(counts) / math.factorial(n), 0, 1))
 
 
-def summarize(values: np.ndarray, predicted: np.ndarray, p_value: np.ndarray | None = None) -> dict:
+def summarize(values: np.ndarray, predicted: np.ndarray, p_value: np.ndarray | None = None,
+              groups: dict | None = None) -> dict:
   """J&W's summary of a per-document statistic, overall and by predicted class.
 
+  Args:
+    groups: name -> [N] bool rows (default: 'overall', and 'neg' and 'pos'
+      by `predicted` — a binary model's).
+
   Returns:
-    {'overall'|'neg'|'pos': {'mean', 'std' (NaN-propagating, ddof 0),
-    'nanmean', 'nanstd', 'n', 'n_nan', and 'pval_sig' when p-values are given}}.
+    {'overall'|'neg'|'pos' (or `groups`' names): {'mean', 'std' (NaN-propagating,
+    ddof 0), 'nanmean', 'nanstd', 'n', 'n_nan', and 'pval_sig' when p-values are given}}.
   """
-  groups = {'overall': np.ones(len(values), bool), 'neg': predicted == 0, 'pos': predicted == 1}
+  if groups is None:
+    groups = {'overall': np.ones(len(values), bool), 'neg': predicted == 0, 'pos': predicted == 1}
   out = {}
   for name, rows in groups.items():
     v = values[rows]

@@ -1,7 +1,9 @@
 """Leave-one-out importance (J&W §B.2): the output change when a word goes.
 
 J&W delete the word (the sequence gets shorter and is re-encoded; attention
-is recomputed over the remaining words) and score it by |ŷ₋ₜ − ŷ|.
+is recomputed over the remaining words) and score it by |ŷ₋ₜ − ŷ|; with
+more classes (their QA and NLI models, `Model.remove_and_run`) by the L1
+distance of the two output distributions, Σ_c |p₋ₜ,c − p_c|.
 Replacing the word by PAD (same length; PAD embeds to zero and gets no
 attention) is the common alternative.
 
@@ -35,9 +37,9 @@ Mode = Literal['delete', 'replace']
 
 
 class LeaveOneOut(NamedTuple):
-  importance: jnp.ndarray     # [B, L] |ŷ₋ₜ − ŷ|, 0 off the words
-  probs_without: jnp.ndarray  # [B, L] ŷ₋ₜ, 0 off the words
-  probs: jnp.ndarray          # [B] ŷ
+  importance: jnp.ndarray     # [B, L] |ŷ₋ₜ − ŷ| (C > 2 classes: Σ_c |p₋ₜ,c − p_c|), 0 off the words
+  probs_without: jnp.ndarray  # [B, L] ŷ₋ₜ ([B, L, C]), 0 off the words
+  probs: jnp.ndarray          # [B] ŷ ([B, C])
 
 
 def variants(tokens: jnp.ndarray, length: jnp.ndarray, mode: Mode = 'delete'):
@@ -133,7 +135,7 @@ def leave_one_out(model: AttentionModel, params, tokens: jnp.ndarray, lengths: j
   Jittable with `model`, `mode`, `docs_per_chunk`, `reencode` and `windows` static.
   """
   needs.check(model, 'leave_one_out')
-  probs = jax.nn.sigmoid(model.forward(params, tokens, lengths).logits)
+  probs = model.probabilities(model.forward(params, tokens, lengths).logits)
 
   def one_document(args):
     doc_tokens, length = args
@@ -144,8 +146,8 @@ def leave_one_out(model: AttentionModel, params, tokens: jnp.ndarray, lengths: j
       encode = model.encode_deletions if mode == 'delete' else model.encode_replacements
       hidden = encode(params, embedded, length)
       alpha = model.attend(params, hidden, model.attention_mask(rows, row_lengths))
-      return jax.nn.sigmoid(model.decode(params, hidden, alpha))
-    return jax.nn.sigmoid(model.forward(params, rows, row_lengths).logits)
+      return model.probabilities(model.decode(params, hidden, alpha))
+    return model.probabilities(model.forward(params, rows, row_lengths).logits)
 
   if not reencode and fast_path(model, mode, windows) == 'windows':
     # O(L·H) per document: nothing to bound, so the whole batch at once
@@ -155,8 +157,12 @@ def leave_one_out(model: AttentionModel, params, tokens: jnp.ndarray, lengths: j
   else:
     without = jax.lax.map(one_document, (tokens, lengths), batch_size=docs_per_chunk)
   width = tokens.shape[1]
-  without = jnp.pad(without, ((0, 0), (1, 1)))  # row i is position i + 1
+  classes = ((0, 0),) * (without.ndim - 2)  # more than two classes: [B, L − 2, C]
+  without = jnp.pad(without, ((0, 0), (1, 1)) + classes)  # row i is position i + 1
   words = masks.word_mask(lengths, width)
-  without = jnp.where(words, without, 0.0)
-  importance = jnp.where(words, jnp.abs(without - probs[:, None]), 0.0)
+  without = jnp.where(words.reshape(words.shape + (1,) * len(classes)), without, 0.0)
+  change = jnp.abs(without - probs[:, None])
+  if classes:  # J&W's QA code: the L1 distance of the two distributions
+    change = change.sum(axis=-1)
+  importance = jnp.where(words, change, 0.0)
   return LeaveOneOut(importance, without, probs)

@@ -16,18 +16,19 @@ from attn_jax.models.interface import InterfaceError, require
 class Need(NamedTuple):
   label: str                 # the analysis as its paper names it
   capabilities: tuple = ()   # `interface.CAPABILITIES` it cannot run without
-  binary: bool = False       # it reads ŷ = σ(z) of a two-class model
+  binary: bool = False       # it reads ŷ = σ(z) of a two-class model (J&W's, with more
+                             # classes as their QA code has them, are not)
   fast: tuple = ()           # capability sets, any of which gives it a fast path
 
 
 NEEDS = {
-    'gradient_importance': Need("J&W §B.1 gradient, α detached", ('imposes_attention',), True),
-    'gradient_importance_attached': Need('gradient, α attached (detach_attention=False)', (), True),
-    'leave_one_out': Need("J&W §B.2 leave-one-out", (), True,
+    'gradient_importance': Need("J&W §B.1 gradient, α detached", ('imposes_attention',)),
+    'gradient_importance_attached': Need('gradient, α attached (detach_attention=False)', ()),
+    'leave_one_out': Need("J&W §B.2 leave-one-out", (),
                           # deletion (the default mode); by replacement 'replacement_states'
                           fast=(('deletion_states',), ('variant_windows', 'scores', 'pooled_decode'))),
-    'permutation_test': Need("J&W §B.4 permutation", ('imposes_attention',), True),
-    'adversarial_attention': Need("J&W §B.5 adversarial attention", ('imposes_attention',), True),
+    'permutation_test': Need("J&W §B.4 permutation", ('imposes_attention',)),
+    'adversarial_attention': Need("J&W §B.5 adversarial attention", ('imposes_attention',)),
     'single_weight_erasure': Need("S&S §4 single-weight erasure", ('imposes_attention',)),
     'decision_gradient': Need("S&S §5.1 decision gradient ∂d/∂α", ('imposes_attention',)),
     'erase_until_flip': Need("S&S §5 erase until the decision flips", ('imposes_attention',),

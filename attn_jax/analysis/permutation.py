@@ -2,8 +2,10 @@
 
 The encoder runs once; α is then shuffled among each document's words
 (SOS, EOS and padding keep their zero weight), the *same* hidden states are
-decoded, and the statistic is the median over permutations of |ŷ_perm − ŷ|.
-All permutations of all documents are one vmapped decoder call.
+decoded, and the statistic is the median over permutations of |ŷ_perm − ŷ|;
+with more classes (J&W's QA and NLI models) of the total variation distance
+½ Σ_c |p_perm,c − p_c| (of which |ŷ_perm − ŷ| is the two-class case). All
+permutations of all documents are one vmapped decoder call.
 """
 
 from typing import NamedTuple
@@ -17,9 +19,9 @@ from attn_jax.models.interface import AttentionModel
 
 
 class Permutation(NamedTuple):
-  differences: jnp.ndarray  # [B, P] |ŷ_perm − ŷ|
+  differences: jnp.ndarray  # [B, P] |ŷ_perm − ŷ| (C > 2 classes: the TVD)
   median: jnp.ndarray       # [B] median over the P permutations
-  probs: jnp.ndarray        # [B] ŷ
+  probs: jnp.ndarray        # [B] ŷ ([B, C])
   max_attention: jnp.ndarray  # [B] max_t α_t, J&W's binning variable
 
 
@@ -77,10 +79,12 @@ def permute_attention(model: AttentionModel, params, hidden: jnp.ndarray, alpha:
       `word_permutations`.
   """
   needs.check(model, 'permutation_test')
-  probs = jax.nn.sigmoid(model.decode(params, hidden, alpha))
+  probs = model.probabilities(model.decode(params, hidden, alpha))
   permuted = jnp.take_along_axis(alpha[:, None, :], permutations, axis=-1)  # [B, P, L]
   logits = jax.vmap(lambda a: model.decode(params, hidden, a), in_axes=1, out_axes=1)(permuted)
-  differences = jnp.abs(jax.nn.sigmoid(logits) - probs[:, None])
+  differences = jnp.abs(model.probabilities(logits) - probs[:, None])
+  if differences.ndim == 3:  # [B, P, C]
+    differences = 0.5 * differences.sum(axis=-1)
   return Permutation(differences, jnp.median(differences, axis=-1), probs, jnp.max(alpha, axis=-1))
 
 

@@ -40,7 +40,9 @@ OWN_ADDED_KEYS = {'train.update_only': None, 'train.attention_lr_scale': 1.0,
                   'vectors.lines': 'documents', 'vectors.oov_as_unk': False,
                   'data.max_batch_sentence_words': None,
                   # word vectors built with several threads (issue 38)
-                  'vectors.workers': 1}
+                  'vectors.workers': 1,
+                  # J&W's QA/NLI model (issue 51)
+                  'model.query': False}
 
 
 # (config group, registry) of the sections stages and experiments own.

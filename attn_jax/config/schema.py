@@ -82,11 +82,7 @@ def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collecti
   c.experiments = ''
   c.experiment = ml_collections.ConfigDict(_sections(EXPERIMENTS, dataset, encoder, variant))
   _family(encoder).recipe(c, dataset, variant)
-  if dataset == 'synthetic':
-    c.model.embed_dim = 32
-    c.model.hidden_dim = 32
-    c.train.epochs = 4
-    c.train.learning_rate = 3e-3
+  _dataset(dataset).recipe(c, encoder)
   if variant == 'smoke':
     _smoke(c)
   return c
@@ -162,6 +158,9 @@ def _model(dataset: str, encoder: str, variant: str) -> ml_collections.ConfigDic
   # S&S's HAN (documents × sentences × words; the final attention is over
   # sentences), its classes and dropouts (attn_jax.config.serrano_smith).
   m.hierarchical = False
+  # J&W's QA/NLI model (attn_jax.models.qa): attention over the passage with
+  # the query (a question, a hypothesis); the datasets with two texts.
+  m.query = _dataset(dataset).paired
   m.classes = _dataset(dataset).num_classes
   m.input_dropout = 0.0     # on the embeddings, before the (word) encoder
   m.sentence_dropout = 0.0  # HAN: on the sentence vectors, before the sentence encoder
@@ -344,11 +343,13 @@ def validate(cfg: ml_collections.ConfigDict) -> None:
     raise ConfigError(f'config lacks key(s) {", ".join(missing)}; start from '
                       'attn_jax.config.default_config()')
   for name in analyses(cfg):
-    if not STAGES[name].any_model and (cfg.model.classes > 2 or cfg.model.hierarchical):
+    stage = STAGES[name]
+    if not stage.any_model and (cfg.model.hierarchical or (cfg.model.classes > 2 and not stage.multi_class)):
       kind = 'a HAN (its items are sentences)' if cfg.model.hierarchical else 'a multi-class model'
-      usable = [n for n in STAGES.names() if STAGES[n].any_model]
-      raise ConfigError(f'analysis stage {name!r} is for binary models over words, not {kind}; '
-                        f'run --config.analyses={",".join(usable)}')
+      usable = [n for n in STAGES.names() if STAGES[n].any_model
+                or (STAGES[n].multi_class and not cfg.model.hierarchical)]
+      raise ConfigError(f'analysis stage {name!r} is for {"binary " if not stage.multi_class else ""}'
+                        f'models over words, not {kind}; run --config.analyses={",".join(usable)}')
   for ok, message in _checks(cfg):
     if not ok:
       raise ConfigError(message)
@@ -408,10 +409,9 @@ def _checks(cfg: ml_collections.ConfigDict) -> list[tuple[bool, str]]:
        'cross_entropy for more classes'),
       (t.select_by != 'roc_auc' or m.classes == 2,
        "train.select_by='roc_auc' needs binary data; select multi-class models by 'accuracy'"),
-      (not DATASETS[cfg.data.dataset].paired,
-       f'{cfg.data.dataset} pairs a {" with a ".join(DATASETS[cfg.data.dataset].texts)}: J&W\'s QA/NLI '
-       'model, which reads both, is not built yet (issue 51); the data loads: '
-       'attn_jax.data.dataset.load_dataset(config.data)'),
+      (m.query == DATASETS[cfg.data.dataset].paired,
+       f'model.query={m.query}, but {cfg.data.dataset} has {len(DATASETS[cfg.data.dataset].texts)} text(s) '
+       'a document (it follows data.dataset; leave it unset)'),
       (not m.hierarchical or DATASETS[cfg.data.dataset].hierarchical,
        f'model.hierarchical (a HAN) needs documents with sentences: {cfg.data.dataset} has none; '
        f'use {" or ".join(d.name for d in DATASETS.values() if d.hierarchical)}'),

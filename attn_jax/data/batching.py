@@ -74,23 +74,31 @@ def bucket_lengths(max_length: int, growth: float = 1.25, multiple: int = 8) -> 
 
 
 def make_batch(sequences: Sequence[np.ndarray], labels: np.ndarray, index: np.ndarray,
-               batch_size: int, buckets: Sequence[int], pos_weight: float = 1.0) -> Batch:
-  """Pads `sequences[index]` into one batch of `batch_size` rows."""
+               batch_size: int, buckets: Sequence[int], pos_weight: float = 1.0,
+               lengths: Optional[np.ndarray] = None) -> Batch:
+  """Pads `sequences[index]` into one batch of `batch_size` rows.
+
+  `lengths`: the rows' item lengths where a row holds more than its
+  document (a passage, then its query: `models.qa.query_rows`); None: each
+  row's own length.
+  """
   n = len(index)
-  lengths = np.full(batch_size, 3, dtype=np.int32)
-  lengths[:n] = [len(sequences[i]) for i in index]
-  width = next(b for b in buckets if b >= lengths.max())
+  widths = [len(sequences[i]) for i in index]
+  filler = (SOS, UNK, EOS) * (1 if lengths is None else 2)  # one real token (and one of query), weight 0
+  batch_lengths = np.full(batch_size, 3, dtype=np.int32)
+  batch_lengths[:n] = widths if lengths is None else lengths[index]
+  width = next(b for b in buckets if b >= max(widths + [len(filler)]))
   tokens = np.zeros((batch_size, width), dtype=np.int32)
-  tokens[n:, :3] = (SOS, UNK, EOS)  # filler rows: one real token, weight 0
+  tokens[n:, :len(filler)] = filler
   for row, i in enumerate(index):
-    tokens[row, :lengths[row]] = sequences[i]
+    tokens[row, :widths[row]] = sequences[i]
   batch_labels = np.zeros(batch_size, dtype=np.float32)
   batch_labels[:n] = labels[index]
   weights = np.zeros(batch_size, dtype=np.float32)
   weights[:n] = np.where(batch_labels[:n] == 1, pos_weight, 1.0)
   batch_index = np.full(batch_size, -1, dtype=np.int32)
   batch_index[:n] = index
-  return Batch(tokens, lengths, batch_labels, weights, batch_index)
+  return Batch(tokens, batch_lengths, batch_labels, weights, batch_index)
 
 
 TIES = ('random', 'stable')
@@ -121,18 +129,22 @@ def noisy_length_order(lengths: np.ndarray, rng: np.random.Generator, noise: flo
 
 def train_batches(sequences: Sequence[np.ndarray], labels: np.ndarray, batch_size: int,
                   buckets: Sequence[int], pos_weight: float, seed: int, epoch: int,
-                  ties: str = 'random', max_tokens: Optional[int] = None) -> list[Batch]:
+                  ties: str = 'random', max_tokens: Optional[int] = None,
+                  item_lengths: Optional[np.ndarray] = None) -> list[Batch]:
   """One epoch of J&W training batches: noisy length sort (`ties`:
   `noisy_length_order`), contiguous chunks of `batch_size`, chunks in
   shuffled order, each cut to fit `max_tokens` (`split_to_fit`; rows stay
-  `batch_size`, the rest filler). Depends only on (seed, epoch, ties)."""
+  `batch_size`, the rest filler). Depends only on (seed, epoch, ties).
+  `item_lengths`: as `make_batch`'s `lengths` (sorted by them: J&W sort
+  QA batches by the passage's length)."""
   rng = np.random.default_rng([seed, epoch])
-  lengths = np.array([len(s) for s in sequences])
+  lengths = np.array([len(s) for s in sequences]) if item_lengths is None else np.asarray(item_lengths)
   order = noisy_length_order(lengths, rng, ties=ties)
   chunks = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
   pieces = [piece for c in rng.permutation(len(chunks))
             for piece in split_to_fit(chunks[c], lengths - 2, max_tokens)]
-  return [make_batch(sequences, labels, piece, batch_size, buckets, pos_weight) for piece in pieces]
+  return [make_batch(sequences, labels, piece, batch_size, buckets, pos_weight, item_lengths)
+          for piece in pieces]
 
 
 def split_to_fit(chunk: np.ndarray, words: np.ndarray, max_tokens: Optional[int]) -> list[np.ndarray]:
@@ -154,8 +166,10 @@ def split_to_fit(chunk: np.ndarray, words: np.ndarray, max_tokens: Optional[int]
 
 
 def eval_batches(sequences: Sequence[np.ndarray], labels: np.ndarray, batch_size: int,
-                 buckets: Sequence[int]) -> Iterator[Batch]:
-  """Batches in length order (least padding), every document once."""
+                 buckets: Sequence[int], item_lengths: Optional[np.ndarray] = None) -> Iterator[Batch]:
+  """Batches in length order (least padding), every document once
+  (`item_lengths`: as `make_batch`'s `lengths`)."""
   order = np.argsort([len(s) for s in sequences], kind='stable')
   for i in range(0, len(order), batch_size):
-    yield make_batch(sequences, labels, order[i:i + batch_size], batch_size, buckets)
+    yield make_batch(sequences, labels, order[i:i + batch_size], batch_size, buckets,
+                     lengths=item_lengths)

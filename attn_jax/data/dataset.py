@@ -51,7 +51,16 @@ class EncodedSplit:
 
   @property
   def lengths(self) -> np.ndarray:
+    """[N] each document's length (a paired document's passage's), SOS and EOS counted."""
     return np.array([len(s) for s in self.sequences], dtype=np.int32)
+
+  @property
+  def rows(self) -> list[np.ndarray]:
+    """What a batch row holds: the document; a paired document's passage
+    followed by its query (`attn_jax.models.qa`)."""
+    if self.queries is None:
+      return self.sequences
+    return [np.concatenate([p, q]) for p, q in zip(self.sequences, self.queries)]
 
 
 @dataclasses.dataclass(frozen=True)

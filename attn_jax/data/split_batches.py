@@ -45,7 +45,7 @@ def bucketing(splits: Sequence[EncodedSplit], growth: float, max_tokens: Optiona
   sentences), `max_sentence_words` a hierarchical training batch's
   documents × longest sentence."""
   if not sentences:
-    lengths = batching.bucket_lengths(max(int(s.lengths.max()) for s in splits), growth)
+    lengths = batching.bucket_lengths(max(max(len(r) for r in s.rows) for s in splits), growth)
     return CappedLengths.make(lengths, max_tokens) if max_tokens else lengths
   max_tokens = max_tokens or 20_000
   for s in splits:
@@ -66,15 +66,21 @@ def train_batches(split: EncodedSplit, batch_size: int, buckets: Buckets, pos_we
     return hierarchical.train_batches(split.sequences, split.sentence_lengths, split.labels,
                                       batch_size, buckets.max_tokens, buckets.sentences,
                                       buckets.words, seed, epoch, buckets.max_sentence_words)
-  return batching.train_batches(split.sequences, split.labels, batch_size, buckets, pos_weight,
-                                seed, epoch, ties=ties, max_tokens=getattr(buckets, 'max_tokens', None))
+  return batching.train_batches(split.rows, split.labels, batch_size, buckets, pos_weight,
+                                seed, epoch, ties=ties, max_tokens=getattr(buckets, 'max_tokens', None),
+                                item_lengths=_item_lengths(split))
 
 
 def eval_batches(split: EncodedSplit, batch_size: int, buckets: Buckets) -> Iterator[Batch]:
   if isinstance(buckets, SentenceBuckets):
     return hierarchical.eval_batches(split.sequences, split.sentence_lengths, split.labels,
                                      batch_size, buckets.max_tokens, buckets.sentences, buckets.words)
-  return batching.eval_batches(split.sequences, split.labels, batch_size, buckets)
+  return batching.eval_batches(split.rows, split.labels, batch_size, buckets, _item_lengths(split))
+
+
+def _item_lengths(split: EncodedSplit) -> Optional[np.ndarray]:
+  """A paired split's passage lengths (its rows hold the query too); None: the rows'."""
+  return None if split.queries is None else split.lengths
 
 
 def count_train_batches(split: EncodedSplit, batch_size: int, buckets: Buckets) -> int:

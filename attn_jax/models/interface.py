@@ -143,6 +143,11 @@ class AttentionModel:
     """Whether it reads documents × sentences × words (S&S's HAN)."""
     return self.has('hierarchical')
 
+  def probabilities(self, logits: jnp.ndarray) -> jnp.ndarray:
+    """Logits [..., B] (binary) or [..., B, C] -> ŷ = σ(z), same shape, or
+    the softmax over the C classes: what J&W's analyses compare."""
+    return jax.nn.sigmoid(logits) if self.num_classes <= 2 else jax.nn.softmax(logits, axis=-1)
+
   def distribution(self, logits: jnp.ndarray) -> jnp.ndarray:
     """Logits [..., B] (binary) or [..., B, C] -> the output distribution
     [..., B, C]; [1 − ŷ, ŷ] for a binary model (S&S's p, §D.0)."""

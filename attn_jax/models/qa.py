@@ -64,10 +64,9 @@ class QAEmbedding(nn.Module):
     def init(key, shape, dtype=jnp.float32):
       return nn.initializers.normal(self.init_std)(key, shape, dtype).at[PAD].set(0.0)
 
-    real = (tokens != PAD)[..., None].astype(jnp.float32)
-    rows = [jnp.take(self.param(name, init, (self.vocab_size, self.dim)), tokens, axis=0) * real
-            for name in ('passage', 'query')]
-    return jnp.concatenate(rows + [real], axis=-1)
+    tables = [self.param(name, init, (self.vocab_size, self.dim)) for name in ('passage', 'query')]
+    real = (tokens != PAD)[..., None].astype(tables[0].dtype)
+    return jnp.concatenate([jnp.take(t, tokens, axis=0) * real for t in tables] + [real], axis=-1)
 
 
 def summary(states: jnp.ndarray, lengths: jnp.ndarray, kind: str) -> jnp.ndarray:
@@ -80,7 +79,7 @@ def summary(states: jnp.ndarray, lengths: jnp.ndarray, kind: str) -> jnp.ndarray
   """
   if kind == 'last':
     half = states.shape[-1] // 2
-    last = jnp.take_along_axis(states, (lengths - 1)[:, None, None], axis=1)[:, 0]
+    last = jnp.take_along_axis(states, jnp.maximum(lengths - 1, 0)[:, None, None], axis=1)[:, 0]
     return jnp.concatenate([last[:, :half], states[:, 0, half:]], axis=-1)
   if kind == 'max':
     return states.max(axis=1)

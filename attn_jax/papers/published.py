@@ -8,6 +8,9 @@ JAIN_WALLACE_TEST = {
     # Only F1 is published for 20 Newsgroups: J&W's paper as quoted in
     # Wiegreffe & Pinter's Table 2 ("reported"), §B.6.
     '20news': {'f1_pos': 0.94},
+    # QA and NLI (`graph_outputs/evaluate/{babi_1,babi_2,babi_3,snli}+lstm+tanh.json`).
+    'babi1': {'accuracy': 1.000}, 'babi2': {'accuracy': 0.653}, 'babi3': {'accuracy': 0.643},
+    'snli': {'accuracy': 0.7788},
 }
 # The same code run once more (commit 6af8947, test-set selection): the
 # run-to-run spread to expect (§B.6).
@@ -36,6 +39,18 @@ JAIN_WALLACE_TAU = {
                          'gradient_loo': (0.517, 0.100, 1.00)},
              'neg': {'attention_gradient': (0.44, 0.06, 1.00), 'attention_loo': (0.34, 0.07, 1.00)},
              'pos': {'attention_gradient': (0.43, 0.06, 1.00), 'attention_loo': (0.34, 0.07, 0.99)}},
+    # QA and NLI: `CorrStats_kendalltau/{babi_1,babi_2,babi_3,snli}+lstm+tanh.csv` (rows ag = α~LOO,
+    # al = α~gradient, gl = gradient~LOO, as for the classification rows), overall only: with
+    # 36 answer classes J&W split by predicted class only for SNLI (their per-class rows are
+    # not carried here).
+    'babi1': {'overall': {'attention_gradient': (0.2508, 0.1557, 0.55), 'attention_loo': (0.1604, 0.1412, 0.28),
+                          'gradient_loo': (0.4986, 0.1582, 0.84)}},
+    'babi2': {'overall': {'attention_gradient': (-0.0168, 0.1372, 0.27), 'attention_loo': (-0.0136, 0.1341, 0.27),
+                          'gradient_loo': (0.4367, 0.1881, 0.91)}},
+    'babi3': {'overall': {'attention_gradient': (0.2390, 0.1125, 0.87), 'attention_loo': (0.2555, 0.1035, 0.89),
+                          'gradient_loo': (0.4990, 0.1706, 0.97)}},
+    'snli': {'overall': {'attention_gradient': (0.3138, 0.2164, 0.37), 'attention_loo': (0.2895, 0.2373, 0.35),
+                         'gradient_loo': (0.2402, 0.2198, 0.25)}},
 }
 # J&W's own two runs differ by up to this much in mean τ (§B.6).
 JAIN_WALLACE_TAU_SPREAD = 0.07

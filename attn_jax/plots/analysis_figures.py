@@ -12,18 +12,28 @@ import numpy as np
 
 from attn_jax.plots.figures import new_figure, save
 
-CLASSES = (('neg', 0, 'tab:red'), ('pos', 1, 'tab:blue'))
+COLORS = ('tab:red', 'tab:blue', 'tab:green')
+CLASSES = (('neg', 0, COLORS[0]), ('pos', 1, COLORS[1]))  # a binary model's predicted classes
 
 
-def tau_histograms(arrays: dict, pairs: list[str], directory: str) -> list[str]:
+def _groups(groups: dict) -> list[tuple[str, np.ndarray, str]]:
+  """(label, rows, color) of the groups a figure shows: by predicted class
+  where there are few ('neg', 'pos'; 'class c'), else all documents."""
+  named = [(f'predicted {name}', rows) for name, rows in groups.items() if name != 'overall']
+  named = named or [('all documents', groups['overall'])]
+  return [(label, rows, COLORS[i % len(COLORS)]) for i, (label, rows) in enumerate(named)]
+
+
+def tau_histograms(arrays: dict, pairs: list[str], directory: str, groups: dict) -> list[str]:
+  """`groups`: name -> [N] rows (`stages.base.class_groups`)."""
   fig, axes = new_figure(1, len(pairs), figsize=(4 * len(pairs), 3.2), squeeze=False)
   for ax, pair in zip(axes[0], pairs):
     tau = arrays[f'tau_{pair}']
-    for name, c, color in CLASSES:
-      values = tau[(arrays['predicted'] == c) & np.isfinite(tau)]
+    for label, rows, color in _groups(groups):
+      values = tau[rows & np.isfinite(tau)]
       if len(values):
         ax.hist(values, bins=30, range=(-1, 1), alpha=0.5, color=color,
-                weights=np.full(len(values), 1 / len(values)), label=f'predicted {name}')
+                weights=np.full(len(values), 1 / len(values)), label=label)
     ax.set_title(pair.replace('_', ' ~ '))
     ax.set_xlabel('Kendall τ')
   axes[0][0].set_ylabel('fraction of documents')
@@ -32,30 +42,31 @@ def tau_histograms(arrays: dict, pairs: list[str], directory: str) -> list[str]:
   return save(fig, os.path.join(directory, 'kendall_tau_histograms'))
 
 
-def permutation_violins(arrays: dict, bin_labels: list[str], directory: str) -> list[str]:
-  fig, axes = new_figure(1, 2, figsize=(9, 3.5), sharey=True)
-  for ax, (name, c, color) in zip(axes, CLASSES):
-    groups = [arrays['median'][(arrays['bin'] == b) & (arrays['predicted'] == c)]
-              for b in range(len(bin_labels))]
-    present = [i for i, g in enumerate(groups) if len(g) > 1]
+def permutation_violins(arrays: dict, bin_labels: list[str], directory: str, groups: dict) -> list[str]:
+  shown = _groups(groups)
+  fig, axes = new_figure(1, len(shown), figsize=(4.5 * len(shown), 3.5), sharey=True, squeeze=False)
+  for ax, (label, rows, color) in zip(axes[0], shown):
+    by_bin = [arrays['median'][(arrays['bin'] == b) & rows] for b in range(len(bin_labels))]
+    present = [i for i, g in enumerate(by_bin) if len(g) > 1]
     if present:
-      parts = ax.violinplot([groups[i] for i in present], positions=present, showmedians=True)
+      parts = ax.violinplot([by_bin[i] for i in present], positions=present, showmedians=True)
       for body in parts['bodies']:
         body.set_facecolor(color)
     ax.set_xticks(range(len(bin_labels)), bin_labels, fontsize=8)
-    ax.set_title(f'predicted {name}')
+    ax.set_title(label)
     ax.set_xlabel('max attention')
-  axes[0].set_ylabel('median |Δŷ| over permutations')
+  axes[0][0].set_ylabel('median |Δŷ| over permutations' if arrays['probs'].ndim == 1
+                        else 'median TVD over permutations')
   return save(fig, os.path.join(directory, 'permutation_violins'))
 
 
-def max_jsd_histograms(arrays: dict, directory: str) -> list[str]:
+def max_jsd_histograms(arrays: dict, directory: str, groups: dict) -> list[str]:
   fig, ax = new_figure(figsize=(5, 3.2))
-  for name, c, color in CLASSES:
-    values = arrays['max_jsd'][arrays['predicted'] == c]
+  for label, rows, color in _groups(groups):
+    values = arrays['max_jsd'][rows]
     if len(values):
       ax.hist(values, bins=40, range=(0, 0.7), alpha=0.5, color=color,
-              weights=np.full(len(values), 1 / len(values)), label=f'predicted {name}')
+              weights=np.full(len(values), 1 / len(values)), label=label)
   ax.set_xlabel('max JS divergence within ε')
   ax.set_ylabel('fraction of documents')
   ax.legend()

@@ -90,7 +90,8 @@ def tau_rows(name: str, dataset: str, kendall: dict) -> list[list[str]]:
   paper = published.JAIN_WALLACE_TAU.get(dataset, {})
   spread = published.JAIN_WALLACE_TAU_SPREAD
   rows = []
-  for group in ('overall', 'neg', 'pos'):
+  # 'overall', then the predicted classes the summary holds ('neg', 'pos'; none for many classes).
+  for group in kendall['pairs']['attention_gradient']:
     for pair, label in TAU_PAIRS.items():
       m = kendall['pairs'][pair][group]
       p = paper.get(group, {}).get(pair)
@@ -103,7 +104,8 @@ def tau_rows(name: str, dataset: str, kendall: dict) -> list[list[str]]:
 def adversarial_rows(name: str, dataset: str, adversarial: dict) -> list[list[str]]:
   paper = published.JAIN_WALLACE_ADVERSARIAL.get(dataset, {})
   rows = []
-  for group in ('neg', 'pos'):
+  groups = [g for g in ('neg', 'pos') if g in adversarial] or ['overall']  # by class where J&W show it
+  for group in groups:
     m, p = adversarial[group], paper.get(group)
     rows.append([name, f'adversarial max JSD {group}',
                  f'{_f(m["mean_max_jsd"])} (>0.5: {_f(m["fraction_above_0.5"], 2)})',

@@ -1,7 +1,6 @@
 """Stage `adversarial`: J&W's adversarial attention search (§B.5), in the
 model's own projection unless `analysis.adversarial.projection='softmax'`."""
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 from ml_collections import config_dict
@@ -10,7 +9,7 @@ from attn_jax.analysis import adversarial as adv_lib, statistics
 from attn_jax.core.registry import STAGES, Section
 from attn_jax.models import projections
 from attn_jax.plots import analysis_figures
-from attn_jax.stages.base import Stage
+from attn_jax.stages.base import Stage, class_groups, predicted_classes
 
 KEY_STREAM = 4
 
@@ -25,7 +24,7 @@ def _adversarial_fn(model, s):
         projection=projections.softmax if s.get('projection') == 'softmax' else model.project)
     return {'max_jsd': adv_lib.max_jsd_within(adv, s.report_epsilon), 'jsd': adv.jsd,
             'output_change': adv.output_change, 'adversarial_alpha': adv.alpha,
-            'probs': jax.nn.sigmoid(fwd.logits), 'max_attention': jnp.max(fwd.alpha, axis=-1)}
+            'probs': model.probabilities(fwd.logits), 'max_attention': jnp.max(fwd.alpha, axis=-1)}
   return fn
 
 
@@ -36,13 +35,12 @@ def _compute(ctx, batch):
 
 
 def _finalize(ctx, arrays, inputs):
-  predicted = (arrays['probs'] > 0.5).astype(np.int32)
+  predicted = predicted_classes(arrays['probs'])
   arrays['predicted'] = predicted
   eps = ctx.settings.adversarial.report_epsilon
   summary = {'report_epsilon': eps,
              'adversaries_within_epsilon': float(np.mean(arrays['output_change'] <= eps))}
-  for name, rows in {'overall': np.ones_like(predicted, bool), 'neg': predicted == 0,
-                     'pos': predicted == 1}.items():
+  for name, rows in class_groups(predicted, arrays['probs']).items():
     values = arrays['max_jsd'][rows]
     ci = statistics.bootstrap_interval(values, seed=ctx.settings.seed)
     summary[name] = {'n': int(rows.sum()),
@@ -89,9 +87,10 @@ def _check(s, cfg) -> str | None:
 ADVERSARIAL = STAGES.register(Stage(
     name='adversarial', paper='jw', order=60, settings=_settings, compute=_compute,
     positional=frozenset({'adversarial_alpha'}), finalize=_finalize,
-    figures=lambda arrays, inputs, summary, d: analysis_figures.max_jsd_histograms(arrays, d),
+    figures=lambda arrays, inputs, summary, d: analysis_figures.max_jsd_histograms(
+        arrays, d, class_groups(arrays['predicted'], arrays['probs'])),
     cost=lambda batch: float(np.sum(batch.index >= 0)) * batch.tokens.shape[1],
     batch_size=lambda a: a.adversarial.batch_size,
-    version=2,  # 2: bootstrap intervals of the mean max JSD
+    version=2, multi_class=True,  # 2: bootstrap intervals of the mean max JSD
     section=Section(_defaults, _check, choices={'projection': ('model', 'softmax')},
                     help={'projection': "the adversaries' projection"}, runtime=('batch_size',))))

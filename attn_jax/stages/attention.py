@@ -43,4 +43,4 @@ def _finalize(ctx, arrays, inputs):
 
 ATTENTION = STAGES.register(Stage(
     name='attention', paper='jw', order=40, settings=lambda a: {}, requires=('gradient',),
-    finalize=_finalize, figures=lambda *args: []))
+    finalize=_finalize, figures=lambda *args: [], multi_class=True))

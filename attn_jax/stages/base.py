@@ -137,7 +137,9 @@ class Stage:
   order: where it runs among the stages (after those it requires).
   section: its `config.analysis.<name>` section (defaults, choices, checks).
   any_model: it runs on every model — multi-class, and S&S's HAN, whose
-    items are sentences; False: J&W's binary models over words only.
+    items are sentences; False: models over words only.
+  multi_class: it runs on flat models of more than two classes too (J&W's
+    measures as their QA and NLI code takes them); False: binary only.
   check: (ctx, batch) -> None, run on the first batch a run computes: where
     the stage takes a fast path the model's capabilities allow, it compares
     it with the exact path and raises (one line) if they differ.
@@ -156,4 +158,24 @@ class Stage:
   batch_size: Callable[[ml_collections.ConfigDict], Optional[int]] = lambda settings: None
   section: Section = Section()
   any_model: bool = False
+  multi_class: bool = False
   check: Optional[Callable[[AnalysisContext, Batch], None]] = None
+
+
+def predicted_classes(probs: np.ndarray) -> np.ndarray:
+  """[N] ŷ of binary models -> 1 where ŷ > 0.5; [N, C] distributions -> argmax."""
+  probs = np.asarray(probs)
+  return (probs.argmax(axis=-1) if probs.ndim == 2 else probs > 0.5).astype(np.int32)
+
+
+def class_groups(predicted: np.ndarray, probs: np.ndarray) -> dict[str, np.ndarray]:
+  """The rows J&W summarise a statistic over: all, and by predicted class —
+  'neg' and 'pos' for binary models; 'class c' for fewer than four classes
+  (their QA plots split by class only then); none beyond 'overall' for more."""
+  groups = {'overall': np.ones(len(predicted), bool)}
+  classes = 2 if np.ndim(probs) == 1 else np.shape(probs)[-1]
+  if classes == 2 and np.ndim(probs) == 1:
+    groups.update(neg=predicted == 0, pos=predicted == 1)
+  elif classes < 4:
+    groups.update({f'class {c}': predicted == c for c in range(classes)})
+  return groups

@@ -6,7 +6,7 @@ import numpy as np
 from attn_jax.analysis import gradients as gi, kendall, loo as loo_lib, statistics
 from attn_jax.plots import analysis_figures
 from attn_jax.core.registry import STAGES, Section
-from attn_jax.stages.base import Stage
+from attn_jax.stages.base import Stage, class_groups, predicted_classes
 
 # Variants of gradient importance: (target, detach_attention, reduction).
 # `gradient` is J&W's; `gradient_l2` is Meister et al.'s eq. 4 (attention in the graph).
@@ -24,16 +24,23 @@ PAIRS = {'attention_gradient': ('alpha', 'gradient'), 'attention_loo': ('alpha',
 def _gradient_fn(model):
   def fn(params, tokens, lengths):
     fwd = model.forward(params, tokens, lengths)
-    probs = jax.nn.sigmoid(fwd.logits)
-    slope = (probs * (1.0 - probs))[:, None]  # ∂σ/∂z: the prob gradient from the logit one
+    probs = model.probabilities(fwd.logits)
     out = {'alpha': fwd.alpha, 'probs': probs}
+    multi_class = model.num_classes > 2
     for detach in (True, False):
-      grad, embedded = gi.embedding_gradient(model, params, tokens, lengths, target='logit',
+      # Binary: one pass, the logit's; ∂σ/∂z = ŷ(1 − ŷ) ≥ 0 scales it to the
+      # probability's. More classes: the predicted class's probability and
+      # logit, one pass each.
+      grads = {target: gi.embedding_gradient(model, params, tokens, lengths, target=target,
                                              detach_attention=detach)
+               for target in (('prob', 'logit') if multi_class else ('logit',))}
       for name, (target, variant_detach, reduction) in GRADIENT_VARIANTS.items():
         if variant_detach == detach:
-          scores = gi.reduce_gradient(grad, embedded, lengths, reduction)
-          out[name] = scores * slope if target == 'prob' else scores
+          if multi_class:
+            out[name] = gi.reduce_gradient(*grads[target], lengths, reduction)
+          else:
+            scores = gi.reduce_gradient(*grads['logit'], lengths, reduction)
+            out[name] = scores * (probs * (1.0 - probs))[:, None] if target == 'prob' else scores
     return out
   return fn
 
@@ -54,7 +61,10 @@ def _compute_loo(ctx, batch):
   fn = ctx.jit('loo', lambda: lambda params, tokens, lengths: loo_lib.leave_one_out(
       ctx.model, params, tokens, lengths, mode=s.mode, docs_per_chunk=s.docs_per_chunk))
   result = fn(ctx.params, batch.tokens, batch.lengths)
-  return {'loo': result.importance, 'probs_without': result.probs_without, 'probs': result.probs}
+  without = result.probs_without
+  if without.ndim == 3:  # [B, L, C] -> [B, C, L]: a result's positions are its last axis
+    without = without.transpose(0, 2, 1)
+  return {'loo': result.importance, 'probs_without': without, 'probs': result.probs}
 
 
 def _check_loo(ctx, batch):
@@ -73,39 +83,44 @@ def _finalize_kendall(ctx, arrays, inputs):
   grad, loo = inputs['gradient'], inputs['loo']
   lengths = grad['lengths']
   scores = {'alpha': grad['alpha'], 'loo': loo['loo'], **{k: grad[k] for k in GRADIENT_VARIANTS}}
-  predicted = (grad['probs'] > 0.5).astype(np.int32)
+  predicted = predicted_classes(grad['probs'])
+  groups = class_groups(predicted, grad['probs'])
   pairs = dict(PAIRS)
   pairs.update({f'attention_{k}': ('alpha', k) for k in GRADIENT_VARIANTS if k != 'gradient'})
-  summary = {'pairs': {}, 'predicted_counts': {'neg': int(np.sum(predicted == 0)),
-                                               'pos': int(np.sum(predicted == 1))}}
+  summary = {'pairs': {}, 'predicted_counts': {g: int(rows.sum()) for g, rows in groups.items()
+                                               if g != 'overall'}}
+  if np.ndim(grad['probs']) == 2:
+    summary['predicted_counts'] = {str(c): int(n) for c, n in enumerate(
+        np.bincount(predicted, minlength=grad['probs'].shape[1])) if n}
   arrays = {'predicted': predicted, 'lengths': lengths}
   for name, (a, b) in pairs.items():
     tau, p = kendall.kendall_tau(scores[a], scores[b], lengths)
     arrays[f'tau_{name}'], arrays[f'p_{name}'] = tau, p
-    summary['pairs'][name] = kendall.summarize(tau, predicted, p)
+    summary['pairs'][name] = kendall.summarize(tau, predicted, p, groups)
     if name in PAIRS:  # how much of each mean is these test documents (statistics.py)
-      for group, rows in (('overall', slice(None)), ('neg', predicted == 0), ('pos', predicted == 1)):
+      for group, rows in groups.items():
         ci = statistics.bootstrap_interval(tau[rows], seed=ctx.settings.seed)
         summary['pairs'][name][group]['bootstrap_ci95'] = [ci['low'], ci['high']]
   for name, (minuend, subtrahend) in {'gl_minus_ag': ('gradient_loo', 'attention_loo'),
                                       'gl_minus_al': ('gradient_loo', 'attention_gradient')}.items():
     summary['pairs'][name] = kendall.summarize(arrays[f'tau_{minuend}'] - arrays[f'tau_{subtrahend}'],
-                                               predicted)
+                                               predicted, groups=groups)
   return arrays, summary
 
 
 def _kendall_figures(arrays, inputs, summary, directory):
-  return analysis_figures.tau_histograms(arrays, list(PAIRS), directory)
+  groups = class_groups(arrays['predicted'], inputs['gradient']['probs'])
+  return analysis_figures.tau_histograms(arrays, list(PAIRS), directory, groups)
 
 
 GRADIENT = STAGES.register(Stage(
     name='gradient', paper='jw', order=10, settings=lambda a: {}, compute=_compute_gradient,
     positional=frozenset({'alpha', *GRADIENT_VARIANTS}), finalize=_finalize_gradient,
-    figures=lambda *args: []))
+    figures=lambda *args: [], multi_class=True))
 LOO = STAGES.register(Stage(
     name='loo', paper='jw', order=20, settings=lambda a: {'mode': a.loo.mode}, compute=_compute_loo, check=_check_loo,
     positional=frozenset({'loo', 'probs_without'}), finalize=_finalize_loo,
-    figures=lambda *args: [], version=3,  # 2: the BiLSTM's deletion path; 3: CNN/Average windows
+    figures=lambda *args: [], version=3, multi_class=True,  # 2: the BiLSTM's deletion path; 3: CNN/Average windows
     cost=lambda batch: float(np.sum(batch.index >= 0)) * batch.tokens.shape[1] ** 2,
     section=Section(
         # docs_per_chunk 4: fastest measured on CPU (benchmarks/analysis_batch_size.py)
@@ -116,4 +131,4 @@ LOO = STAGES.register(Stage(
 KENDALL = STAGES.register(Stage(
     name='kendall', paper='jw', order=30, settings=lambda a: {},  # its inputs' keys are part of its own
     requires=('gradient', 'loo'), version=2,  # 2: bootstrap intervals of the mean τ
-    finalize=_finalize_kendall, figures=_kendall_figures))
+    finalize=_finalize_kendall, figures=_kendall_figures, multi_class=True))

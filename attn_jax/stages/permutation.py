@@ -5,7 +5,7 @@ import numpy as np
 from attn_jax.analysis import permutation as perm_lib
 from attn_jax.plots import analysis_figures
 from attn_jax.core.registry import STAGES, Section
-from attn_jax.stages.base import Stage
+from attn_jax.stages.base import Stage, class_groups, predicted_classes
 
 # J&W's max-attention bins (Permutation_MAvDY): [0, .25), [.25, .5), [.5, .75), [.75, 1].
 BIN_EDGES = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -37,17 +37,18 @@ def distribution(values: np.ndarray) -> dict:
 
 
 def _finalize(ctx, arrays, inputs):
-  predicted = (arrays['probs'] > 0.5).astype(np.int32)
+  predicted = predicted_classes(arrays['probs'])
+  classes = {name: rows for name, rows in class_groups(predicted, arrays['probs']).items()
+             if name != 'overall'}
   bins = attention_bins(arrays['max_attention'])
   arrays.update(predicted=predicted, bin=bins.astype(np.int32))
   summary = {'overall': distribution(arrays['median']), 'by_bin': {}, 'by_class_and_bin': {},
-             'by_class': {name: distribution(arrays['median'][predicted == c])
-                          for c, name in enumerate(('neg', 'pos'))}}
+             'by_class': {name: distribution(arrays['median'][rows]) for name, rows in classes.items()}}
   for b in range(len(BIN_EDGES) - 1):
     summary['by_bin'][bin_label(b)] = distribution(arrays['median'][bins == b])
-    for c, name in enumerate(('neg', 'pos')):
+    for name, rows in classes.items():
       summary['by_class_and_bin'].setdefault(name, {})[bin_label(b)] = distribution(
-          arrays['median'][(bins == b) & (predicted == c)])
+          arrays['median'][(bins == b) & rows])
   return arrays, summary
 
 
@@ -56,8 +57,9 @@ PERMUTATION = STAGES.register(Stage(
     settings=lambda a: {'num_permutations': a.permutation.num_permutations},
     compute=_compute, finalize=_finalize,
     figures=lambda arrays, inputs, summary, d: analysis_figures.permutation_violins(
-        arrays, [bin_label(b) for b in range(len(BIN_EDGES) - 1)], d),
-    version=3,  # 2: medians by predicted class; 3: packed-sort permutations
+        arrays, [bin_label(b) for b in range(len(BIN_EDGES) - 1)], d,
+        class_groups(arrays['predicted'], arrays['probs'])),
+    version=3, multi_class=True,  # 2: medians by predicted class; 3: packed-sort permutations
     section=Section(
         defaults=lambda dataset, encoder, variant: dict(num_permutations=10 if variant == 'smoke' else 100),
         check=lambda s, cfg: (None if s.num_permutations >= 1

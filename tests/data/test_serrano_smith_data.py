@@ -89,7 +89,8 @@ def test_ss_configs_validate_and_name_their_models():
     ('model.classes', 2, 'imdb_ratings has 8 classes'),
     ('train.loss', 'weighted_bce', 'does not fit 8 classes'),
     ('train.select_by', 'roc_auc', 'needs binary data'),
-    ('analyses', 'erasure,gradient', "stage 'gradient' is for binary models"),
+    ('analyses', 'erasure,gradient', "stage 'gradient' is for models over words, not a HAN"),
+    ('analyses', 'erasure,importance', "stage 'importance' is for binary models"),
     ('model.encoder', 'bilstm', 'a HAN is built from'),
     ('train.plateau_factor', 1.5, 'plateau_factor must be in'),
 ])

@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 from attn_jax.analysis import loo
+from attn_jax.data import split_batches
+from attn_jax.data.dataset import EncodedSplit
 from attn_jax.models import build_model, qa
 from conftest import tiny_model_config
 
@@ -119,3 +121,23 @@ def test_the_model_declares_only_what_it_has(built):
   _, model, _ = built
   assert model.question_answering and model.capabilities == {'imposes_attention', 'scores'}
   assert model.num_classes == CLASSES
+
+
+def test_a_paired_split_batches_as_passage_then_query():
+  passages, queries = random_rows(5, batch=5)
+  split = EncodedSplit(passages, np.arange(5, dtype=np.int32), [str(i) for i in range(5)], queries=queries)
+  buckets = split_batches.bucketing([split], 1.25, None, False)
+  batches = list(split_batches.eval_batches(split, 4, buckets))
+  seen = 0
+  for batch in batches:
+    for row, i in enumerate(batch.index):
+      if i < 0:  # a filler row: a one-word passage and a one-word query
+        assert batch.tokens[row, :6].tolist() == [2, 1, 3, 2, 1, 3] and batch.lengths[row] == 3
+        continue
+      seen += 1
+      n, m = len(passages[i]), len(queries[i])
+      assert batch.lengths[row] == n and batch.tokens[row, :n + m].tolist() == list(passages[i]) + list(queries[i])
+      assert not batch.tokens[row, n + m:].any()
+  assert seen == 5
+  train = split_batches.train_batches(split, 4, buckets, 1.0, seed=0, epoch=0)
+  assert sorted(i for b in train for i in b.index if i >= 0) == list(range(5))

@@ -171,6 +171,16 @@ def prepare(raw: dict, wanted) -> jain_wallace.Prepared:
   return jain_wallace.Prepared({s: splits[s] for s in wanted}, vocab_docs, min_df=1, classes=ANSWERS)
 
 
+def recipe(cfg, encoder: str) -> None:
+  """J&W's bAbI settings (`Trainers/DatasetQA.py`, `configurations.py`): 50-d
+  embeddings from scratch, hidden size 32 (the BiLSTM's per direction; the
+  CNN's 32 over its four widths, J&W's 4 × 32 // 4), batches of 50, 100
+  epochs, cross-entropy, the model of the best dev accuracy."""
+  del encoder
+  cfg.model.embed_dim, cfg.model.hidden_dim = 50, 32
+  cfg.train.update(batch_size=50, epochs=100, loss='cross_entropy', select_by='accuracy')
+
+
 def _builder(task: int):
   def make(files, data_dir):
     return BabiTasks(files=files, data_dir=data_dir, file_format='array_record', config=f'qa{task}')
@@ -214,4 +224,4 @@ for _task in TASKS:
                     {s: (f'en-10k/{file_name(_task, s)}', f'en/{file_name(_task, s)}') for s in ('train', 'test')},
                     frozenset(), URL, _download(_task)),
       reference={s: _KNOWN[_task, s] for s in ('train', 'test')},
-      builder=_builder(_task), embed_init_std=1.0))
+      builder=_builder(_task), embed_init_std=1.0, recipe=recipe))

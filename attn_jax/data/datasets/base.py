@@ -51,6 +51,9 @@ class DatasetSpec:
   embed_init_std: the standard deviation of from-scratch embeddings.
   generate: (config.data.<name>, wanted splits) -> `jain_wallace.Prepared`,
     for a dataset made without files (the synthetic task).
+  recipe: (config, encoder) -> None: what the paper's recipe for this
+    dataset changes in the shared keys (sizes, epochs, loss, selection),
+    applied after the encoder family's.
   """
   name: str
   paper: Optional[str]
@@ -73,6 +76,7 @@ class DatasetSpec:
   pretrained: bool = False
   embed_init_std: float = 1.0
   generate: Optional[Callable[[Any, tuple], Any]] = None
+  recipe: Callable[[Any, str], None] = lambda cfg, encoder: None
 
   @property
   def raw_name(self) -> str:

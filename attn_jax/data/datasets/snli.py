@@ -95,6 +95,14 @@ def prepare(raw: dict, wanted) -> jain_wallace.Prepared:
   return jain_wallace.Prepared(splits, vocab_docs, min_df=MIN_DF, classes=CLASSES)
 
 
+def recipe(cfg, encoder: str) -> None:
+  """J&W's SNLI settings: 300-d embeddings (J&W: GloVe), hidden size 128,
+  batches of 128, 25 epochs, cross-entropy, the model of the best dev accuracy."""
+  del encoder
+  cfg.model.embed_dim, cfg.model.hidden_dim = 300, 128
+  cfg.train.update(batch_size=128, epochs=25, loss='cross_entropy', select_by='accuracy')
+
+
 def _builder(files, data_dir):
   config = 'dev_test' if files is not None and 'train' not in files else 'train_dev_test'
   return SnliJsonl(files=files, data_dir=data_dir, file_format='array_record', config=config)
@@ -120,4 +128,4 @@ SNLI = DATASETS.register(DatasetSpec(
                  KnownFile('snli_1.0_test.jsonl', 9730457,
                            '1147550151ca8b16ddb31d8dc0e739a670a65f7c3e64aac5951eaeff103fb220')),
     },
-    builder=_builder, held_out_raw=('dev', 'test')))
+    builder=_builder, held_out_raw=('dev', 'test'), recipe=recipe))
