@@ -19,7 +19,7 @@ from ml_collections import config_flags
 from attn_jax import config as config_lib, experiments, pipeline
 from attn_jax.core import atomic_io, errors, hosts
 from attn_jax.core.errors import AttnJaxError
-from attn_jax.core.registry import EXPERIMENTS, STAGES
+from attn_jax.core.registry import DATASETS, EXPERIMENTS, STAGES
 from attn_jax.papers import PAPERS
 from attn_jax.reports.registry import commands_after_run
 from attn_jax.workdirs import model_axis
@@ -28,7 +28,7 @@ from attn_jax.stages.runner import with_requirements_of
 CONFIGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'configs')
 
 _CONFIG = config_flags.DEFINE_config_file(
-    'config', None, 'Config file, e.g. configs/imdb_bilstm.py or configs/sst_bilstm.py:smoke.',
+    'config', None, 'Config file, e.g. configs/sst_bilstm.py:smoke.',
     lock_config=True)
 _WORKDIR = flags.DEFINE_string(
     'workdir', None, 'Where checkpoints and results go (default: workdirs/<name>_<attention>_<projection>).')
@@ -41,11 +41,13 @@ flags.mark_flag_as_required('config')
 
 def _configs_help() -> str:
   """The files in configs/ by dataset; a lone file's docstring says what it is."""
-  groups, serrano_smith = {}, []
+  groups, serrano_smith, question_answering = {}, [], []
   for path in sorted(glob.glob(os.path.join(CONFIGS, '*.py'))):
     name = os.path.basename(path)[:-3]
     if name.endswith(('_han', '_flan')):
       serrano_smith.append(name)
+    elif name in DATASETS and DATASETS[name].paired:
+      question_answering.append(name)
     else:
       groups.setdefault(name.split('_')[0], []).append(name)
   lines = ["Configs (configs/NAME.py, NAME = dataset_encoder: J&W's recipe):"]
@@ -55,6 +57,9 @@ def _configs_help() -> str:
       with open(os.path.join(CONFIGS, names[0] + '.py')) as f:
         about = '  ' + (ast.get_docstring(ast.parse(f.read())) or '').split('\n')[0]
     lines.append(f'  {group:10}' + ' '.join(names) + about)
+  if question_answering:
+    lines.append(f'  {"QA/NLI":10}' + ' '.join(question_answering)
+                 + "  (J&W's QA model; --config.model.encoder=bilstm|cnn|average)")
   if serrano_smith:
     lines.append(f'  {"S&S":10}' + ' '.join(serrano_smith) + '  (VARIANT: [rnn|conv|noenc][,previous][,smoke])')
   return '\n'.join(lines)
