@@ -62,6 +62,9 @@ def test_multiclass_metrics_and_loss_against_loops():
     rec = tp / max(sum(y == c for y in labels), 1)
     f1.append(0.0 if prec + rec == 0 else 2 * prec * rec / (prec + rec))
   assert m['macro_f1'] == pytest.approx(np.mean(f1))
+  # Classes that occur in neither labels nor predictions do not count (bAbI's 36 answer words).
+  wide = np.concatenate([probs, np.zeros((50, 3))], axis=1)
+  assert multiclass_metrics(labels, wide)['macro_f1'] == pytest.approx(np.mean(f1))
   expected = -np.mean([np.log(probs[i, labels[i]]) for i in range(50)])
   assert cross_entropy_mean(labels, probs) == pytest.approx(expected, rel=1e-6)
   weights = np.ones(50, np.float32)
