@@ -23,6 +23,9 @@ from attn_jax.workdirs.restore import restore  # noqa: E402
 def config(devices, **train):
   cfg = config_lib.default_config('synthetic', 'bilstm', 'smoke')
   cfg.devices, cfg.train.progress = devices, False
+  # One batch of 16 documents, 2 per device: sharding happens within a batch,
+  # and one batch shape is one compilation per stage and device count.
+  cfg.analysis.max_docs = 16
   for key, value in train.items():
     cfg.train[key] = value
   return cfg
