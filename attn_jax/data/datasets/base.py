@@ -93,11 +93,6 @@ class DatasetSpec:
     return len(self.texts) > 1
 
 
-def spec(name: str) -> DatasetSpec:
-  """The registered dataset `name` (KeyError: 'unknown dataset ...')."""
-  return DATASETS[name]
-
-
 def with_files() -> list[DatasetSpec]:
   """The datasets that have files of their own (a source and a builder)."""
   return [d for d in DATASETS.values() if d.source is not None]
