@@ -24,7 +24,7 @@ import numpy as np
 
 from attn_jax import config as config_lib
 from attn_jax.analysis import statistics
-from attn_jax.core import atomic_io
+from attn_jax.core import atomic_io, registry
 from attn_jax.core.errors import ConfigError
 from attn_jax.papers import published
 from attn_jax.reports import render
@@ -123,8 +123,10 @@ def permutation_rows(name: str, dataset: str, permutation: dict) -> list[list[st
   verdict = ''
   if paper and medians:
     verdict = 'overlaps' if min(medians) <= paper[1] and max(medians) >= paper[0] else 'MISSED'
-  # ∣ (U+2223), not |: a | would split the Markdown cell.
-  return [[name, 'permutation median ∣Δŷ∣ by max-α bin (n≥10)', f'{measured} [{detail}]',
+  # ∣ (U+2223), not |: a | would split the Markdown cell. More classes: the TVD (J&W's QA code).
+  spec = registry.DATASETS.get(dataset)
+  change = 'TVD' if spec is not None and spec.num_classes > 2 else '∣Δŷ∣'
+  return [[name, f'permutation median {change} by max-α bin (n≥10)', f'{measured} [{detail}]',
            f'≈{paper[0]:.2f}–{paper[1]:.2f}' if paper else '–', verdict]]
 
 
