@@ -47,8 +47,15 @@ class DatasetSpec:
     target (None: `tokenizer`).
   corpus_sentences: a text -> its sentences of words, for targets whose
     vectors are trained a sentence a line (S&S).
-  pretrained: its configs start from in-domain vectors by default.
-  embed_init_std: the standard deviation of from-scratch embeddings.
+  pretrained: its configs start from the in-domain vectors attn_jax.vectors
+    builds with J&W's recipe for wiki.simple.vec, as J&W's models started
+    from pretrained vectors on all their datasets: a reproduction's default
+    is the protocol closest to the paper's, and dev ROC-AUC decides only
+    between equally close ones, never a test number (docs/jain_wallace.md,
+    "Embeddings").
+  embed_init_std: the standard deviation of from-scratch embeddings:
+    PyTorch's N(0, 1) unless the dataset's dev ROC-AUC, J&W's selection
+    metric, favoured N(0, 0.1²) (docs/jain_wallace.md, "Embeddings").
   generate: (config.data.<name>, wanted splits) -> `jain_wallace.Prepared`,
     for a dataset made without files (the synthetic task).
   recipe: (config, encoder) -> None: what the paper's recipe for this
