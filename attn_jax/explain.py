@@ -142,6 +142,10 @@ def explain(run: Union[str, Restored, AttentionModel], texts: Union[str, Sequenc
     restored = restore(run) if isinstance(run, str) else run
     dataset = restored.config.data.dataset
     model_cfg = restored.config.model
+    if model_cfg.get('query', False):
+      raise ValueError(f'explain takes single texts; {dataset}\'s QA/NLI model reads a passage and a query: '
+                       'its analyses run with run.py, over the passage with the query fixed '
+                       '(docs/jain_wallace.md, "Question answering and NLI")')
     if model_cfg.get('hierarchical', False) or model_cfg.get('classes', 2) > 2:
       raise ValueError(f'explain shows J&W\'s measures of binary models over words; {dataset} with '
                        'this model (S&S\'s HAN or a multi-class model) has the erasure stage instead: '

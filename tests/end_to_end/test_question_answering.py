@@ -11,6 +11,7 @@ import jax
 import numpy as np
 import pytest
 
+import attn_jax as aj
 from attn_jax import config as config_lib
 from attn_jax.analysis import gradient_importance, leave_one_out, permutation_test
 from attn_jax.core.errors import DataError
@@ -40,6 +41,8 @@ def test_a_babi_model_trains_and_every_jw_analysis_runs(tfds_dir, tmp_path):
   assert set(kendall['pairs']['attention_gradient']) == {'overall'}  # 36 classes: no per-class rows
   arrays = np.load(os.path.join(helpers.stage_dir(tmp_path, 'loo'), 'results.npz'))
   assert arrays['probs'].shape == (16, 36) and arrays['probs_without'].shape[:2] == (16, 36)
+  with pytest.raises(ValueError, match='reads a passage and a query'):
+    aj.explain(str(tmp_path), ['Mary went to the kitchen'])
 
 
 @requires_real_data
