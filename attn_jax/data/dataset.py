@@ -3,6 +3,7 @@
 import collections
 import copy
 import dataclasses
+import functools
 import hashlib
 import json
 from typing import Optional, Sequence
@@ -54,7 +55,7 @@ class EncodedSplit:
     """[N] each document's length (a paired document's passage's), SOS and EOS counted."""
     return np.array([len(s) for s in self.sequences], dtype=np.int32)
 
-  @property
+  @functools.cached_property
   def rows(self) -> list[np.ndarray]:
     """What a batch row holds: the document; a paired document's passage
     followed by its query (`attn_jax.models.qa`)."""

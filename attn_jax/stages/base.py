@@ -173,9 +173,8 @@ def class_groups(predicted: np.ndarray, probs: np.ndarray) -> dict[str, np.ndarr
   'neg' and 'pos' for binary models; 'class c' for fewer than four classes
   (their QA plots split by class only then); none beyond 'overall' for more."""
   groups = {'overall': np.ones(len(predicted), bool)}
-  classes = 2 if np.ndim(probs) == 1 else np.shape(probs)[-1]
-  if classes == 2 and np.ndim(probs) == 1:
+  if np.ndim(probs) == 1:
     groups.update(neg=predicted == 0, pos=predicted == 1)
-  elif classes < 4:
-    groups.update({f'class {c}': predicted == c for c in range(classes)})
+  elif np.shape(probs)[-1] < 4:
+    groups.update({f'class {c}': predicted == c for c in range(np.shape(probs)[-1])})
   return groups

@@ -87,11 +87,11 @@ def _finalize_kendall(ctx, arrays, inputs):
   groups = class_groups(predicted, grad['probs'])
   pairs = dict(PAIRS)
   pairs.update({f'attention_{k}': ('alpha', k) for k in GRADIENT_VARIANTS if k != 'gradient'})
-  summary = {'pairs': {}, 'predicted_counts': {g: int(rows.sum()) for g, rows in groups.items()
-                                               if g != 'overall'}}
-  if np.ndim(grad['probs']) == 2:
-    summary['predicted_counts'] = {str(c): int(n) for c, n in enumerate(
-        np.bincount(predicted, minlength=grad['probs'].shape[1])) if n}
+  if np.ndim(grad['probs']) == 2:  # every class predicted at least once, by index
+    counts = {str(c): int(n) for c, n in enumerate(np.bincount(predicted)) if n}
+  else:
+    counts = {'neg': int(np.sum(predicted == 0)), 'pos': int(np.sum(predicted == 1))}
+  summary = {'pairs': {}, 'predicted_counts': counts}
   arrays = {'predicted': predicted, 'lengths': lengths}
   for name, (a, b) in pairs.items():
     tau, p = kendall.kendall_tau(scores[a], scores[b], lengths)
