@@ -27,6 +27,12 @@ import numpy as np
 
 SPLITS = ('train', 'dev', 'test')
 
+# attn-jax QA dataset -> (J&W's `DatasetQA.datasets` key, where its loader reads the pickle)
+JW_QA_DATASETS = {
+    f'babi{t}': (f'babi_{t}', f'preprocess/Babi/vec_babi_{name}_.p')
+    for t, name in ((1, 'qa1_single-supporting-fact'), (2, 'qa2_two-supporting-facts'),
+                    (3, 'qa3_three-supporting-facts'))}
+
 # attn-jax dataset -> (J&W's `datasets` key, where J&W's loader reads the pickle)
 JW_DATASETS = {
     'sst': ('sst', 'preprocess/SST/vec_sst.p'),
@@ -73,11 +79,17 @@ def export(cfg, folder: str, log=print) -> str:
     arrays['embeddings'] = pretrained[0].astype(np.float32)
   if sample is not None:
     arrays['test_sample'] = sample_indices(len(dataset.splits['test']), sample, seed)
+  if dataset.splits['train'].queries is not None:  # QA / NLI: each document's query, and the answer names
+    arrays['classes'] = np.asarray(dataset.classes, dtype=str)
   for split in SPLITS:
     seqs = dataset.splits[split].sequences
     arrays[f'{split}_ids'] = np.concatenate(seqs).astype(np.int32)
     arrays[f'{split}_offsets'] = np.cumsum([0] + [len(s) for s in seqs]).astype(np.int64)
     arrays[f'{split}_labels'] = np.asarray(dataset.splits[split].labels, np.int64)
+    queries = dataset.splits[split].queries
+    if queries is not None:
+      arrays[f'{split}_query_ids'] = np.concatenate(queries).astype(np.int32)
+      arrays[f'{split}_query_offsets'] = np.cumsum([0] + [len(q) for q in queries]).astype(np.int64)
   os.makedirs(folder, exist_ok=True)
   # Compressed: IMDB's inputs must travel to a GPU host (--prepare-only / --from-plan).
   atomic_io.atomic_write(path, lambda f: np.savez_compressed(f, **arrays), mode='wb')
@@ -88,15 +100,22 @@ def export(cfg, folder: str, log=print) -> str:
 
 def read(path: str) -> dict:
   """{'record', 'tokens', 'embeddings' (or None), 'test_sample' (indices into
-  the test split, or None: all analysed), split: (sequences, labels)}."""
+  the test split, or None: all analysed), split: (sequences, labels)}; QA /
+  NLI inputs also 'classes' (answer names by label) and 'queries': {split:
+  sequences}."""
+  def sequences(z, name):
+    ids, offsets = z[f'{name}_ids'], z[f'{name}_offsets']
+    return [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])]
+
   with np.load(path, allow_pickle=False) as z:
     out = {'record': json.loads(str(z['record'])), 'tokens': [str(t) for t in z['tokens']],
            'embeddings': z['embeddings'] if 'embeddings' in z.files else None,
            'test_sample': z['test_sample'].tolist() if 'test_sample' in z.files else None}
     for split in SPLITS:
-      ids, offsets = z[f'{split}_ids'], z[f'{split}_offsets']
-      out[split] = ([ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])],
-                    z[f'{split}_labels'].tolist())
+      out[split] = (sequences(z, split), z[f'{split}_labels'].tolist())
+    if 'classes' in z.files:
+      out['classes'] = [str(c) for c in z['classes']]
+      out['queries'] = {split: sequences(z, f'{split}_query') for split in SPLITS}
   return out
 
 
@@ -116,6 +135,34 @@ def write_vectorizer(inputs: dict, vectorizer_class, data_dir: str) -> tuple[str
   vec.word_dim = inputs['record']['embed_dim']
   vec.seq_text = {s: inputs[s][0] for s in SPLITS}
   vec.label = {s: inputs[s][1] for s in SPLITS}
+  path = os.path.join(data_dir, relpath)
+  os.makedirs(os.path.dirname(path), exist_ok=True)
+  with open(path + '.partial', 'wb') as f:
+    pickle.dump(vec, f)
+  os.replace(path + '.partial', path)
+  return key, relpath
+
+
+def write_qa_vectorizer(inputs: dict, vectorizer_class, data_dir: str) -> tuple[str, str]:
+  """J&W's QA `Vectorizer` (their `preprocess_data_QA.py`'s fields: the
+  paragraphs, questions, answers and all-ones entity masks of each split, the
+  sorted answer list as `entity2idx`) holding `inputs`, pickled where J&W's
+  QA loader (`Trainers/DatasetQA.py`) reads it; returns J&W's dataset key and
+  the pickle's path relative to `data_dir`. attn-jax's answer classes are
+  J&W's sorted entity list, so labels pass unchanged."""
+  key, relpath = JW_QA_DATASETS[inputs['record']['dataset']]
+  vec = vectorizer_class()
+  vec.word2idx = {w: i for i, w in enumerate(inputs['tokens'])}
+  vec.idx2word = dict(enumerate(inputs['tokens']))
+  vec.vocab_size = len(inputs['tokens'])
+  vec.embeddings = inputs['embeddings']
+  vec.word_dim = inputs['record']['embed_dim']
+  vec.entity2idx = {c: i for i, c in enumerate(inputs['classes'])}
+  vec.idx2entity = dict(enumerate(inputs['classes']))
+  vec.paragraphs = {s: inputs[s][0] for s in SPLITS}
+  vec.questions = {s: inputs['queries'][s] for s in SPLITS}
+  vec.answers = {s: inputs[s][1] for s in SPLITS}
+  vec.entity_masks = {s: [[1] * len(inputs['classes'])] * len(inputs[s][1]) for s in SPLITS}
   path = os.path.join(data_dir, relpath)
   os.makedirs(os.path.dirname(path), exist_ok=True)
   with open(path + '.partial', 'wb') as f:

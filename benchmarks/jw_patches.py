@@ -161,3 +161,21 @@ def markdown_table(changes=CHANGES) -> str:
     times = f' (×{c.count})' if c.count > 1 else ''
     rows.append(f'| `{c.file}` | {c.what}{times} | {c.why} |')
   return '\n'.join(rows)
+
+
+# J&W's question-answering runs (bAbI, SNLI): their QA loader, trainer,
+# plotting and model, and the changes those need beside the ones above.
+QA_FILES = FILES + ('ExperimentsQA.py', 'Trainers/DatasetQA.py', 'Trainers/TrainerQA.py',
+                    'Trainers/PlottingQA.py', 'model/Question_Answering.py')
+QA_CHANGES = CHANGES + (
+    Change('model/modules/Decoder.py', "predict.masked_fill_(1 - entity_mask, -float('inf'))",
+           "predict.masked_fill_((1 - entity_mask).bool(), -float('inf'))",
+           'PyTorch 2 rejects uint8 masks in masked_fill_; the same answers masked (none, for bAbI: '
+           'the entity mask is all ones)', what='the QA decoder\'s answer mask as `.bool()`'),
+    Change('model/Question_Answering.py', "log_attn.masked_fill_(data.P.masks.unsqueeze(1), -float('inf'))",
+           "log_attn.masked_fill_(data.P.masks.unsqueeze(1).bool(), -float('inf'))",
+           'the same, in the QA adversary (optimisation loop and final attention)', count=2,
+           what='the QA adversary\'s mask as `.bool()`'),
+)
+JW_QA = Source("J&W's repository (successar/AttentionExplanation), QA", 'Transparency', QA_FILES, QA_CHANGES,
+               CHECKED_COMMIT)

@@ -7,6 +7,8 @@ the inputs'.
     python benchmarks/jw_reference.py --jw-repo=~/AttentionExplanation --only='sst_*' --seeds=5 \\
         --root=workdirs/jw_reference --save=results/jw_reference
     python benchmarks/jw_reference.py ... --embeddings=scratch   # both sides from scratch: no vectors
+    python benchmarks/jw_reference.py --jw-repo=~/AttentionExplanation --study=jw_qa \\
+        --only='babi*_bilstm_tanh,babi*_average_tanh' --seeds=5 --save=results/jw_qa_reference   # J&W's QA code
     python benchmarks/jw_reference.py ... --only='imdb_*' --sample-docs=500   # IMDB: a seeded sample
     python -m attn_jax.studies report jw_grid --root=results/jw_grid   # the side-by-side table
 
@@ -52,12 +54,12 @@ def jw_config(arm) -> str:
   return jw_config_key(arm.encoder, arm.overrides.get('model.attention', 'tanh'))
 
 
-def arms(only: str | None, embeddings: str):
-  """(name, arm) of the grid's arms matching `only`; from-scratch arms are
-  named `<arm>_scratch`."""
-  from attn_jax.studies import jain_wallace_grid  # pylint: disable=g-import-not-at-top
+def arms(only: str | None, embeddings: str, study: str = 'jw_grid'):
+  """(name, arm) of the study's arms (the J&W grid's, or the QA study's)
+  matching `only`; from-scratch arms are named `<arm>_scratch`."""
+  from attn_jax.studies import STUDIES  # pylint: disable=g-import-not-at-top
   patterns = [p.strip() for p in (only or '*').split(',') if p.strip()]
-  for arm in jain_wallace_grid.ARMS:
+  for arm in STUDIES[study].arms:
     name = arm.name + ('_scratch' if embeddings == 'scratch' else '')
     if any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(arm.name, p) for p in patterns):
       yield name, arm
@@ -97,12 +99,13 @@ def describe(s: dict) -> str:
 def plan_seeds(args, root: str, code: str) -> list[dict]:
   """Writes the inputs and returns one job per (arm, seed) (attn-jax runs here)."""
   jobs, inputs_by_key = [], {}
-  for name, arm in arms(args.only, args.embeddings):
+  child = {'jw_qa': {'child': 'jw_qa_child.py'}}.get(args.study, {})
+  for name, arm in arms(args.only, args.embeddings, args.study):
     cfg = arm_config(arm, args.embeddings, args.sample_docs, args.sample_seed)
     key = (cfg.data.dataset, cfg.model.embeddings_file)
     if key not in inputs_by_key:
       inputs_by_key[key] = jw_inputs.export(cfg, os.path.join(root, 'inputs'))
-    jobs += [{'arm': name, 'config': jw_config(arm), 'seed': s,
+    jobs += [{'arm': name, 'config': jw_config(arm), 'seed': s, **child,
               'inputs': os.path.relpath(inputs_by_key[key], root)} for s in range(args.seeds)]
   # Seed by seed across the arms: a run cut short has every arm's first seeds.
   return sorted(jobs, key=lambda j: j['seed'])
@@ -195,6 +198,8 @@ def add_run_options(parser: argparse.ArgumentParser, root: str) -> None:
 def main(argv=None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
   parser.add_argument('--jw-repo', help="a checkout of J&W's repository (successar/AttentionExplanation)")
+  parser.add_argument('--study', choices=['jw_grid', 'jw_qa'], default='jw_grid',
+                      help="whose arms: the J&W grid's, or the QA study's (bAbI; J&W's QA code)")
   parser.add_argument('--only', default=None, help="glob patterns of grid arms, comma-separated (e.g. 'sst_*')")
   parser.add_argument('--seeds', type=int, default=5)
   parser.add_argument('--embeddings', choices=['default', 'scratch'], default='default',
@@ -203,16 +208,18 @@ def main(argv=None) -> None:
                       help="J&W's experiments on a seeded sample of N test documents (attn-jax's "
                       '`--set analysis.sample_docs=N`: the same documents; accuracy on the whole split)')
   parser.add_argument('--sample-seed', type=int, default=0)
-  add_run_options(parser, 'workdirs/jw_reference')
+  add_run_options(parser, None)  # default: workdirs/jw_reference (grid), workdirs/jw_qa_reference (QA)
   args = parser.parse_args(argv)
 
+  args.root = args.root or ('workdirs/jw_qa_reference' if args.study == 'jw_qa' else 'workdirs/jw_reference')
   root = os.path.abspath(args.root)
   code = os.path.join(root, 'code')
   plan_file = os.path.join(root, 'plan.json')
   if args.from_plan:
     jobs = load_plan(plan_file)
   else:
-    copy_checkout('jw_reference', '--jw-repo', args.jw_repo, code, jw_patches.JW)
+    copy_checkout('jw_reference', '--jw-repo', args.jw_repo, code,
+                  jw_patches.JW_QA if args.study == 'jw_qa' else jw_patches.JW)
     jobs = plan_seeds(args, root, code)
     if not jobs:
       sys.exit(f'jw_reference: no grid arm matches --only={args.only!r}')

@@ -58,7 +58,7 @@ def by_paper(registry) -> str:
 def key_help() -> dict[str, str]:
   """Key -> what it does, for the help's "Often used" list."""
   found = dict(OWN_KEY_HELP)
-  found['analyses'] = f"stages run after training: {by_paper(STAGES)} ('' for none)"
+  found['analyses'] = f"stages after training ('' none): {by_paper(STAGES)}"
   found.update(ANALYSIS_KEY_HELP)
   for name, stage in STAGES.items():
     found.update({f'analysis.{name}.{k}': v for k, v in stage.section.help.items()})

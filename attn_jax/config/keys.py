@@ -19,7 +19,7 @@ from attn_jax.core.registry import ENCODERS, EXPERIMENTS, STAGES
 # own (`Section.runtime`); `runtime_keys()` has them all.
 OWN_RUNTIME_KEYS = frozenset({
     'name', 'data.manual_dir', 'data.tfds_data_dir', 'vectors.directory', 'train.progress',
-    'train.checkpoint_every_steps', 'train.eval_batch_size', 'train.model_axis',
+    'train.checkpoint_every_steps', 'train.eval_batch_size', 'train.model_axis', 'train.stop_when_perfect',
     'analysis.batch_size', 'analysis.bucket_growth',
     'analysis.refuse_damaged', 'compilation_cache', 'devices', 'wait_for_lock'})
 # Keys of those sections added after results were first keyed, with the value

@@ -109,7 +109,11 @@ def default_analyses(dataset: str, encoder: str) -> tuple[str, ...]:
   state_importance: ~40 min on IMDB's test set here) and run when asked."""
   if dataset == 'synthetic':
     return tuple(STAGES.names())
-  return tuple(s.name for s in STAGES.of_paper(_family(encoder).analyses))
+  own = [s.name for s in STAGES.of_paper(_family(encoder).analyses)]
+  # A dataset that names each document's evidence (bAbI) scores the measures by it too.
+  scored = [s.name for s in STAGES.values() if s.needs_evidence and s.name not in own]
+  return tuple(own + (scored if DATASETS[dataset].evidence and all(
+      r in own for s in scored for r in STAGES[s].requires) else []))
 
 
 def _data(dataset: str) -> ml_collections.ConfigDict:
@@ -222,6 +226,10 @@ def _train() -> ml_collections.ConfigDict:
   t.select_by = 'roc_auc'     # on select_on ('accuracy': S&S); 'train_loss': the lowest (W&P's adversary, §C.4)
   # Stop a model after this many epochs without a better selection score; None: never.
   t.patience = config_dict.placeholder(int)
+  # Stop a model once its selection score is 1.0, the best there is: selection
+  # keeps strict improvements only, so no later epoch could be selected and
+  # the selected model is the one all epochs give (bAbI 1 is solved by epoch ~12 of 100).
+  t.stop_when_perfect = False
   t.skip_first_epoch = True   # J&W HEAD never selects epoch 0
   # Params subtrees that are trained, comma-separated (embedding, encoder,
   # attention, decoder); None: all. The rest keep their initial values.
@@ -350,6 +358,18 @@ def validate(cfg: ml_collections.ConfigDict) -> None:
                 or (STAGES[n].multi_class and not cfg.model.hierarchical)]
       raise ConfigError(f'analysis stage {name!r} is for {"binary " if not stage.multi_class else ""}'
                         f'models over words, not {kind}; run --config.analyses={",".join(usable)}')
+    if stage.needs_evidence and not DATASETS[cfg.data.dataset].evidence:
+      having = [d.name for d in DATASETS.values() if d.evidence]
+      raise ConfigError(f'analysis stage {name!r} needs known evidence per document, which '
+                        f'{cfg.data.dataset} does not give; run it on {", ".join(having)}, or leave it '
+                        'out of --config.analyses')
+  asked = experiments(cfg)
+  if asked and (cfg.model.classes > 2 or cfg.model.hierarchical):
+    # W&P's and Meister's experiments are their papers' binary tasks' (their
+    # losses, TVD bounds and tables are for one output probability).
+    raise ConfigError(f'experiment {asked[0]!r} is for binary models over words, not '
+                      f'{"a HAN" if cfg.model.hierarchical else f"a model of {cfg.model.classes} classes"}; '
+                      'run it on a binary dataset, or --config.experiments=\'\'')
   for ok, message in _checks(cfg):
     if not ok:
       raise ConfigError(message)

@@ -2,7 +2,8 @@
 
 Documents are random filler words; each carries one to three words of its
 class (`good*` for 1, `bad*` for 0) at random positions, so a model can reach
-~100 % accuracy and its attention ought to find the planted words.
+~100 % accuracy and its attention ought to find the planted words (each
+document's known evidence, which the `evidence` stage scores measures by).
 """
 
 from typing import Sequence
@@ -29,12 +30,14 @@ def generate(cfg: ml_collections.ConfigDict, wanted: Sequence[str]) -> Prepared:
     rng = np.random.default_rng([cfg.seed, offset])
     n = cfg[f'{split}_size']
     labels = rng.integers(0, 2, size=n).astype(np.int32)
-    docs = []
+    docs, evidence = [], []
     for y in labels:
       doc = list(rng.choice(filler, size=rng.integers(cfg.min_length, cfg.max_length + 1)))
-      for position in rng.choice(len(doc), size=rng.integers(1, 4), replace=False):
+      positions = rng.choice(len(doc), size=rng.integers(1, 4), replace=False)
+      for position in positions:
         doc[position] = planted[int(y)][rng.integers(len(planted[int(y)]))]
       docs.append([str(w) for w in doc])
-    splits[split] = TokenizedSplit(docs, labels, [f'{split}/{i}' for i in range(n)])
+      evidence.append(sorted(int(p) for p in positions))  # the planted words: known evidence
+    splits[split] = TokenizedSplit(docs, labels, [f'{split}/{i}' for i in range(n)], evidence=evidence)
   return Prepared({s: splits[s] for s in wanted},
                   splits['train'].docs if 'train' in wanted else None, min_df=1)

@@ -1,4 +1,5 @@
-"""The four papers attn-jax reproduces: who, what and where each is described.
+"""The four papers attn-jax reproduces, and the one study of its own beyond
+them (known evidence): who, what and where each is described.
 
 Every stage, experiment and report command names one of these keys as its
 `paper`; help text, report sections and `run.py`'s closing lines are grouped
@@ -30,4 +31,7 @@ PAPERS: dict[str, Paper] = {p.key: p for p in (
           'docs/serrano_smith.md'),
     Paper('meister', 'Meister', 'Meister et al. 2021, Is Sparse Attention more Interpretable?', '§E',
           'docs/meister.md'),
+    # Beyond the four: no paper's code computes it, so no ALGORITHMS.md section.
+    Paper('evidence', 'evidence', 'Known evidence: which importance measure finds bAbI\'s supporting facts',
+          '–', 'docs/known_evidence.md'),
 )}

@@ -132,6 +132,63 @@ JAIN_WALLACE_GRID = {
 }
 
 
+# Jain & Wallace's question-answering and NLI rows, the same files of the same
+# commit (`graph_outputs/evaluate/<task>+<enc>+<attn>.json` and
+# `CorrStats_kendalltau/...csv`, rows read as above): test accuracy and the
+# three τ of each configuration, one run each. bAbI 2 + Average + tanh
+# predicted one class ('9') for every test question. No adversarial or
+# permutation numbers are published for these (svg figures only).
+JAIN_WALLACE_QA_GRID = {
+    ('babi1', 'bilstm', 'tanh'): {'tau': {'attention_gradient': (0.2508, 0.1557, 0.55), 'attention_loo': (0.1604, 0.1412, 0.28), 'gradient_loo': (0.4986, 0.1582, 0.84)},
+        'test': {'accuracy': 1.0}},
+    ('babi1', 'bilstm', 'dot'): {'tau': {'attention_gradient': (0.437, 0.1552, 0.83), 'attention_loo': (0.4215, 0.1321, 0.8), 'gradient_loo': (0.4134, 0.1575, 0.78)},
+        'test': {'accuracy': 0.998}},
+    ('babi1', 'average', 'tanh'): {'tau': {'attention_gradient': (0.7174, 0.1185, 0.99), 'attention_loo': (0.7345, 0.0987, 0.99), 'gradient_loo': (0.6913, 0.1409, 0.99)},
+        'test': {'accuracy': 0.436}},
+    ('babi1', 'average', 'dot'): {'tau': {'attention_gradient': (0.7133, 0.136, 0.99), 'attention_loo': (0.8172, 0.135, 0.98), 'gradient_loo': (0.6838, 0.1471, 0.98)},
+        'test': {'accuracy': 0.43}},
+    ('babi1', 'cnn', 'tanh'): {'tau': {'attention_gradient': (0.2447, 0.141, 0.51), 'attention_loo': (0.1597, 0.1267, 0.23), 'gradient_loo': (0.3038, 0.1611, 0.65)},
+        'test': {'accuracy': 0.887}},
+    ('babi1', 'cnn', 'dot'): {'tau': {'attention_gradient': (0.1685, 0.125, 0.27), 'attention_loo': (0.1102, 0.128, 0.13), 'gradient_loo': (0.5482, 0.144, 0.93)},
+        'test': {'accuracy': 0.889}},
+    ('babi2', 'bilstm', 'tanh'): {'tau': {'attention_gradient': (-0.0168, 0.1372, 0.27), 'attention_loo': (-0.0136, 0.1341, 0.27), 'gradient_loo': (0.4367, 0.1881, 0.91)},
+        'test': {'accuracy': 0.653}},
+    ('babi2', 'bilstm', 'dot'): {'tau': {'attention_gradient': (0.1696, 0.1468, 0.57), 'attention_loo': (0.2204, 0.1355, 0.68), 'gradient_loo': (0.28, 0.1135, 0.83)},
+        'test': {'accuracy': 0.427}},
+    ('babi2', 'average', 'tanh'): {'tau': {'attention_gradient': (0.6777, 0.0573, 1.0), 'attention_loo': (0.6466, 0.065, 1.0), 'gradient_loo': (0.4743, 0.058, 0.99)},
+        'test': {'accuracy': 0.167}},
+    ('babi2', 'average', 'dot'): {'tau': {'attention_gradient': (0.5995, 0.1787, 0.99), 'attention_loo': (0.8863, 0.0672, 1.0), 'gradient_loo': (0.5752, 0.1613, 0.99)},
+        'test': {'accuracy': 0.314}},
+    ('babi2', 'cnn', 'tanh'): {'tau': {'attention_gradient': (0.1805, 0.0787, 0.66), 'attention_loo': (0.1858, 0.0738, 0.71), 'gradient_loo': (0.3745, 0.1015, 0.98)},
+        'test': {'accuracy': 0.333}},
+    ('babi2', 'cnn', 'dot'): {'tau': {'attention_gradient': (0.1522, 0.0773, 0.53), 'attention_loo': (0.2437, 0.0618, 0.88), 'gradient_loo': (0.4135, 0.093, 0.99)},
+        'test': {'accuracy': 0.34}},
+    ('babi3', 'bilstm', 'tanh'): {'tau': {'attention_gradient': (0.239, 0.1125, 0.87), 'attention_loo': (0.2555, 0.1035, 0.89), 'gradient_loo': (0.499, 0.1706, 0.97)},
+        'test': {'accuracy': 0.643}},
+    ('babi3', 'bilstm', 'dot'): {'tau': {'attention_gradient': (0.2994, 0.1478, 0.89), 'attention_loo': (0.3425, 0.1516, 0.92), 'gradient_loo': (0.3953, 0.1205, 0.97)},
+        'test': {'accuracy': 0.515}},
+    ('babi3', 'average', 'tanh'): {'tau': {'attention_gradient': (0.6073, 0.1274, 1.0), 'attention_loo': (0.7248, 0.0922, 1.0), 'gradient_loo': (0.5462, 0.1192, 1.0)},
+        'test': {'accuracy': 0.32}},
+    ('babi3', 'average', 'dot'): {'tau': {'attention_gradient': (0.4802, 0.1369, 1.0), 'attention_loo': (0.7483, 0.0665, 1.0), 'gradient_loo': (0.4114, 0.1459, 0.98)},
+        'test': {'accuracy': 0.316}},
+    ('babi3', 'cnn', 'tanh'): {'tau': {'attention_gradient': (0.18, 0.058, 0.91), 'attention_loo': (0.1782, 0.0495, 0.91), 'gradient_loo': (0.4652, 0.0796, 1.0)},
+        'test': {'accuracy': 0.294}},
+    ('babi3', 'cnn', 'dot'): {'tau': {'attention_gradient': (0.0144, 0.0538, 0.12), 'attention_loo': (0.0816, 0.053, 0.44), 'gradient_loo': (0.5248, 0.1257, 1.0)},
+        'test': {'accuracy': 0.288}},
+    ('snli', 'bilstm', 'tanh'): {'tau': {'attention_gradient': (0.3138, 0.2164, 0.37), 'attention_loo': (0.2895, 0.2373, 0.35), 'gradient_loo': (0.2402, 0.2198, 0.25)},
+        'test': {'accuracy': 0.7788}},
+    ('snli', 'bilstm', 'dot'): {'tau': {'attention_gradient': (0.1157, 0.2346, 0.11), 'attention_loo': (0.1561, 0.2377, 0.13), 'gradient_loo': (0.3098, 0.2085, 0.35)},
+        'test': {'accuracy': 0.7659}},
+    ('snli', 'average', 'tanh'): {'tau': {'attention_gradient': (0.5822, 0.1852, 0.8), 'attention_loo': (0.5934, 0.1892, 0.81), 'gradient_loo': (0.5866, 0.2183, 0.78)},
+        'test': {'accuracy': 0.7501}},
+    ('snli', 'average', 'dot'): {'tau': {'attention_gradient': (0.5003, 0.1816, 0.7), 'attention_loo': (0.5274, 0.1795, 0.75), 'gradient_loo': (0.4341, 0.2234, 0.59)},
+        'test': {'accuracy': 0.7533}},
+    ('snli', 'cnn', 'tanh'): {'tau': {'attention_gradient': (0.2348, 0.2356, 0.25), 'attention_loo': (0.264, 0.2274, 0.29), 'gradient_loo': (0.3397, 0.2205, 0.43)},
+        'test': {'accuracy': 0.7749}},
+    ('snli', 'cnn', 'dot'): {'tau': {'attention_gradient': (0.2706, 0.2216, 0.3), 'attention_loo': (0.2883, 0.2124, 0.32), 'gradient_loo': (0.2939, 0.2277, 0.35)},
+        'test': {'accuracy': 0.7792}},
+}
+
 # Wiegreffe & Pinter 2019, Table 2 (F1 of the positive class, test split):
 # J&W's number as W&P quote it, W&P's rerun of J&W's BiLSTM + tanh model
 # ("attention") and the same model with attention frozen to uniform

@@ -86,8 +86,32 @@ def _f(x, digits=3) -> str:
   return '–' if x is None else f'{x:.{digits}f}'
 
 
-def tau_rows(name: str, dataset: str, kendall: dict) -> list[list[str]]:
-  paper = published.JAIN_WALLACE_TAU.get(dataset, {})
+def _configuration(model: str) -> tuple[str, str, str]:
+  """'cnn + dot / softmax' (`load_run`'s wording) -> (encoder, attention, projection)."""
+  encoder, _, rest = model.partition(' + ')
+  attention, _, projection = rest.partition(' / ')
+  return encoder, attention, projection
+
+
+def _grid_entry(dataset: str, model: str) -> dict:
+  """J&W's published numbers of this run's configuration (their grids; {} for another model)."""
+  encoder, attention, projection = _configuration(model)
+  if projection != 'softmax':
+    return {}
+  return {**published.JAIN_WALLACE_GRID, **published.JAIN_WALLACE_QA_GRID}.get((dataset, encoder, attention), {})
+
+
+def published_tau(dataset: str, model: str = JW_MODEL) -> dict:
+  """{group: {pair: (mean, std, sig)}} J&W publish for the run's configuration:
+  BiLSTM + tanh with its per-class rows; the grid's other configurations overall."""
+  if model == JW_MODEL and dataset in published.JAIN_WALLACE_TAU:
+    return published.JAIN_WALLACE_TAU[dataset]
+  tau = {p: v for p, v in _grid_entry(dataset, model).get('tau', {}).items() if v and v[0] is not None}
+  return {'overall': tau} if tau else {}
+
+
+def tau_rows(name: str, dataset: str, kendall: dict, model: str = JW_MODEL) -> list[list[str]]:
+  paper = published_tau(dataset, model)
   spread = published.JAIN_WALLACE_TAU_SPREAD
   rows = []
   # 'overall', then the predicted classes the summary holds ('neg', 'pos'; none for many classes).
@@ -101,23 +125,27 @@ def tau_rows(name: str, dataset: str, kendall: dict) -> list[list[str]]:
   return rows
 
 
-def adversarial_rows(name: str, dataset: str, adversarial: dict) -> list[list[str]]:
-  paper = published.JAIN_WALLACE_ADVERSARIAL.get(dataset, {})
+def adversarial_rows(name: str, dataset: str, adversarial: dict, model: str = JW_MODEL) -> list[list[str]]:
+  if model == JW_MODEL:
+    paper = published.JAIN_WALLACE_ADVERSARIAL.get(dataset, {})
+  else:  # the grid's other configurations: the mean only, read off their histograms
+    paper = {c: (v, None) for c, v in _grid_entry(dataset, model).get('adversarial_max_jsd', {}).items()}
   rows = []
   groups = [g for g in ('neg', 'pos') if g in adversarial] or ['overall']  # by class where J&W show it
   for group in groups:
     m, p = adversarial[group], paper.get(group)
     rows.append([name, f'adversarial max JSD {group}',
                  f'{_f(m["mean_max_jsd"])} (>0.5: {_f(m["fraction_above_0.5"], 2)})',
-                 f'≈{p[0]:.2f} (>0.5: {p[1]:.2f})' if p else '–',
+                 ('–' if not p else f'≈{p[0]:.2f}' + ('' if p[1] is None else f' (>0.5: {p[1]:.2f})')),
                  verdict(m, m['mean_max_jsd'], p[0], 0.05) if p else ''])
   return rows
 
 
-def permutation_rows(name: str, dataset: str, permutation: dict) -> list[list[str]]:
+def permutation_rows(name: str, dataset: str, permutation: dict, model: str = JW_MODEL) -> list[list[str]]:
   bins = {b: d for b, d in permutation['by_bin'].items() if d.get('n', 0) >= 10}
   medians = [d['median'] for d in bins.values()]
-  paper = published.JAIN_WALLACE_PERMUTATION_RANGE.get(dataset)
+  # Read off J&W's BiLSTM + tanh violin plots: no other configuration's.
+  paper = published.JAIN_WALLACE_PERMUTATION_RANGE.get(dataset) if model == JW_MODEL else None
   measured = f'{min(medians):.3f}–{max(medians):.3f}' if medians else '–'
   detail = ', '.join(f'{b}: {d["median"]:.3f} (n={d["n"]})' for b, d in bins.items())
   verdict = ''
@@ -135,13 +163,15 @@ STAGE_ROWS.register(StageRows('adversarial', 'jw', 20, adversarial_rows))
 STAGE_ROWS.register(StageRows('permutation', 'jw', 30, permutation_rows))
 
 
-def analysis_rows(name: str, dataset: str, summaries: dict, papers=None) -> list[list[str]]:
+def analysis_rows(name: str, dataset: str, summaries: dict, papers=None, model: str = JW_MODEL) -> list[list[str]]:
   """The rows of every registered stage table (of `papers`, default all) that
-  `summaries` has; the last cell says which results each comes from."""
+  `summaries` has, beside what is published for the run's `model` (`load_run`'s
+  'encoder + attention / projection'); the last cell says which results each comes from."""
   rows = []
   for entry in STAGE_ROWS.values():
     if entry.name in summaries and (papers is None or entry.paper in papers):
-      rows += [row + [source_label(summaries[entry.name])] for row in entry.rows(name, dataset, summaries[entry.name])]
+      rows += [row + [source_label(summaries[entry.name])]
+               for row in entry.rows(name, dataset, summaries[entry.name], model=model)]
   return rows
 
 
@@ -172,7 +202,7 @@ def _analyses(parser, args, argv) -> None:
   for run in runs:
     found = load_found(run['path'])
     summaries.append({stage: f.summary for stage, f in found.items()})
-    rows += analysis_rows(run['name'], run['dataset'], summaries[-1])
+    rows += analysis_rows(run['name'], run['dataset'], summaries[-1], model=run['model'])
     notes += alternatives(run['path'], found)
   print(plain(rows))
   if notes:
@@ -191,7 +221,7 @@ def _analyses(parser, args, argv) -> None:
     write_blocks(args.readme, f'{block}-timings', markdown(timing_rows(runs)), command, files, optional=True)
     for paper in papers:
       own = [HEADER] + [row for run, s in zip(runs, summaries)
-                        for row in analysis_rows(run['name'], run['dataset'], s, (paper,))]
+                        for row in analysis_rows(run['name'], run['dataset'], s, (paper,), model=run['model'])]
       write_blocks(args.readme, f'{block}-{paper}', markdown(own), command, files, optional=True)
 
 
@@ -293,8 +323,8 @@ COMMANDS.register(Command('training', 10, 'WORKDIR_OR_RESULTS_DIR ... [--save re
 COMMANDS.register(Command('data', 20, '[SAVED.json] [--save results]',
                           "split sizes and vocabularies beside J&W's", _data))
 COMMANDS.register(Command('analyses', 30, 'WORKDIR_OR_RESULTS_DIR ... [--save results] [--block NAME]',
-                          'every stage\'s numbers beside the published ones (J&W, S&S)', _analyses,
-                          papers=('jw', 'ss')))
+                          'every stage\'s numbers beside the published ones (J&W, S&S; known evidence)',
+                          _analyses, papers=('jw', 'ss', 'evidence')))
 
 
 # -------------------------------------------- the reproduction report's part
@@ -340,7 +370,8 @@ def _sections(runs: list[RunFolder]) -> list[render.Section]:
   if analysed:
     rows, notes = [HEADER], []
     for r in analysed:
-      rows += analysis_rows(r.name, r.info['dataset'], {s: f.summary for s, f in r.stages.items()}, ('jw',))
+      rows += analysis_rows(r.name, r.info['dataset'], {s: f.summary for s, f in r.stages.items()}, ('jw',),
+                            model=r.info['model'])
       notes += alternatives(r.path, {s: f for s, f in r.stages.items() if s in r.of_paper('jw')[0]})
     sections.append(render.Section('Jain & Wallace: analyses', [
         render.Text('"within": J&W\'s number lies in the 95 % bootstrap interval over test documents that the '

@@ -60,8 +60,10 @@ class PaperSections:
 
 @dataclasses.dataclass(frozen=True)
 class StageRows:
-  """rows: (run name, dataset, stage summary) -> rows of the analyses table
-  (run, statistic, measured, published, verdict); `name` is the stage's."""
+  """rows: (run name, dataset, stage summary, model=) -> rows of the analyses
+  table (run, statistic, measured, published, verdict); `model` is the run's
+  'encoder + attention / projection', whose published numbers stand beside;
+  `name` is the stage's."""
   name: str
   paper: str
   order: int

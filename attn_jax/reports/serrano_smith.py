@@ -18,8 +18,8 @@ def _f(x, digits=3) -> str:
   return '–' if x is None else f'{x:.{digits}f}'
 
 
-def erasure_rows(name: str, dataset: str, erasure: dict) -> list[list[str]]:
-  del dataset  # S&S's numbers are for their own multi-class datasets only
+def erasure_rows(name: str, dataset: str, erasure: dict, model: str = '') -> list[list[str]]:
+  del dataset, model  # S&S's numbers are for their own multi-class datasets only
   s = erasure['single_weight']
   rows = [[name, 'S&S single weight: flips i*&r / i* only / r only / neither (%)',
            ' / '.join(_f(s[k], 1) for k in ('percent_both_flip', 'percent_top_only',
@@ -53,7 +53,8 @@ def _sections(runs: list[RunFolder]) -> list[render.Section]:
     return sections
   rows, notes = [HEADER], []
   for r in analysed:
-    rows += analysis_rows(r.name, r.info['dataset'], {s: f.summary for s, f in r.stages.items()}, ('ss',))
+    rows += analysis_rows(r.name, r.info['dataset'], {s: f.summary for s, f in r.stages.items()}, ('ss',),
+                          model=r.info['model'])
     notes += alternatives(r.path, {s: f for s, f in r.stages.items() if s == 'erasure'})
   return sections + [render.Section('Serrano & Smith: erasure', [
       render.Text('S&S published no numbers for binary tasks: their rows have no reference.'),

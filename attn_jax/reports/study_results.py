@@ -91,6 +91,9 @@ STATISTICS: dict[str, tuple[str, Callable[[str], Optional[float]]]] = {
     'tau_gradient_loo': ('τ(gradient, LOO)', _tau('gradient_loo')),
     'adversarial_neg': ('adv. max JSD neg', lambda m: _get(_summary(m, 'adversarial'), 'neg', 'mean_max_jsd')),
     'adversarial_pos': ('adv. max JSD pos', lambda m: _get(_summary(m, 'adversarial'), 'pos', 'mean_max_jsd')),
+    # Models of more classes (QA, NLI): over all documents, J&W's QA numbers (TVD).
+    'adversarial_overall': ('adv. mean max JSD', lambda m: _get(_summary(m, 'adversarial'), 'overall', 'mean_max_jsd')),
+    'permutation_overall': ('perm. median TVD', lambda m: _get(_summary(m, 'permutation'), 'overall', 'median')),
     'permutation_neg': ('perm. median neg', lambda m: _get(_summary(m, 'permutation'), 'by_class', 'neg', 'median')),
     'permutation_pos': ('perm. median pos', lambda m: _get(_summary(m, 'permutation'), 'by_class', 'pos', 'median')),
     # The documents behind the τ columns: a report says what its numbers cover.

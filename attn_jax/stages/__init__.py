@@ -6,6 +6,6 @@ section, and writes `<out>/analyses/<name>/<split>-<N>docs-<key>/{results.npz,
 summary.json, *.png, *.svg}` (`attn_jax.stages.store`). This package's
 modules are read by name when the registry is first read, so nothing here
 lists them. J&W's stages (gradient, loo, kendall, attention, permutation,
-adversarial), S&S's (erasure) and Meister et al.'s (importance,
-state_importance).
+adversarial), S&S's (erasure), Meister et al.'s (importance,
+state_importance) and, beyond the papers, `evidence` (known evidence).
 """

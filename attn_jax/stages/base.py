@@ -140,6 +140,8 @@ class Stage:
     items are sentences; False: models over words only.
   multi_class: it runs on flat models of more than two classes too (J&W's
     measures as their QA and NLI code takes them); False: binary only.
+  needs_evidence: it reads each document's known evidence (a dataset that
+    declares `evidence`: bAbI's supporting facts).
   check: (ctx, batch) -> None, run on the first batch a run computes: where
     the stage takes a fast path the model's capabilities allow, it compares
     it with the exact path and raises (one line) if they differ.
@@ -159,6 +161,7 @@ class Stage:
   section: Section = Section()
   any_model: bool = False
   multi_class: bool = False
+  needs_evidence: bool = False
   check: Optional[Callable[[AnalysisContext, Batch], None]] = None
 
 

@@ -73,7 +73,7 @@ def fail(progress: dict, i: int, epoch: int, batch: int, step: int, loss) -> Non
 
 
 def stop(progress: dict, i: int, epoch: int) -> None:
-  """Marks model i stopped by `train.patience` after `epoch`."""
+  """Marks model i stopped after `epoch` (`train.patience`, or `train.stop_when_perfect`)."""
   progress['models'][i]['stopped'] = epoch
 
 

@@ -448,12 +448,22 @@ def _select_all(p: _Program, run: _Run, epoch: int, bar: tqdm.tqdm) -> None:
       # ReduceLROnPlateau(patience 0): S&S halve the step size after each
       # epoch whose selection score is no better (§A.6).
       run.state = p.executor.scale_learning_rate(run.state, i, t.plateau_factor)
-    if _out_of_patience(run.progress['models'][i], epoch, t):
+    entry = run.progress['models'][i]
+    if _out_of_patience(entry, epoch, t) or _perfect(entry, t):
       progress_lib.stop(run.progress, i, epoch)
       run.active[i] = False
       if len(p.members) > 1:
-        bar.write(f'{os.path.basename(member.workdir)}: no better {t.select_by} in '
-                  f'{t.patience} epochs; stopped after epoch {epoch + 1}')
+        why = (f'{t.select_by} 1.0, which no later epoch can beat' if _perfect(entry, t) else
+               f'no better {t.select_by} in {t.patience} epochs')
+        bar.write(f'{os.path.basename(member.workdir)}: {why}; stopped after epoch {epoch + 1}')
+
+
+def _perfect(entry: dict, t) -> bool:
+  """`train.stop_when_perfect` and the selected score is 1.0, the most a
+  selection metric (accuracy, F1, ROC-AUC) can be: only a strictly better
+  epoch replaces a selection, so none will."""
+  best = entry['best']
+  return bool(t.get('stop_when_perfect')) and t.select_by != 'train_loss' and best is not None and best['score'] >= 1.0
 
 
 def _out_of_patience(entry: dict, epoch: int, t) -> bool:

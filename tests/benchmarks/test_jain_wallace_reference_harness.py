@@ -17,6 +17,7 @@ import jw_child  # pylint: disable=g-import-not-at-top,wrong-import-position
 import jw_inputs  # pylint: disable=g-import-not-at-top,wrong-import-position
 import jw_patches  # pylint: disable=g-import-not-at-top,wrong-import-position
 
+from conftest import requires_real_data  # pylint: disable=g-import-not-at-top,wrong-import-position
 from helpers import synthetic_config  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 
@@ -223,3 +224,35 @@ def test_the_same_weights_comparison_counts_documents_that_differ():
   result = jw_same_weights.compare(ours, theirs)['tau_attention_loo']
   assert result['documents_differing'] == 2 and result['max_abs_difference'] == pytest.approx(0.05)
   assert result['attn_jax'] == pytest.approx(0.8 / 3) and result['jw_code'] == pytest.approx(0.375)
+
+
+def test_the_qa_copy_carries_the_qa_changes_too(tmp_path):
+  repo = fake_checkout(str(tmp_path / 'repo'), source=jw_patches.JW_QA)
+  record = jw_patches.prepare(repo, str(tmp_path / 'code'), jw_patches.JW_QA)
+  assert len(record['changes']) == len(jw_patches.CHANGES) + 2
+  decoder = open(tmp_path / 'code' / 'Transparency' / 'model' / 'modules' / 'Decoder.py').read()
+  assert "(1 - entity_mask).bool()" in decoder
+  assert os.path.exists(tmp_path / 'code' / 'Transparency' / 'Trainers' / 'TrainerQA.py')
+
+
+@requires_real_data
+def test_babi_inputs_reach_jws_qa_format_unchanged(tmp_path, tfds_dir):
+  from attn_jax import config as config_lib  # pylint: disable=g-import-not-at-top
+  from attn_jax.data.datasets.babi import ANSWERS  # pylint: disable=g-import-not-at-top
+  from attn_jax.data.dataset import load_dataset  # pylint: disable=g-import-not-at-top
+  cfg = config_lib.default_config('babi1', 'bilstm', 'smoke')
+  cfg.data.tfds_data_dir = tfds_dir
+  inputs = jw_inputs.read(jw_inputs.export(cfg, str(tmp_path)))
+  dataset = load_dataset(cfg.data)
+  assert inputs['classes'] == list(ANSWERS) == sorted(ANSWERS)  # J&W's sorted entity list
+  name, relpath = jw_inputs.write_qa_vectorizer(inputs, _Vectorizer, str(tmp_path / 'data'))
+  assert (name, relpath) == ('babi_1', 'preprocess/Babi/vec_babi_qa1_single-supporting-fact_.p')
+  with open(tmp_path / 'data' / relpath, 'rb') as f:
+    vec = pickle.load(f)
+  for split in jw_inputs.SPLITS:
+    ours = dataset.splits[split]
+    assert vec.paragraphs[split] == [s.tolist() for s in ours.sequences]
+    assert vec.questions[split] == [q.tolist() for q in ours.queries]
+    assert vec.answers[split] == ours.labels.tolist()
+    assert all(len(m) == len(ANSWERS) and set(m) == {1} for m in vec.entity_masks[split])
+  assert vec.entity2idx['.'] == 0 and vec.idx2entity[len(ANSWERS) - 1] == ANSWERS[-1]

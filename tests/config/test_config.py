@@ -174,3 +174,12 @@ def test_added_and_runtime_keys_derive_from_their_owners():
   assert 'analysis.loo.docs_per_chunk' not in items and 'experiment.guides.every_adversary' not in items
   cfg.experiment.guides.every_adversary = True
   assert config_lib.result_items(cfg)['experiment.guides.every_adversary'] is True
+
+
+def test_experiments_on_a_model_of_many_classes_are_refused_in_one_line():
+  cfg = config_lib.default_config('babi1', 'bilstm')
+  cfg.experiments = 'uniform'
+  with pytest.raises(ConfigError, match="experiment 'uniform' is for binary models over words, not a model of 36"):
+    config_lib.validate(cfg)
+  cfg.experiments, cfg.analyses = '', 'gradient,loo,erasure'  # S&S's erasure takes any model
+  config_lib.validate(cfg)

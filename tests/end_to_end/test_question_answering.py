@@ -34,11 +34,15 @@ def test_a_babi_model_trains_and_every_jw_analysis_runs(tfds_dir, tmp_path):
   assert cfg.model.query and cfg.model.classes == 36 and cfg.train.loss == 'cross_entropy'
   results = helpers.run(cfg, tmp_path)
   assert results['n'] == 64 and 0.0 <= results['accuracy'] <= 1.0
-  for stage in ('gradient', 'loo', 'kendall', 'attention', 'permutation', 'adversarial'):
+  assert cfg.analyses.split(',')[-1] == 'evidence'  # bAbI names its evidence: scored by default
+  for stage in ('gradient', 'loo', 'kendall', 'attention', 'permutation', 'adversarial', 'evidence'):
     summary = json.loads(open(os.path.join(helpers.stage_dir(tmp_path, stage), 'summary.json')).read())
     assert summary['documents'] == 16, stage
   kendall = json.loads(open(os.path.join(helpers.stage_dir(tmp_path, 'kendall'), 'summary.json')).read())
   assert set(kendall['pairs']['attention_gradient']) == {'overall'}  # 36 classes: no per-class rows
+  evidence = json.loads(open(os.path.join(helpers.stage_dir(tmp_path, 'evidence'), 'summary.json')).read())
+  assert 0.0 < evidence['chance']['mean_ap'] < 1.0 and evidence['evidence_words']['mean'] >= 3
+  assert all(0.0 < m['mean_ap'] <= 1.0 for m in evidence['measures'].values())
   arrays = np.load(os.path.join(helpers.stage_dir(tmp_path, 'loo'), 'results.npz'))
   assert arrays['probs'].shape == (16, 36) and arrays['probs_without'].shape[:2] == (16, 36)
   with pytest.raises(ValueError, match='reads a passage and a query'):

@@ -187,3 +187,29 @@ def test_own_batch_orders_refuse_a_batch_seed_for_all():
   cfg = helpers.synthetic_config(top__sweep='seed=0,1', train__batch_order='own', train__batch_seed=0)
   with pytest.raises(ConfigError, match="batch_order='own'.*train.batch_seed=0"):
     model_axis.members(cfg, '/w')
+
+
+def test_a_model_stops_at_a_perfect_score_with_the_selection_all_epochs_give(tmp_path):
+  """`train.stop_when_perfect`: a model whose dev score reaches 1.0 stops there,
+  and its selection (and so its evaluation) is the one of training every epoch."""
+  runs = {}
+  for stop in (False, True):
+    cfg = helpers.synthetic_config(top__sweep='seed=2,3', train__model_axis='loop', train__epochs=4,
+                                   train__learning_rate=0.03, train__stop_when_perfect=stop)
+    cfg.data.synthetic.planted_words, cfg.data.synthetic.max_length = 1, 16  # solved by epoch 2
+    helpers.run(cfg, tmp_path / str(stop))
+    runs[stop] = [(helpers.history(tmp_path / str(stop) / f'seed{s}'),
+                   restore(str(tmp_path / str(stop) / f'seed{s}')).selection,
+                   helpers.eval_without_timing(tmp_path / str(stop) / f'seed{s}')) for s in (2, 3)]
+  stopped = 0
+  for (full, chosen, evaluation), (short, chosen_short, evaluation_short) in zip(runs[False], runs[True]):
+    assert (chosen['epoch'], chosen['step'], chosen['score']) == (
+        chosen_short['epoch'], chosen_short['step'], chosen_short['score'])
+    assert evaluation == evaluation_short
+    perfect = [r['epoch'] for r in full if r['dev_roc_auc'] >= 1.0 and r['epoch'] >= chosen['epoch']]
+    if chosen['score'] >= 1.0:
+      assert len(short) == chosen['epoch'] + 1 < len(full)
+      stopped += 1
+    else:
+      assert len(short) == len(full) and not perfect
+  assert stopped, 'no model reached a perfect dev score: the test shows nothing'

@@ -41,6 +41,8 @@ class DatasetSpec:
   held_out_raw: raw splits that feed only its dev or test split (held out
     whole when it is the vectors' target: IMDB's test is a sample of aclImdb test).
   hierarchical: its documents come with sentences (S&S's HAN reads them).
+  evidence: its documents name the words that support their label (bAbI's
+    supporting facts: the `evidence` stage scores importance measures by them).
   corpus_text: a raw record -> its text in the vectors' corpus; None: its
     text is not a corpus the vectors can be trained on.
   corpus_tokenizer: how the corpus is tokenised when this dataset is the
@@ -77,6 +79,7 @@ class DatasetSpec:
   held_out: tuple[str, ...] = ('dev', 'test')
   held_out_raw: tuple[str, ...] = ()
   hierarchical: bool = False
+  evidence: bool = False
   corpus_text: Optional[Callable[[dict], str]] = None
   corpus_tokenizer: Optional[Callable[[str], list]] = None
   corpus_sentences: Optional[Callable[[str], list]] = None

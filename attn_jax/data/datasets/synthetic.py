@@ -14,4 +14,4 @@ def _recipe(cfg, encoder):
 
 SYNTHETIC = DATASETS.register(DatasetSpec(
     name='synthetic', paper=None, order=5, title='the synthetic task',
-    prepare=None, generate=synthetic.generate, tokenizer=str.split, recipe=_recipe))
+    prepare=None, generate=synthetic.generate, tokenizer=str.split, recipe=_recipe, evidence=True))

@@ -1,0 +1,159 @@
+"""The J&W question-answering study's tables (`Study.kind` 'qa_grid').
+
+1. Per bAbI row: accuracy and J&W's three τ with their 95 % intervals over
+   seeds, beside J&W's published values (`published.JAIN_WALLACE_QA_GRID`);
+   the adversary's mean max JSD and the permutations' median TVD (J&W
+   publish figures, no numbers, for these).
+2. Known evidence (`known_evidence`): each measure's mean AP of the
+   supporting facts' words, table and figure.
+3. J&W's own code on the same inputs (`benchmarks/jw_reference.py --study=jw_qa`),
+   read from `jw_qa_reference` beside the table's folder: per statistic the
+   difference of the means with its 95 % interval and the equivalence test
+   (TOST, `statistics.equivalence_test`) at `statistics.MARGINS`.
+"""
+
+import os
+
+from attn_jax.analysis import statistics
+from attn_jax.papers import published
+from attn_jax.reports import jain_wallace_reference, known_evidence
+from attn_jax.reports.common import markdown, plain, root_of, write_blocks
+from attn_jax.reports.registry import STUDY_TABLES, StudyTable
+from attn_jax.reports.studies import analysed_cell, interval_kinds, saved, totals, wall_seconds
+from attn_jax.reports.study_results import cell, collect_arm
+
+PAIRS = ('attention_gradient', 'attention_loo', 'gradient_loo')
+COMPARED = (('accuracy', 'accuracy', statistics.MARGINS['accuracy']),
+            ('tau_attention_gradient', 'τ(α, grad)', statistics.MARGINS['tau']),
+            ('tau_attention_loo', 'τ(α, LOO)', statistics.MARGINS['tau']),
+            ('tau_gradient_loo', 'τ(grad, LOO)', statistics.MARGINS['tau']))
+
+
+def paper_of(arm) -> dict:
+  return published.JAIN_WALLACE_QA_GRID.get((arm.dataset, arm.encoder, arm.overrides.get('model.attention')), {})
+
+
+def grid_rows(study, root: str) -> list[list[str]]:
+  rows = [['configuration', 'seeds', 'accuracy [J&W]', 'τ(α, grad) [J&W]', 'τ(α, LOO) [J&W]',
+           'τ(grad, LOO) [J&W]', 'adv. mean max JSD', 'perm. median TVD', 'test docs analysed', 'wall time']]
+  for arm in study.arms:
+    folder = os.path.join(root, study.folder_name(arm))
+    collected = collect_arm(folder)
+    c, paper = collected['ci'], paper_of(arm)
+    tau = paper.get('tau', {})
+    seconds, cut = wall_seconds(root, study.folder_name(arm))
+    rows.append([arm.name, str(c['accuracy']['n']) if c['accuracy']['n'] else '0 (not run yet)',
+                 cell(c['accuracy'], paper=paper.get('test', {}).get('accuracy')),
+                 *[cell(c[f'tau_{p}'], paper=(tau.get(p) or (None,))[0]) for p in PAIRS],
+                 cell(c['adversarial_overall']), cell(c['permutation_overall']),
+                 analysed_cell(collected['values']['analysed_docs']),
+                 '–' if seconds is None and not c['accuracy']['n'] else
+                 '– (unfinished)' if seconds is None else
+                 f'{seconds / 60:.0f} min' + (' (+ a run cut off)' if cut else '')])
+  # J&W's NLI rows: SNLI's train split (550,152 pairs) is not in the data folder, so
+  # nothing is trained under its name; the rows say so beside J&W's values.
+  trained = {(a.dataset, a.encoder, a.overrides.get('model.attention')) for a in study.arms}
+  for (dataset, encoder, attention), paper in published.JAIN_WALLACE_QA_GRID.items():
+    if (dataset, encoder, attention) in trained or not study.arms or dataset != 'snli':
+      continue
+    tau = paper.get('tau', {})
+    rows.append([f'{dataset}_{encoder}_{attention}', 'needs SNLI train',
+                 cell(statistics.t_interval([]), paper=paper['test']['accuracy']),
+                 *[cell(statistics.t_interval([]), paper=tau[p][0]) for p in PAIRS], '–', '–', '–', '–'])
+  return rows
+
+
+def inside_counts(study, root: str) -> list[str]:
+  """Per statistic: how many published values lie inside our intervals (a
+  description, not a test of sameness: one published run has no spread)."""
+  lines = []
+  for stat, label, _ in COMPARED:
+    inside = total = 0
+    for arm in study.arms:
+      ci = collect_arm(os.path.join(root, study.folder_name(arm)))['ci'][stat]
+      value = jain_wallace_reference_value(arm, stat)
+      verdict = statistics.contains(ci, value)
+      if verdict is not None:
+        total, inside = total + 1, inside + bool(verdict)
+    if total:
+      lines.append(f'{label}: J&W\'s published value inside our 95 % interval on {inside} of {total} rows '
+                   '(their one run has no interval: no equivalence can be tested against it)')
+  return lines
+
+
+def jain_wallace_reference_value(arm, stat: str):
+  paper = paper_of(arm)
+  if stat == 'accuracy':
+    return paper.get('test', {}).get('accuracy')
+  value = paper.get('tau', {}).get(stat[len('tau_'):])
+  return value[0] if value else None
+
+
+def equivalence_cell(test: dict) -> str:
+  """'equivalent (Δ −0.004 [−0.02, 0.01])', 'different (…)', 'inconclusive (…; ~n seeds)'."""
+  if test['difference'] is None:
+    return '– (< 2 seeds a side)'
+  text = f'{test["verdict"]} (Δ {test["difference"]:+.3f} [{test["low95"]:+.3f}, {test["high95"]:+.3f}]'
+  if test['verdict'] == 'inconclusive' and test.get('seeds_needed'):
+    text += f'; ~{test["seeds_needed"]} seeds a side'
+  return text + ')'
+
+
+def reference_rows(study, root: str, reference: str) -> list[list[str]]:
+  rows = [['configuration', 'seeds (ours / J&W code)',
+           *[f'{label}: {side}' for _, label, _ in COMPARED for side in ('attn-jax', 'J&W code', 'TOST')]]]
+  for arm in study.arms:
+    theirs_dir = os.path.join(reference, study.folder_name(arm))
+    theirs = jain_wallace_reference.read_arm(theirs_dir)
+    if not theirs['seeds']:
+      continue
+    ours = collect_arm(os.path.join(root, study.folder_name(arm)))
+    cells = []
+    for stat, _, margin in COMPARED:
+      test = statistics.equivalence_test(ours['values'][stat], theirs['values'][stat], margin)
+      cells += [cell(ours['ci'][stat]), cell(theirs['ci'][stat]), equivalence_cell(test)]
+    rows.append([arm.name, f'{ours["ci"]["accuracy"]["n"]} / {len(theirs["seeds"])}', *cells])
+  return rows
+
+
+def _evidence_arms(study, root: str) -> list[tuple[str, str, str]]:
+  return [(arm.name, arm.encoder, os.path.join(root, study.folder_name(arm))) for arm in study.arms]
+
+
+def _tabulate(study, root: str, save_to, readme, reference) -> list[list[str]]:
+  root = saved(study, root, save_to)
+  rows = grid_rows(study, root)
+  notes = inside_counts(study, root) + interval_kinds(study, root) + totals(study, root)
+  print(plain(rows) + '\n' + '\n'.join(notes))
+  arms = _evidence_arms(study, root)
+  evidence = known_evidence.study_rows([(n, f) for n, _, f in arms])
+  evidence_notes = known_evidence.headline(arms) + [n for n in [known_evidence.chance_note(
+      [(n, f) for n, _, f in arms])] if n]
+  figure = known_evidence.study_figure([(n, f) for n, _, f in arms], os.path.join(root, 'evidence_ap'))
+  print('\nKnown evidence: mean AP of the supporting facts\' words, ± 95 % interval over seeds\n'
+        + plain(evidence) + '\n' + '\n'.join(evidence_notes) + ('\nfigure: ' + ', '.join(figure) if figure else ''))
+  reference = reference or os.path.join(os.path.dirname(os.path.normpath(root)), f'{study.name}_reference')
+  ref_rows = reference_rows(study, root, reference)
+  margins = (f'TOST at margins {statistics.MARGINS["accuracy"]:g} (accuracy) and {statistics.MARGINS["tau"]:g} '
+             '(each τ); Δ = attn-jax − J&W\'s code with its 95 % Welch interval')
+  if len(ref_rows) > 1:
+    print('\nJ&W\'s own code on the same inputs\n' + plain(ref_rows) + '\n' + margins)
+  if readme:
+    here = root_of(readme)
+    source = os.path.relpath(root, here)
+    command = f'python -m attn_jax.studies report {study.name} --root={source}'
+    files = [f'{source}/<arm>/<seed>/eval.json', f'{source}/<arm>/<seed>/analyses/*/summary.json',
+             f'{source}/study.json']
+    write_blocks(readme, f'{study.name}-table', markdown(rows) + '\n\n' + '\n'.join(f'- {n}' for n in notes),
+                 command, files, optional=True)
+    write_blocks(readme, f'{study.name}-evidence', markdown(evidence) + '\n\n'
+                 + '\n'.join(f'- {n}' for n in evidence_notes), command,
+                 [f'{source}/<arm>/<seed>/analyses/evidence/*/summary.json'], optional=True)
+    missing = [] if len(ref_rows) > 1 else [f'no seed of J&W\'s code in {os.path.relpath(reference, here)} yet']
+    write_blocks(readme, f'{study.name}-reference', markdown(ref_rows) + '\n\n'
+                 + '\n'.join(f'- {n}' for n in [margins, *missing]), command,
+                 [os.path.relpath(reference, here) + '/<arm>/<seed>/summary.json'], optional=True)
+  return rows
+
+
+STUDY_TABLES.register(StudyTable('qa_grid', 15, _tabulate))

@@ -1,0 +1,102 @@
+"""Stage `evidence`: each importance measure scored by how well it ranks the
+known evidence (bAbI's supporting facts' words) among the passage's words
+(`attn_jax.analysis.evidence`: average precision, and whether the top word is
+evidence), beside a random ranking's exact expected AP.
+
+The measures, over the passage's words with the question fixed:
+- `alpha`: the attention under test;
+- J&W's gradient (§B.1: |∂p(ŷ)/∂e_t · e_t|, α detached) and its variants
+  of the `gradient` stage: `gradient_logit` (the logit's), `gradient_attached`
+  (α in the graph) and `gradient_l2` (Meister et al.'s g_ŷ(x), eq. 4);
+- J&W's leave-one-out (§B.2: Σ|Δ output distribution| deleting the word);
+  Meister's D_ŷ(x) is this deletion;
+- S&S's rankings (§D, their §5.1): the decision gradient ∂d/∂α and α·∂d/∂α.
+Meister's g_ŷ(I) and D_ŷ(I) (the `importance` stage) are for binary models
+and are not scored.
+"""
+
+import jax
+import numpy as np
+
+from attn_jax.analysis import erasure as er, evidence as ev, statistics
+from attn_jax.core.registry import STAGES
+from attn_jax.plots import evidence_figures
+from attn_jax.stages.base import Stage
+from attn_jax.stages.feature_importance import GRADIENT_VARIANTS
+
+MEASURES = ('alpha', *GRADIENT_VARIANTS, 'loo', 'decision_gradient', 'decision_gradient_x_attention')
+_PAIRS_PER_CHUNK = 1 << 22  # the [B, L, L] comparisons stay ~4M (bAbI 3's passages reach 1,348 words)
+
+
+def _decision_gradient_fn(model):
+  def fn(params, tokens, lengths):
+    fwd = model.forward(params, tokens, lengths)
+    grad = er.decision_gradient(model, params, fwd.hidden, fwd.alpha)
+    return {'decision_gradient': grad, 'decision_gradient_x_attention': grad * fwd.alpha}
+  return fn
+
+
+def _compute(ctx, batch):
+  return ctx.jit('evidence', lambda: _decision_gradient_fn(ctx.model))(ctx.params, batch.tokens, batch.lengths)
+
+
+def evidence_mask(evidence: list, width: int) -> np.ndarray:
+  """[N, width] bool from each document's evidence positions (SOS is 0)."""
+  mask = np.zeros((len(evidence), width), bool)
+  for i, positions in enumerate(evidence):
+    mask[i, np.asarray(positions, np.int64)] = True
+  return mask
+
+
+def score(measures: dict, evidence: np.ndarray, lengths: np.ndarray) -> dict:
+  """{measure: [N, W] scores}, [N, W] evidence, [N] lengths (with SOS/EOS) ->
+  {measure: {'ap': [N], 'top_hit': [N]}} (numpy), in chunks of documents."""
+  width = evidence.shape[1]
+  words = (np.arange(width)[None, :] >= 1) & (np.arange(width)[None, :] <= np.asarray(lengths)[:, None] - 2)
+  out = {name: {'ap': [], 'top_hit': []} for name in measures}
+  step = max(1, _PAIRS_PER_CHUNK // (width * width))
+  for start in range(0, len(lengths), step):
+    rows = slice(start, start + step)
+    part = ev.scores_by_measure({n: np.asarray(s[rows], np.float32) for n, s in measures.items()},
+                                evidence[rows], words[rows])
+    for name, values in part.items():
+      for k, v in values.items():
+        out[name][k].append(np.asarray(v))
+  return {n: {k: np.concatenate(v) for k, v in d.items()} for n, d in out.items()}
+
+
+def _finalize(ctx, arrays, inputs):
+  grad, loo = inputs['gradient'], inputs['loo']
+  lengths = grad['lengths']
+  width = grad['alpha'].shape[1]
+  measures = {'alpha': grad['alpha'], **{k: grad[k] for k in GRADIENT_VARIANTS}, 'loo': loo['loo'],
+              'decision_gradient': arrays['decision_gradient'],
+              'decision_gradient_x_attention': arrays['decision_gradient_x_attention']}
+  evidence = evidence_mask(ctx.split.evidence, width)
+  scored = score({n: np.asarray(m)[:, :width] for n, m in measures.items()}, evidence, lengths)
+  count = evidence[:, 1:].sum(axis=1)
+  chance = ev.chance_average_precision(count, np.maximum(np.asarray(lengths) - 2, 0))
+  out = {'lengths': lengths, 'evidence_words': count.astype(np.int32), 'chance_ap': chance}
+  summary = {'measures': {}, 'chance': {'mean_ap': float(np.nanmean(chance))},
+             'evidence_words': {'mean': float(count.mean()), 'mean_fraction_of_words':
+                                float(np.mean(count / np.maximum(np.asarray(lengths) - 2, 1)))}}
+  for name, values in scored.items():
+    out[f'ap_{name}'], out[f'top_hit_{name}'] = values['ap'], values['top_hit']
+    ci = statistics.bootstrap_interval(values['ap'][np.isfinite(values['ap'])], seed=ctx.settings.seed)
+    summary['measures'][name] = {
+        'mean_ap': float(np.nanmean(values['ap'])), 'bootstrap_ci95': [ci['low'], ci['high']],
+        'mean_ap_over_chance': float(np.nanmean(values['ap'] - chance)),
+        'top_hit': float(np.mean(values['top_hit']))}
+  summary['best'] = max(summary['measures'], key=lambda n: summary['measures'][n]['mean_ap'])
+  return out, summary
+
+
+def _figures(arrays, inputs, summary, directory):
+  return evidence_figures.average_precision_boxes(
+      {n: arrays[f'ap_{n}'] for n in MEASURES}, arrays['chance_ap'], directory)
+
+
+EVIDENCE = STAGES.register(Stage(
+    name='evidence', paper='evidence', order=100, settings=lambda a: {}, requires=('gradient', 'loo'),
+    compute=_compute, positional=frozenset({'decision_gradient', 'decision_gradient_x_attention'}),
+    finalize=_finalize, figures=_figures, multi_class=True, needs_evidence=True))

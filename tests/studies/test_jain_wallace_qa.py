@@ -1,0 +1,88 @@
+"""The J&W QA study: its 18 bAbI arms, its table beside J&W's published
+values, the known-evidence table and figure, and J&W's code beside it with the
+equivalence test."""
+
+import json
+
+import pytest
+
+from attn_jax.papers import published
+from attn_jax.reports import jain_wallace_qa, known_evidence
+from attn_jax.studies import STUDIES
+from reference_trees import ours, theirs
+
+STUDY = STUDIES['jw_qa']
+ROW = (0.99, 0.25, 0.16, 0.50)  # babi1_bilstm_tanh: accuracy and the three τ, ± SPREAD
+JW_CODE = (0.995, 0.26, 0.30, 0.49)  # J&W's code: τ(α, LOO) 0.14 away, the rest within the margins
+EVIDENCE = {'alpha': 0.62, 'gradient': 0.55, 'loo': 0.70, 'decision_gradient': 0.40}
+
+
+def with_evidence(root, arm, values, seeds=5):
+  for k in range(seeds):
+    folder = root / arm / f'seed{k}' / 'analyses' / 'evidence' / 'test-10docs-0123456789abcdef'
+    folder.mkdir(parents=True)
+    measures = {m: {'mean_ap': v + 0.002 * k} for m, v in values.items()}
+    folder.joinpath('summary.json').write_text(json.dumps(
+        {'key': {'split': 'test', 'stage': 'evidence'}, 'documents': 10, 'measures': measures,
+         'chance': {'mean_ap': 0.21}, 'best': max(measures, key=lambda m: measures[m]['mean_ap'])}))
+
+
+@pytest.fixture
+def tree(tmp_path):
+  results = tmp_path / 'results'
+  ours(results / 'jw_qa', 'babi1_bilstm_tanh', ROW)
+  with_evidence(results / 'jw_qa', 'babi1_bilstm_tanh', EVIDENCE)
+  theirs(results / 'jw_qa_reference', 'babi1_bilstm_tanh', JW_CODE, spread=(-0.004, 0.0, 0.004, -0.002, 0.002))
+  return results
+
+
+def test_the_study_is_every_babi_row_with_the_evidence_stage():
+  assert STUDY.kind == 'qa_grid' and STUDY.seeds == 5 and len(STUDY.arms) == 18
+  assert {(a.dataset, a.encoder, a.overrides['model.attention']) for a in STUDY.arms} == {
+      k for k in published.JAIN_WALLACE_QA_GRID if k[0].startswith('babi')}
+  cfg = STUDY.arms[0].config(5, STUDY.analyses)
+  assert cfg.analyses.endswith(',evidence') and cfg.sweep == 'seed=0,1,2,3,4'
+  assert cfg.train.batch_order == 'own' and cfg.model.query
+
+
+def test_the_table_sets_each_row_beside_jws_published_values(tree, capsys):
+  rows = jain_wallace_qa.grid_rows(STUDY, str(tree / 'jw_qa'))
+  row = next(r for r in rows if r[0] == 'babi1_bilstm_tanh')
+  assert row[1] == '5' and row[2].startswith('0.990 ±') and '[1.000 ✗]' in row[2]
+  assert '[0.251 ✓]' in row[3] and '[0.160 ✓]' in row[4]
+  assert next(r for r in rows if r[0] == 'babi2_cnn_dot')[1] == '0 (not run yet)'
+  snli = [r for r in rows if r[0].startswith('snli_')]  # no number under SNLI's name: its train split is missing
+  assert len(snli) == 6 and all(r[1] == 'needs SNLI train' and r[2] == '– [0.779]' for r in snli[:1])
+
+
+def test_the_evidence_table_names_the_best_measure_and_whether_it_is_apart(tree):
+  arms = [('babi1_bilstm_tanh', str(tree / 'jw_qa' / 'babi1_bilstm_tanh'))]
+  rows = known_evidence.study_rows(arms)
+  header, row = rows[0], rows[1]
+  assert row[header.index('leave-one-out')].startswith('0.704 ±')
+  assert row[header.index('chance')].startswith('0.210')
+  assert row[-1] == 'leave-one-out (yes)'  # 0.70 vs α's 0.62: intervals of ± ~0.004 apart
+  assert known_evidence.headline([('babi1_bilstm_tanh', 'bilstm', arms[0][1])]) == [
+      'bilstm: the highest mean evidence AP on 1 of 1 rows: leave-one-out']
+  paths = known_evidence.study_figure(arms, str(tree / 'figure' / 'evidence_ap'))
+  assert [p.rsplit('.', 1)[1] for p in paths] == ['png', 'svg']
+
+
+def test_jws_code_beside_with_the_equivalence_test(tree, capsys):
+  rows = jain_wallace_qa.reference_rows(STUDY, str(tree / 'jw_qa'), str(tree / 'jw_qa_reference'))
+  header, row = rows[0], rows[1]
+  assert row[:2] == ['babi1_bilstm_tanh', '5 / 5']
+  assert row[header.index('τ(α, grad): TOST')].startswith('equivalent (Δ -0.010')
+  assert row[header.index('τ(α, LOO): TOST')].startswith('different (Δ -0.140')
+  assert row[header.index('accuracy: TOST')].startswith('equivalent')
+
+
+def test_report_writes_the_three_blocks(tree, tmp_path, capsys):
+  readme = tmp_path / 'page.md'
+  readme.write_text('\n'.join(f'<!-- {b}:start -->\n<!-- {b}:end -->' for b in
+                              ('jw_qa-table', 'jw_qa-evidence', 'jw_qa-reference')) + '\n')
+  jain_wallace_qa._tabulate(STUDY, str(tree / 'jw_qa'), None, [str(readme)], None)  # pylint: disable=protected-access
+  text = readme.read_text()
+  assert '| babi1_bilstm_tanh | 5 |' in text and 'leave-one-out (yes)' in text and 'different (Δ' in text
+  out = capsys.readouterr().out
+  assert "J&W's own code on the same inputs" in out and 'Known evidence' in out
