@@ -89,16 +89,6 @@ def jain_wallace_reference_value(arm, stat: str):
   return value[0] if value else None
 
 
-def equivalence_cell(test: dict) -> str:
-  """'equivalent (Δ −0.004 [−0.02, 0.01])', 'different (…)', 'inconclusive (…; ~n seeds)'."""
-  if test['difference'] is None:
-    return '– (< 2 seeds a side)'
-  text = f'{test["verdict"]} (Δ {test["difference"]:+.3f} [{test["low95"]:+.3f}, {test["high95"]:+.3f}]'
-  if test['verdict'] == 'inconclusive' and test.get('seeds_needed'):
-    text += f'; ~{test["seeds_needed"]} seeds a side'
-  return text + ')'
-
-
 def reference_rows(study, root: str, reference: str) -> list[list[str]]:
   rows = [['configuration', 'seeds (ours / J&W code)',
            *[f'{label}: {side}' for _, label, _ in COMPARED for side in ('attn-jax', 'J&W code', 'TOST')]]]
@@ -109,9 +99,9 @@ def reference_rows(study, root: str, reference: str) -> list[list[str]]:
       continue
     ours = collect_arm(os.path.join(root, study.folder_name(arm)))
     cells = []
-    for stat, _, margin in COMPARED:
-      test = statistics.equivalence_test(ours['values'][stat], theirs['values'][stat], margin)
-      cells += [cell(ours['ci'][stat]), cell(theirs['ci'][stat]), equivalence_cell(test)]
+    for stat, _, _ in COMPARED:
+      test = jain_wallace_reference.equivalence(ours['values'][stat], theirs['values'][stat], stat)
+      cells += [cell(ours['ci'][stat]), cell(theirs['ci'][stat]), jain_wallace_reference.verdict(test)]
     rows.append([arm.name, f'{ours["ci"]["accuracy"]["n"]} / {len(theirs["seeds"])}', *cells])
   return rows
 
@@ -134,8 +124,7 @@ def _tabulate(study, root: str, save_to, readme, reference) -> list[list[str]]:
         + plain(evidence) + '\n' + '\n'.join(evidence_notes) + ('\nfigure: ' + ', '.join(figure) if figure else ''))
   reference = reference or os.path.join(os.path.dirname(os.path.normpath(root)), f'{study.name}_reference')
   ref_rows = reference_rows(study, root, reference)
-  margins = (f'TOST at margins {statistics.MARGINS["accuracy"]:g} (accuracy) and {statistics.MARGINS["tau"]:g} '
-             '(each τ); Δ = attn-jax − J&W\'s code with its 95 % Welch interval')
+  margins = jain_wallace_reference.MARGINS_TEXT
   if len(ref_rows) > 1:
     print('\nJ&W\'s own code on the same inputs\n' + plain(ref_rows) + '\n' + margins)
   if readme:

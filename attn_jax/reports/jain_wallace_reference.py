@@ -9,10 +9,14 @@ attn-jax arm used, one seed at a time, and writes
 
 This reads those files and, for the same arm, attn-jax's seeds
 (`attn_jax.reports.study_results`), and asks per statistic whether the two
-implementations differ over their seeds (Welch's t-test, two-sided, α =
-0.05). It separates two reasons attn-jax may miss J&W's published number: if
-J&W's own code on our inputs lands where attn-jax does, the gap comes from the
-inputs (data, vocabulary, vectors), not from the reimplementation.
+implementations are the same within a stated margin: the equivalence test
+(TOST, `statistics.equivalence_test`) at `statistics.MARGINS` (0.02 for
+accuracy and F1, 0.05 for each τ), with three verdicts — shown equivalent,
+shown different, inconclusive (with the seeds per side that would decide). A
+test of difference that finds none is not shown sameness. It separates two
+reasons attn-jax may miss J&W's published number: if J&W's own code on our
+inputs is shown equivalent to attn-jax, the gap comes from the inputs (data,
+vocabulary, vectors), not from the reimplementation.
 """
 
 import json
@@ -28,7 +32,6 @@ from attn_jax.reports import study_results as collect
 STATISTICS = ('accuracy', 'f1_pos', 'roc_auc', 'tau_attention_gradient', 'tau_attention_loo', 'tau_gradient_loo',
               'entropy', 'max_attention_median', 'documents', 'selected_epoch')
 COMPARED = ('accuracy', 'tau_attention_gradient', 'tau_attention_loo', 'tau_gradient_loo')
-ALPHA = 0.05
 
 # Reference arms whose attn-jax side is not `<root>/<arm>`: {arm: its folder,
 # relative to the folder that holds the grid's root (results/)}. From scratch,
@@ -40,7 +43,7 @@ EXTRA_OURS: dict[str, str] = {
     'imdb_bilstm_tanh_scratch': 'fidelity/imdb_scratch_1',
 }
 
-INPUTS, CODE, INSIDE, UNKNOWN = 'inputs', 'code', '—', 'n/a'
+INPUTS, CODE, INSIDE, UNDECIDED, UNKNOWN = 'inputs', 'code', '—', 'undecided', 'n/a'
 
 
 def default_folder(root: str) -> str:
@@ -107,35 +110,73 @@ def ours_dir(root: str, arm: str, folder: Optional[str] = None) -> str:
   return os.path.join(root, folder or arm)
 
 
+def margin(stat: str) -> float:
+  """The equivalence margin of a statistic: accuracy / F1 / ROC-AUC or a τ."""
+  return statistics.MARGINS['tau'] if stat.startswith('tau_') else statistics.MARGINS['accuracy']
+
+
+def equivalence(ours, theirs, stat: str) -> dict:
+  """TOST of two lists of per-seed values at the statistic's margin."""
+  return statistics.equivalence_test(ours, theirs, margin(stat))
+
+
 def compare(reference_arm: str, ours: str) -> dict:
-  """{'ours': collect_arm, 'theirs': read_arm, 'tests': {stat: welch_t_test(ours, theirs)}}."""
+  """{'ours': collect_arm, 'theirs': read_arm, 'tests': {stat: equivalence(ours, theirs)}}."""
   mine, theirs = collect.collect_arm(ours), read_arm(reference_arm)
   return {'ours': mine, 'theirs': theirs,
-          'tests': {s: statistics.welch_t_test(mine['values'][s], theirs['values'][s]) for s in COMPARED}}
+          'tests': {s: equivalence(mine['values'][s], theirs['values'][s], s) for s in COMPARED}}
 
 
 def agree(test: dict) -> Optional[bool]:
-  """p ≥ α; None when the test could not run (< 2 seeds on a side)."""
-  return None if test['p'] is None else test['p'] >= ALPHA
+  """True when shown equivalent, False when shown different, None when
+  inconclusive or untested (< 2 seeds on a side)."""
+  return {'equivalent': True, 'different': False}.get(test['verdict'])
 
 
 def verdict(test: dict) -> str:
-  """Welch's t-test at α = 0.05: 'agree', 'differ (p=…)', '–' under 2 seeds a side."""
-  agreed = agree(test)
-  if agreed is None:
+  """'equivalent (Δ +0.004 [−0.010, +0.018])', 'different (…)', 'inconclusive (…; ~n seeds a side)',
+  '–' under 2 seeds a side. Δ: the first side minus the second, its 95 % Welch interval."""
+  if test['difference'] is None:
     return '–'
-  return 'agree' if agreed else f'differ (p={test["p"]:.3f})' if test['p'] >= 0.001 else 'differ (p<0.001)'
+  shown = lambda x: round(x, 3) + 0.0  # no '-0.000'
+  text = (f'{test["verdict"]} (Δ {shown(test["difference"]):+.3f} '
+          f'[{shown(test["low95"]):+.3f}, {shown(test["high95"]):+.3f}]')
+  if test['verdict'] == 'inconclusive' and test.get('seeds_needed'):
+    text += f'; ~{test["seeds_needed"]} seeds a side'
+  return text + ')'
+
+
+def counts(tests) -> dict:
+  """How many of `tests` are shown equivalent, shown different, inconclusive (untested left out)."""
+  found = {'equivalent': 0, 'different': 0, 'inconclusive': 0}
+  for test in tests:
+    if test['difference'] is not None:
+      found[test['verdict']] += 1
+  return found
+
+
+def counts_text(found: dict) -> str:
+  return (f'{found["equivalent"]} shown equivalent, {found["different"]} shown different, '
+          f'{found["inconclusive"]} inconclusive')
+
+
+MARGINS_TEXT = (f'equivalence test (TOST, α = 0.05) at margins {statistics.MARGINS["accuracy"]:g} for accuracy '
+                f'and F1, {statistics.MARGINS["tau"]:g} for each τ; Δ = attn-jax − the other side, with its 95 % '
+                'Welch interval')
 
 
 def gap_source(ours: dict, published: Optional[float], test: dict) -> str:
   """Why attn-jax's interval misses J&W's published value: INSIDE when it does
-  not miss it; INPUTS when it misses it and J&W's code on our inputs agrees
-  with attn-jax; CODE when it misses it and the two implementations differ;
+  not miss it; INPUTS when it misses it and J&W's code on our inputs is shown
+  equivalent to attn-jax; CODE when it misses it and the two are shown
+  different; UNDECIDED when it misses it and the test is inconclusive;
   UNKNOWN without a published value, an interval or a test."""
   inside = statistics.contains(ours, published)
   if inside is None:
     return UNKNOWN
   if inside:
     return INSIDE
+  if test['difference'] is None:
+    return UNKNOWN
   verdict = agree(test)
-  return UNKNOWN if verdict is None else INPUTS if verdict else CODE
+  return UNDECIDED if verdict is None else INPUTS if verdict else CODE

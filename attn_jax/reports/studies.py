@@ -234,15 +234,15 @@ def reference_comparisons(study, root: str, reference: str) -> list[tuple[str, d
   return [row[1:] for row in sorted(out, key=lambda row: row[:2])]
 
 
-verdict = jain_wallace_reference.verdict  # the side-by-side table's Welch column
+verdict = jain_wallace_reference.verdict  # the side-by-side table's equivalence column
 
 
 def reference_rows(comparisons) -> list[list[str]]:
   """Per arm and statistic: attn-jax, J&W's code on the same inputs, J&W's
-  published number, and whether the two implementations differ."""
+  published number, and the equivalence test of the two implementations."""
   rows = [['configuration', 'seeds (ours / J&W code)',
            *[f'{label}: {side}' for _, label in REFERENCE_COLUMNS
-             for side in ('attn-jax', 'J&W code', 'J&W published', 'Welch')]]]
+             for side in ('attn-jax', 'J&W code', 'J&W published', 'TOST')]]]
   for arm, c, paper in comparisons:
     ours, theirs = c['ours']['ci'], c['theirs']['ci']
     rows.append([arm, f'{ours["accuracy"]["n"]} / {len(c["theirs"]["seeds"])}',
@@ -253,18 +253,23 @@ def reference_rows(comparisons) -> list[list[str]]:
 
 
 def reference_notes(comparisons) -> list[str]:
-  """How many rows agree on all four statistics, and per row where each τ's
-  gap to the published number comes from (`jain_wallace_reference.gap_source`)."""
-  tested = [(arm, c) for arm, c, _ in comparisons
-            if all(jain_wallace_reference.agree(c['tests'][s]) is not None for s, _ in REFERENCE_COLUMNS)]
-  agreeing = [arm for arm, c in tested if all(jain_wallace_reference.agree(c['tests'][s]) for s, _ in REFERENCE_COLUMNS)]
-  untested = len(comparisons) - len(tested)
-  lines = [f'{len(agreeing)} of {len(tested)} rows with all four statistics agreeing (Welch\'s t-test over '
-           f'seeds, two-sided, α = {jain_wallace_reference.ALPHA:g})' + (f' ({", ".join(agreeing)})' if agreeing else '')
-           + (f'; {untested} row(s) with < 2 seeds on a side or a statistic missing not counted' if untested else '')]
+  """How many cells and rows are shown equivalent to J&W's code, and per row
+  where each τ's gap to the published number comes from
+  (`jain_wallace_reference.gap_source`)."""
+  tests = [c['tests'][s] for _, c, _ in comparisons for s, _ in REFERENCE_COLUMNS]
+  found = jain_wallace_reference.counts(tests)
+  equivalent = [arm for arm, c, _ in comparisons
+                if all(jain_wallace_reference.agree(c['tests'][s]) for s, _ in REFERENCE_COLUMNS)]
+  needed = [t['seeds_needed'] for t in tests if t['verdict'] == 'inconclusive' and t.get('seeds_needed')]
+  lines = [f'{jain_wallace_reference.MARGINS_TEXT}.',
+           f'cells (row × statistic): {jain_wallace_reference.counts_text(found)}; rows with all four statistics '
+           f'shown equivalent: {len(equivalent)} of {len(comparisons)}' + (f' ({", ".join(equivalent)})' if equivalent else '')
+           + (f'; the inconclusive cells would need {min(needed)}–{max(needed)} seeds a side at the observed spreads'
+              if needed else '')]
   lines.append(f'gap to J&W\'s published τ: "{jain_wallace_reference.INPUTS}" = outside attn-jax\'s interval and the two '
-               f'implementations agree; "{jain_wallace_reference.CODE}" = outside and they differ; "{jain_wallace_reference.INSIDE}" = '
-               f'inside; "{jain_wallace_reference.UNKNOWN}" = no published value, interval or test')
+               f'implementations shown equivalent; "{jain_wallace_reference.CODE}" = outside and shown different; '
+               f'"{jain_wallace_reference.INSIDE}" = inside; "{jain_wallace_reference.UNDECIDED}" = outside and the '
+               f'test inconclusive; "{jain_wallace_reference.UNKNOWN}" = no published value, interval or test')
   lines.append('J&W code\'s intervals: seed k seeds Python\'s, NumPy\'s and PyTorch\'s generators, so each seed has '
                'its own initial weights and batch order; every seed gets the same inputs (one set of vectors)')
   lines += [f'attn-jax\'s intervals over {kind} ({", ".join(arms)})'

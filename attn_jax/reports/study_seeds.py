@@ -126,12 +126,12 @@ def rows(study, root: str, grid: str, reference: str) -> tuple[list[list[str]], 
   """Per grid row and statistic (accuracy, the three τ, the selected epoch): the grid's
   interval (one batch order shared by its 5 model seeds), the interval over
   its seed 0 and the study's arms (model seed and batch order both vary),
-  J&W's code's (its own per-seed orders), and Welch's test of each attn-jax
-  side against J&W's code (α = 0.05). Returns (rows, counts): per side
-  ('one', 'own'), [statistics that differ, statistics tested] (`notes`)."""
+  J&W's code's (its own per-seed orders), and the equivalence test (TOST) of
+  each attn-jax side against J&W's code. Returns (rows, counts): per side
+  ('one', 'own'), the cells shown equivalent / different / inconclusive (`notes`)."""
   table = [['configuration', 'statistic', 'attn-jax, one batch order', 'attn-jax, own batch orders',
-            'J&W code', 'Welch (one order)', 'Welch (own orders)', 'sd ratio (own / one)']]
-  counts = {'one': [0, 0], 'own': [0, 0]}  # [differ, tested]
+            'J&W code', 'TOST (one order)', 'TOST (own orders)', 'sd ratio (own / one)']]
+  tested = {'one': [], 'own': []}
   for row in dict.fromkeys(arm_row(a.name) for a in study.arms):
     shared, independent = members(study, root, grid, row)
     if len(independent) < 2:
@@ -144,35 +144,37 @@ def rows(study, root: str, grid: str, reference: str) -> tuple[list[list[str]], 
       read = study_results.STATISTICS[stat][1]
       one, own = [read(m) for m in shared], [read(m) for m in independent]
       a, b = statistics.t_interval(one), statistics.t_interval(own)
-      tests = {'one': statistics.welch_t_test(one, theirs[stat]), 'own': statistics.welch_t_test(own, theirs[stat])}
-      for side, test in tests.items():
-        if stat in jain_wallace_reference.COMPARED and jain_wallace_reference.agree(test) is not None:
-          counts[side][1] += 1
-          counts[side][0] += not jain_wallace_reference.agree(test)
+      if stat in jain_wallace_reference.COMPARED:
+        tests = {side: jain_wallace_reference.equivalence(values, theirs[stat], stat)
+                 for side, values in (('one', one), ('own', own))}
+        for side, test in tests.items():
+          tested[side].append(test)
+        verdicts = [jain_wallace_reference.verdict(tests['one']), jain_wallace_reference.verdict(tests['own'])]
+      else:
+        verdicts = ['–', '–']  # shown, not tested
       ratio = f'{b["std"] / a["std"]:.2f}' if a['n'] >= 2 and b['n'] >= 2 and a['std'] > 0 else '–'
       digits = 1 if stat == 'selected_epoch' else 3
       c = statistics.t_interval(theirs[stat])
       table.append([row, study_results.STATISTICS[stat][0], f'{study_results.cell(a, digits)} (n={a["n"]})',
                     f'{study_results.cell(b, digits)} (n={b["n"]})', f'{study_results.cell(c, digits)} (n={c["n"]})',
-                    jain_wallace_reference.verdict(tests['one']), jain_wallace_reference.verdict(tests['own']), ratio])
-  return table, counts
+                    *verdicts, ratio])
+  return table, {side: jain_wallace_reference.counts(tests) for side, tests in tested.items()}
 
 
 def notes(study_name: str, counts: dict, grid: str, reference: str) -> list[str]:
-  """The lines under `rows`' table: what each side is, and how many
-  statistics differ from J&W's code with one batch order and with own
+  """The lines under `rows`' table: what each side is, and how many cells
+  are shown equivalent to J&W's code with one batch order and with own
   orders (`counts`); `grid` and `reference` as the reader should see them."""
   return [
       f'one batch order: the J&W grid\'s row ({grid}), model seeds 0..4 trained as one program with '
       'train.batch_seed 0 (IMDB from scratch: seeds 0..2); own batch orders: its seed0 with model seed k and '
       'batch seed k, k = 1..4 (IMDB from scratch: 1..2, as J&W\'s code has 3 seeds there) '
       f'({study_name}: <row>_batches<k>); J&W code: benchmarks/jw_reference.py ({reference}), each seed '
-      'with its own batch order. Mean ± 95 % Student-t half-width; Welch\'s t-test against J&W\'s code, '
-      f'two-sided, α = {jain_wallace_reference.ALPHA:g}; the selected epoch (by dev ROC-AUC, never the first) is '
-      'shown, not counted.',
-      f'statistics that differ from J&W\'s code: {counts["one"][0]} of {counts["one"][1]} with one batch order, '
-      f'{counts["own"][0]} of {counts["own"][1]} with own batch orders (about '
-      f'{jain_wallace_reference.ALPHA * counts["own"][1]:.1f} expected by chance when the implementations are the same).']
+      'with its own batch order. Mean ± 95 % Student-t half-width; '
+      f'{jain_wallace_reference.MARGINS_TEXT}; the selected epoch (by dev ROC-AUC, never the first) is '
+      'shown, not tested.',
+      f'cells against J&W\'s code, one batch order: {jain_wallace_reference.counts_text(counts["one"])}; '
+      f'own batch orders: {jain_wallace_reference.counts_text(counts["own"])}.']
 
 
 def batch_seed_table(study, root: str, reference, readme) -> list[list[str]]:

@@ -1,43 +1,40 @@
 """The vector-workers study's table: the same five model seeds from vectors
 built with one gensim thread and with two, each statistic's interval over
-the seeds side by side, Welch's t-test of the difference, and J&W's
+the seeds side by side, the equivalence test of the difference (TOST), and J&W's
 published value (attn_jax.studies.vector_workers).
 """
 
 import os
 
-from attn_jax.analysis import statistics
+from attn_jax.reports import jain_wallace_reference
 from attn_jax.reports.common import plain, root_of, with_notes, write_blocks
 from attn_jax.reports.registry import STUDY_TABLES, StudyTable
 from attn_jax.reports.studies import embeddings_cell, published_values, saved, totals
 from attn_jax.reports.study_results import STATISTICS, cell, collect_arm
 
 COLUMNS = ('accuracy', 'f1_pos', 'roc_auc', 'tau_attention_gradient', 'tau_attention_loo', 'tau_gradient_loo')
-ALPHA = 0.05
 
 
-def _welch(a: list, b: list) -> str:
-  test = statistics.welch_t_test([x for x in a if x is not None], [x for x in b if x is not None])
-  if test['p'] is None:
-    return '–'
-  return (f'agree (p={test["p"]:.2f})' if test['p'] >= ALPHA else
-          f'differ (p={test["p"]:.3f})' if test['p'] >= 0.001 else 'differ (p<0.001)')
+def _tost(a: list, b: list, stat: str) -> str:
+  """The TOST verdict of the last arm against the first (jain_wallace_reference.verdict)."""
+  return jain_wallace_reference.verdict(jain_wallace_reference.equivalence(
+      [x for x in b if x is not None], [x for x in a if x is not None], stat))
 
 
 def rows(study, root: str) -> list[list[str]]:
   """Per statistic: each arm's mean ± 95 % half-width (n), the difference
-  (last arm − first), Welch's test of it, and J&W's published value."""
+  (last arm − first), its equivalence test, and J&W's published value."""
   arms = list(study.arms)
   found = [collect_arm(os.path.join(root, study.folder_name(a))) for a in arms]
   paper = published_values(arms[0])
   threads = [a.overrides['vectors.workers'] for a in arms]
   table = [['statistic', *[f'{n} thread{"s" * (n > 1)}: {a.name} (n)' for n, a in zip(threads, arms)],
-            f'difference ({threads[-1]} − {threads[0]})', "Welch's t-test", 'J&W published']]
+            f'difference ({threads[-1]} − {threads[0]})', 'TOST', 'J&W published']]
   for stat in COLUMNS:
     cis = [f['ci'][stat] for f in found]
     difference = (f'{cis[-1]["mean"] - cis[0]["mean"]:+.3f}' if cis[0]['n'] and cis[-1]['n'] else '–')
     table.append([STATISTICS[stat][0], *[f'{cell(ci)} ({ci["n"]})' for ci in cis], difference,
-                  _welch(found[0]['values'][stat], found[-1]['values'][stat]),
+                  _tost(found[0]['values'][stat], found[-1]['values'][stat], stat),
                   '–' if paper.get(stat) is None else f'{paper[stat]:.3f}'])
   return table
 
@@ -45,8 +42,9 @@ def rows(study, root: str) -> list[list[str]]:
 def notes(study, root: str) -> list[str]:
   return ([f'{a.name}: vectors.workers={a.overrides["vectors.workers"]}, '
            f'{embeddings_cell(os.path.join(root, study.folder_name(a)))} vectors' for a in study.arms]
-          + ["mean ± 95 % Student-t half-width over the model seeds (n); Welch's t-test two-sided, "
-             f'α = {ALPHA:g}; everything but the vectors\' threads is the default SST BiLSTM + tanh config'])
+          + ['mean ± 95 % Student-t half-width over the model seeds (n); '
+             f'{jain_wallace_reference.MARGINS_TEXT.replace("attn-jax − the other side", "the last arm − the first")}; '
+             'everything but the vectors\' threads is the default SST BiLSTM + tanh config'])
 
 
 def table(study, root: str, save_to, readme, reference) -> list[list[str]]:

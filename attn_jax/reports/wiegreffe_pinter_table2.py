@@ -1,7 +1,8 @@
 """W&P's Table 2 with seeds beside W&P's own code on the same inputs: the
 table of the `wp_table2` study (attn_jax.studies.wiegreffe_pinter_table2),
 learned against uniform attention on SST, test F1 as mean ± 95 % CI, with
-Welch's t-test of attn-jax against W&P's code with dev selection.
+the equivalence test (TOST at 0.02) of attn-jax against W&P's code with dev
+selection, and of learned against uniform attention.
 """
 
 import os
@@ -42,34 +43,31 @@ def _cell(values: list) -> str:
   return study_results.cell(ci) + (f' (n={ci["n"]})' if ci['n'] else '')
 
 
-def _welch(a: list, b: list) -> str:
-  test = statistics.welch_t_test(a, b)
-  if test['p'] is None:
-    return '–'
-  return 'agree' if test['p'] >= jain_wallace_reference.ALPHA else (
-      f'differ (p={test["p"]:.3f})' if test['p'] >= 0.001 else 'differ (p<0.001)')
+def _tost(a: list, b: list) -> str:
+  return jain_wallace_reference.verdict(jain_wallace_reference.equivalence(a, b, STATISTIC))
 
 
 def rows(study, root: str, reference: str) -> tuple[list[list[str]], list[str]]:
   """The table (per attention: attn-jax, W&P's code with each selection,
-  W&P's published F1, Welch attn-jax vs W&P dev selection) and its notes
+  W&P's published F1, TOST attn-jax vs W&P dev selection) and its notes
   (learned − uniform per implementation)."""
   paper = published.WIEGREFFE_PINTER_TABLE2['sst']
   c = comparison(study, root, reference)
   table = [['attention', 'F1: attn-jax', *[f'F1: {label}' for _, label in SELECTIONS], 'F1: W&P published',
-            'Welch: attn-jax vs W&P code (dev selection)']]
+            'TOST: attn-jax vs W&P code (dev selection)']]
   for attention, key in (('learned', 'attention'), ('uniform', 'uniform')):
     sides = c[attention]
     table.append([attention, _cell(_values(sides['ours'])),
                   *[_cell(_values(sides[sel])) for sel, _ in SELECTIONS], f'{paper[key]:.3f}',
-                  _welch(_values(sides['ours']), _values(sides['devsel']))])
-  notes = [f'W&P published: learned − uniform = {paper["attention"] - paper["uniform"]:+.3f}']
+                  _tost(_values(sides['ours']), _values(sides['devsel']))])
+  notes = [f'{jain_wallace_reference.MARGINS_TEXT} (here: attn-jax − W&P\'s code; learned − uniform)',
+           f'W&P published: learned − uniform = {paper["attention"] - paper["uniform"]:+.3f}']
   for side, label in (('ours', 'attn-jax'), *SELECTIONS):
     learned, uniform = _values(c['learned'][side]), _values(c['uniform'][side])
     if learned and uniform:
       gap = sum(learned) / len(learned) - sum(uniform) / len(uniform)
       notes.append(f'{label}: learned − uniform = {gap:+.3f} '
-                   f'(Welch, learned vs uniform: {_welch(learned, uniform)})')
+                   f'(TOST, learned vs uniform: {_tost(learned, uniform)})')
   return table, notes
 
 

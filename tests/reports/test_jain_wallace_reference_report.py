@@ -1,11 +1,12 @@
 """J&W's own code on the same inputs, beside attn-jax's seeds: the reader of
-`results/jw_reference`, the Welch verdicts, the table under the J&W grid's."""
+`results/jw_reference`, the equivalence verdicts (TOST), the table under the J&W grid's."""
 
 import json
 
 import pytest
 import scipy.stats
 
+from attn_jax.analysis import statistics
 from attn_jax.reports import jain_wallace_reference, studies as report
 from attn_jax.studies import STUDIES
 from attn_jax.studies import __main__ as cli
@@ -17,17 +18,18 @@ def tree(tmp_path, monkeypatch):
   """results/jw_grid and results/jw_reference: J&W's sst_bilstm_tanh is
   0.8081 / 0.3512 / 0.2913 / 0.6559, sst_cnn_tanh 0.8232 / 0.477 / 0.3517 / 0.4879."""
   grid, reference = tmp_path / 'results' / 'jw_grid', tmp_path / 'results' / 'jw_reference'
-  # τ(α, grad) far from J&W's and J&W's code agrees (inputs); τ(α, LOO) holds
-  # J&W's (—); τ(grad, LOO) far and J&W's code differs (code).
+  # τ(α, grad) far from J&W's and J&W's code shown equivalent (inputs); τ(α, LOO)
+  # holds J&W's (—); τ(grad, LOO) far and J&W's code shown different (code).
   ours(grid, 'sst_bilstm_tanh', (0.81, 0.45, 0.29, 0.60))
-  theirs(reference, 'sst_bilstm_tanh', (0.81, 0.45, 0.29, 0.63))
+  theirs(reference, 'sst_bilstm_tanh', (0.81, 0.45, 0.29, 0.70))
   ours(grid, 'sst_cnn_tanh', (0.82, 0.48, 0.35, 0.49))  # every statistic agrees
   theirs(reference, 'sst_cnn_tanh', (0.821, 0.479, 0.352, 0.49))
   ours(grid, 'sst_bilstm_dot', (0.82, 0.10, 0.10, 0.62))
   theirs(reference, 'sst_bilstm_dot', (0.82, 0.10, 0.10, 0.62), spread=(0.0,))  # one seed: no test
   scratch = tmp_path / 'elsewhere'
   ours(scratch, 'sst_bilstm_tanh_scratch', (0.78, 0.30, 0.20, 0.60))
-  theirs(reference, 'sst_bilstm_tanh_scratch', (0.70, 0.30, None, 0.60))  # no τ(α, LOO) computed
+  # accuracy shown different, τ(grad, LOO) 0.04 apart: inconclusive; no τ(α, LOO) computed
+  theirs(reference, 'sst_bilstm_tanh_scratch', (0.70, 0.30, None, 0.64))
   monkeypatch.setitem(jain_wallace_reference.EXTRA_OURS, 'sst_bilstm_tanh_scratch',
                       str(scratch / 'sst_bilstm_tanh_scratch'))
   return grid, reference
@@ -44,40 +46,55 @@ def test_the_reader_gives_per_seed_values_and_their_intervals(tree):
   assert jain_wallace_reference.arms(str(reference / 'nowhere')) == []
 
 
+def tost(ours_mean, theirs_mean, margin, spread=THEIRS):
+  """The verdict cell of the tree's two sides, from scipy's one-sided Welch tests by hand."""
+  a, b = [ours_mean + d for d in SPREAD], [theirs_mean + d for d in spread]
+  p_lower = scipy.stats.ttest_ind([x + margin for x in a], b, equal_var=False, alternative='greater').pvalue
+  p_upper = scipy.stats.ttest_ind([x - margin for x in a], b, equal_var=False, alternative='less').pvalue
+  test = statistics.equivalence_test(a, b, margin)
+  assert test['p'] == pytest.approx(max(p_lower, p_upper))
+  return jain_wallace_reference.verdict(test)
+
+
 def test_the_table_sets_each_arm_beside_j_w_code_and_the_published_number(tree):
   grid, reference = tree
   comparisons = report.reference_comparisons(GRID, str(grid), str(reference))
   rows = report.reference_rows(comparisons)
   assert len(rows[0]) == 2 + 4 * 4 and rows[0][2:6] == [
-      'accuracy: attn-jax', 'accuracy: J&W code', 'accuracy: J&W published', 'accuracy: Welch']
+      'accuracy: attn-jax', 'accuracy: J&W code', 'accuracy: J&W published', 'accuracy: TOST']
   # The study's order; a variant right after its configuration.
   assert [r[0] for r in rows[1:]] == ['sst_bilstm_tanh', 'sst_bilstm_tanh_scratch', 'sst_bilstm_dot', 'sst_cnn_tanh']
   bilstm, scratch, one_seed, cnn = rows[1:]
-  assert bilstm[1] == '5 / 3' and bilstm[2:6] == ['0.810 ± 0.010', '0.810 ± 0.020', '0.808', 'agree']
-  assert bilstm[6:10] == ['0.450 ± 0.010', '0.450 ± 0.020', '0.351', 'agree']
-  p = scipy.stats.ttest_ind([0.60 + d for d in SPREAD], [0.63 + d for d in THEIRS], equal_var=False).pvalue
-  assert 0.001 < p < 0.05 and bilstm[14:18] == ['0.600 ± 0.010', '0.630 ± 0.020', '0.656', f'differ (p={p:.3f})']
-  assert [cnn[i] for i in (5, 9, 13, 17)] == ['agree'] * 4
+  assert bilstm[1] == '5 / 3' and bilstm[2:5] == ['0.810 ± 0.010', '0.810 ± 0.020', '0.808']
+  assert bilstm[5] == tost(0.81, 0.81, 0.02) and bilstm[5].startswith('equivalent (Δ +0.000')
+  assert bilstm[6:10] == ['0.450 ± 0.010', '0.450 ± 0.020', '0.351', tost(0.45, 0.45, 0.05)]
+  assert bilstm[14:17] == ['0.600 ± 0.010', '0.700 ± 0.020', '0.656']
+  assert bilstm[17] == tost(0.60, 0.70, 0.05) and bilstm[17].startswith('different (Δ -0.100')
+  assert all(cnn[i].startswith('equivalent') for i in (5, 9, 13, 17))
   assert one_seed[1] == '5 / 1' and one_seed[3] == '0.820' and [one_seed[i] for i in (5, 9, 13, 17)] == ['–'] * 4
   # The variant is compared with J&W's published numbers of its configuration.
-  assert scratch[4] == '0.808' and scratch[5] == 'differ (p<0.001)' and scratch[11:14] == ['–', '0.291', '–']
+  assert scratch[4] == '0.808' and scratch[5].startswith('different (Δ +0.080') and scratch[11:14] == ['–', '0.291', '–']
+  assert scratch[17] == tost(0.60, 0.64, 0.05) and scratch[17].startswith('inconclusive (Δ -0.040')
+  assert 'seeds a side)' in scratch[17]
 
 
-def test_the_lines_under_the_table_count_agreeing_rows_and_say_where_each_gap_comes_from(tree):
+def test_the_lines_under_the_table_count_the_verdicts_and_say_where_each_gap_comes_from(tree):
   grid, reference = tree
   for k in range(len(SPREAD)):  # what attn-jax's seeds of a row share, as a trained row's configs say
     (grid / 'sst_cnn_tanh' / f'seed{k}' / 'config.json').write_text(json.dumps(
         {'seed': k, 'train': {'batch_seed': 0}, 'vectors': {'seed': 0}, 'model': {'embeddings_file': 'in_domain'}}))
   notes = report.reference_notes(report.reference_comparisons(GRID, str(grid), str(reference)))
-  assert notes[0] == ("1 of 2 rows with all four statistics agreeing (Welch's t-test over seeds, two-sided, "
-                      'α = 0.05) (sst_cnn_tanh); 2 row(s) with < 2 seeds on a side or a statistic missing '
-                      'not counted')
-  assert notes[2].startswith("J&W code's intervals: seed k seeds") and 'own initial weights and batch order' in notes[2]
-  assert notes[3] == "attn-jax's intervals over model seeds 0–4; one batch order; one set of vectors (sst_cnn_tanh)"
-  assert notes[4:] == [
+  assert notes[0].startswith('equivalence test (TOST, α = 0.05) at margins 0.02 for accuracy and F1, 0.05 for each τ')
+  # 4 rows × 4 statistics: sst_bilstm_dot has one J&W seed (4 untested), the scratch row no τ(α, LOO) (1).
+  assert notes[1].startswith('cells (row × statistic): 8 shown equivalent, 2 shown different, 1 inconclusive; '
+                             'rows with all four statistics shown equivalent: 1 of 4 (sst_cnn_tanh); the '
+                             'inconclusive cells would need ')
+  assert notes[3].startswith("J&W code's intervals: seed k seeds") and 'own initial weights and batch order' in notes[3]
+  assert notes[4] == "attn-jax's intervals over model seeds 0–4; one batch order; one set of vectors (sst_cnn_tanh)"
+  assert notes[5:] == [
       'sst_bilstm_tanh: τ(α, grad) inputs, τ(α, LOO) —, τ(grad, LOO) code',
       # From outside the grid's root (EXTRA_OURS): the row says where.
-      "sst_bilstm_tanh_scratch: τ(α, grad) inputs, τ(α, LOO) n/a, τ(grad, LOO) inputs; attn-jax's side from "
+      "sst_bilstm_tanh_scratch: τ(α, grad) inputs, τ(α, LOO) n/a, τ(grad, LOO) undecided; attn-jax's side from "
       '../elsewhere/sst_bilstm_tanh_scratch/, not this root',
       'sst_bilstm_dot: τ(α, grad) n/a, τ(α, LOO) n/a, τ(grad, LOO) n/a',
       'sst_cnn_tanh: τ(α, grad) —, τ(α, LOO) —, τ(grad, LOO) —']
@@ -95,7 +112,7 @@ def test_a_row_says_what_its_tau_were_computed_over_when_not_the_whole_split(tre
   assert notes[-1] == ('sst_cnn_tanh: τ(α, grad) —, τ(α, LOO) —, τ(grad, LOO) —; τ over 10 test documents '
                        "(attn-jax), 10 (J&W's code); a sample of 10 drawn with seed 0 (`analysis.sample_docs`; "
                        'the same documents on both sides)')
-  assert notes[3] == ('sst_bilstm_tanh: τ(α, grad) inputs, τ(α, LOO) —, τ(grad, LOO) code; τ over 10 test '
+  assert notes[4] == ('sst_bilstm_tanh: τ(α, grad) inputs, τ(α, LOO) —, τ(grad, LOO) code; τ over 10 test '
                       "documents (attn-jax), 12 (J&W's code)")
 
 
@@ -107,9 +124,9 @@ def test_the_grid_report_prints_the_table_after_its_own_and_rewrites_the_block_w
   cli.main(['report', 'jw_grid', f'--root={grid}', f'--readme={page}', f'--readme={readme}'])
   out = capsys.readouterr().out
   assert out.index('seeds (ours / J&W code)') > out.index('test docs analysed')  # after the grid's table
-  assert '1 of 2 rows with all four statistics agreeing' in out
+  assert 'rows with all four statistics shown equivalent: 1 of 4 (sst_cnn_tanh)' in out
   text = page.read_text()
-  assert '| sst_cnn_tanh | 5 / 3 | 0.820 ± 0.010 | 0.821 ± 0.020 | 0.823 | agree |' in text
+  assert '| sst_cnn_tanh | 5 / 3 | 0.820 ± 0.010 | 0.821 ± 0.020 | 0.823 | equivalent (Δ -0.001' in text
   # The line names every file the command wrote to: it remakes them all as written.
   assert ('generated by `python -m attn_jax.studies report jw_grid --root=results/jw_grid --readme page.md '
           '--readme README.md`' in text) and '`results/jw_reference/<arm>/<seed>/summary.json`' in text
