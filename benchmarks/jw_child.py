@@ -117,26 +117,28 @@ def jw_dataset(inputs: dict, out: str):
   return dataset
 
 
-def jw_taus(test, model, latest: str):
+def jw_taus(test, model, latest: str, plotting=None):
   """The per-document τ as J&W's code computes them (their `process_grads` +
   `plot_correlation_between_grad_and_loo`, scipy's `kendalltau` recorded as
   their loop calls it for the pairs (LOO, gradient), (LOO, α), (α, gradient)
   of each document in turn), and their csv's plain means. Reads the
-  `gradients` and `remove_and_run` pickles of the model folder `latest`."""
+  `gradients` and `remove_and_run` pickles of the model folder `latest`.
+  `plotting`: their plotting module (`PlottingBC`; `PlottingQA` for QA)."""
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
   import pandas as pd  # pylint: disable=g-import-not-at-top
   from scipy.stats import kendalltau  # pylint: disable=g-import-not-at-top
   from Transparency.common_code.common import pload  # pylint: disable=g-import-not-at-top
-  from Transparency.Trainers import PlottingBC  # pylint: disable=g-import-not-at-top
+  if plotting is None:
+    from Transparency.Trainers import PlottingBC as plotting  # pylint: disable=g-import-not-at-top
   taus = []
   def recording_kendalltau(a, b):
     result = kendalltau(a, b)
     taus.append(result[0])
     return result
   grads = pload(model, 'gradients')
-  PlottingBC.process_grads(grads)
-  PlottingBC.plot_correlation_between_grad_and_loo(test, grads, pload(model, 'remove_and_run'),
-                                                   recording_kendalltau, 'kendalltau', dirname=latest)
+  plotting.process_grads(grads)
+  plotting.plot_correlation_between_grad_and_loo(test, grads, pload(model, 'remove_and_run'),
+                                                 recording_kendalltau, 'kendalltau', dirname=latest)
   plt.close('all')
   per_doc = {'tau_gradient_loo': taus[0::3], 'tau_attention_loo': taus[1::3],
              'tau_attention_gradient': taus[2::3]}
@@ -144,6 +146,56 @@ def jw_taus(test, model, latest: str):
   jw_csv = {name: csv.loc[row, 'mean'] for name, row in
             (('tau_attention_gradient', 'al'), ('tau_attention_loo', 'ag'), ('tau_gradient_loo', 'gl'))}
   return per_doc, jw_csv
+
+
+def train_or_restore(trainer_class, evaluator_class, dataset, config, seed: int, epochs: int):
+  """J&W's trainer for `epochs` (their `Trainer.train`, selection on dev), then
+  their `Evaluator` on test (`evaluate.json`: the model is done); a model
+  trained before is found by their `get_latest_model` and restored. Returns
+  (evaluator, model folder, {'train': seconds, ...} with the times a resumed
+  seed recorded before)."""
+  from Transparency.common_code.common import get_latest_model  # pylint: disable=g-import-not-at-top
+  exp_dir = os.path.join(config['training']['basepath'], config['training']['exp_dirname'])
+  latest = get_latest_model(exp_dir) if os.path.isdir(exp_dir) else None
+  seconds = {}
+  if latest is None:
+    tick = time.time()
+    seed_all(seed)
+    trainer = trainer_class(dataset, config=config, _type=dataset.trainer_type)
+    trainer.train(dataset.train_data, dataset.dev_data, n_iters=epochs, save_on_metric=dataset.save_on_metric)
+    latest = trainer.model.dirname
+    evaluator = evaluator_class(dataset, latest, _type=dataset.trainer_type)
+    evaluator.evaluate(dataset.test_data, save_results=True)  # evaluate.json: training is done
+    seconds['train'] = round(time.time() - tick, 1)
+  else:
+    evaluator = evaluator_class(dataset, latest, _type=dataset.trainer_type)
+    evaluator.evaluate(dataset.test_data, save_results=False)
+  timings = os.path.join(latest, 'attn_jax_seconds.json')
+  if os.path.exists(timings):  # a resumed seed keeps the times of the steps done before
+    with open(timings) as f:
+      seconds = {**json.load(f), **seconds}
+  return evaluator, latest, seconds
+
+
+def run_experiments(evaluator, test, latest: str, seed: int, seconds: dict) -> None:
+  """J&W's four experiments on `test`, each once: a finished one has its
+  `.done` marker; each reseeds from (seed, step), so a resumed seed gives what
+  an uninterrupted one gives. Records each one's seconds in `seconds` and in
+  `latest/attn_jax_seconds.json`."""
+  for step, name in enumerate(EXPERIMENTS, 1):
+    done = os.path.join(latest, name + '.done')
+    pickle_path = os.path.join(latest, PDUMP[name] + '_pdump.pkl')
+    if os.path.exists(done):
+      continue
+    if os.path.exists(pickle_path):  # written by a killed run: J&W's pdump is not atomic
+      os.remove(pickle_path)
+    tick = time.time()
+    seed_all(seed * 1000 + step)
+    getattr(evaluator, name + '_experiment')(test, force_run=False)
+    seconds[name] = round(time.time() - tick, 1)
+    with open(os.path.join(latest, 'attn_jax_seconds.json'), 'w') as f:
+      json.dump(seconds, f)
+    open(done, 'w').close()
 
 
 def main(argv=None) -> None:
@@ -160,7 +212,6 @@ def main(argv=None) -> None:
   out = enter(args)
   import numpy as np  # pylint: disable=g-import-not-at-top
   import pandas as pd  # pylint: disable=g-import-not-at-top
-  import torch  # pylint: disable=g-import-not-at-top
   import jw_inputs  # pylint: disable=g-import-not-at-top
   started = time.time()
   inputs = jw_inputs.read(args.inputs)
@@ -168,28 +219,13 @@ def main(argv=None) -> None:
   from Transparency.Trainers.DatasetBC import DataHolder, sortbylength  # pylint: disable=g-import-not-at-top
   from Transparency.configurations import configurations  # pylint: disable=g-import-not-at-top
   from Transparency.Trainers.TrainerBC import Trainer, Evaluator  # pylint: disable=g-import-not-at-top
-  from Transparency.common_code.common import get_latest_model, pload  # pylint: disable=g-import-not-at-top
+  from Transparency.common_code.common import pload  # pylint: disable=g-import-not-at-top
   from Transparency.Trainers import PlottingBC  # pylint: disable=g-import-not-at-top
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 
   dataset = jw_dataset(inputs, out)
   config = configurations[args.config](dataset)
-  exp_dir = os.path.join(config['training']['basepath'], config['training']['exp_dirname'])
-
-  latest = get_latest_model(exp_dir) if os.path.isdir(exp_dir) else None
-  seconds = {}
-  if latest is None:
-    tick = time.time()
-    seed_all(args.seed)
-    trainer = Trainer(dataset, config=config, _type=dataset.trainer_type)
-    trainer.train(dataset.train_data, dataset.dev_data, n_iters=8, save_on_metric=dataset.save_on_metric)
-    latest = trainer.model.dirname
-    evaluator = Evaluator(dataset, latest, _type=dataset.trainer_type)
-    evaluator.evaluate(dataset.test_data, save_results=True)  # evaluate.json: training is done
-    seconds['train'] = round(time.time() - tick, 1)
-  else:
-    evaluator = Evaluator(dataset, latest, _type=dataset.trainer_type)
-    evaluator.evaluate(dataset.test_data, save_results=False)
+  evaluator, latest, seconds = train_or_restore(Trainer, Evaluator, dataset, config, args.seed, 8)
   test = dataset.test_data
   if inputs['test_sample'] is not None:
     # attn-jax's sample (jw_inputs): those documents, in J&W's test order
@@ -199,26 +235,7 @@ def main(argv=None) -> None:
     test = DataHolder(sample_x, sample_y)
     evaluator.evaluate(test, save_results=False)  # their experiments read test.yt_hat, .attn_hat
   model = evaluator.model
-  timings = os.path.join(latest, 'attn_jax_seconds.json')
-  if os.path.exists(timings):  # a resumed seed keeps the times of the steps done before
-    with open(timings) as f:
-      seconds = {**json.load(f), **seconds}
-
-  for step, name in enumerate(EXPERIMENTS, 1):
-    done = os.path.join(latest, name + '.done')
-    pickle_path = os.path.join(latest, PDUMP[name] + '_pdump.pkl')
-    if os.path.exists(done):
-      continue
-    if os.path.exists(pickle_path):  # written by a killed run: J&W's pdump is not atomic
-      os.remove(pickle_path)
-    tick = time.time()
-    seed_all(args.seed * 1000 + step)
-    getattr(evaluator, name + '_experiment')(test, force_run=False)
-    seconds[name] = round(time.time() - tick, 1)
-    with open(timings, 'w') as f:
-      json.dump(seconds, f)
-    open(done, 'w').close()
-
+  run_experiments(evaluator, test, latest, args.seed, seconds)
   per_doc, jw_csv = jw_taus(test, model, latest)
 
   emax_jsd, _, _ = PlottingBC.plot_multi_adversarial(test, pload(model, 'multi_adversarial'), dirname=latest)
@@ -254,13 +271,22 @@ def main(argv=None) -> None:
       'sizes': {'train': len(dataset.train_data.X), 'dev': len(dataset.dev_data.X),
                 'test': len(dataset.test_data.X)},
       'selected_epoch': selected_epoch(latest),
+  }
+  finish(args, inputs, out, latest, summary, seconds, started)
+
+
+def finish(args, inputs: dict, out: str, latest: str, summary: dict, seconds: dict, started: float) -> None:
+  """Adds what every seed records (its times, machine, inputs, model folder
+  and the changes made to J&W's code) to `summary`, writes it and prints its
+  headline numbers."""
+  import torch  # pylint: disable=g-import-not-at-top
+  summary.update({
       'seconds': seconds, 'total_seconds': round(time.time() - started, 1),
       'device': torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'cpu',
       'torch': torch.__version__, 'threads': torch.get_num_threads(),
       'inputs': {'file': os.path.basename(args.inputs), 'fingerprint': inputs['record']['fingerprint'],
                  'vectors_sha256': inputs['record'].get('vectors', {}).get('sha256')},
-      'model_dir': os.path.relpath(latest, out),
-  }
+      'model_dir': os.path.relpath(latest, out)})
   with open(os.path.join(args.code, 'Transparency', 'attn_jax_changes.json')) as f:
     summary.update(json.load(f))
   write_summary(out, summary)

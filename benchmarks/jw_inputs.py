@@ -127,19 +127,10 @@ def write_vectorizer(inputs: dict, vectorizer_class, data_dir: str) -> tuple[str
   J&W's vectorizer gives ids 0-3 to PAD, UNK, SOS, EOS and the words after;
   attn-jax's vocabulary has the same layout, so ids pass unchanged."""
   key, relpath = JW_DATASETS[inputs['record']['dataset']]
-  vec = vectorizer_class()
-  vec.word2idx = {w: i for i, w in enumerate(inputs['tokens'])}
-  vec.idx2word = dict(enumerate(inputs['tokens']))
-  vec.vocab_size = len(inputs['tokens'])
-  vec.embeddings = inputs['embeddings']
-  vec.word_dim = inputs['record']['embed_dim']
+  vec = _vectorizer(inputs, vectorizer_class)
   vec.seq_text = {s: inputs[s][0] for s in SPLITS}
   vec.label = {s: inputs[s][1] for s in SPLITS}
-  path = os.path.join(data_dir, relpath)
-  os.makedirs(os.path.dirname(path), exist_ok=True)
-  with open(path + '.partial', 'wb') as f:
-    pickle.dump(vec, f)
-  os.replace(path + '.partial', path)
+  _pickle(vec, os.path.join(data_dir, relpath))
   return key, relpath
 
 
@@ -151,21 +142,31 @@ def write_qa_vectorizer(inputs: dict, vectorizer_class, data_dir: str) -> tuple[
   the pickle's path relative to `data_dir`. attn-jax's answer classes are
   J&W's sorted entity list, so labels pass unchanged."""
   key, relpath = JW_QA_DATASETS[inputs['record']['dataset']]
-  vec = vectorizer_class()
-  vec.word2idx = {w: i for i, w in enumerate(inputs['tokens'])}
-  vec.idx2word = dict(enumerate(inputs['tokens']))
-  vec.vocab_size = len(inputs['tokens'])
-  vec.embeddings = inputs['embeddings']
-  vec.word_dim = inputs['record']['embed_dim']
+  vec = _vectorizer(inputs, vectorizer_class)
   vec.entity2idx = {c: i for i, c in enumerate(inputs['classes'])}
   vec.idx2entity = dict(enumerate(inputs['classes']))
   vec.paragraphs = {s: inputs[s][0] for s in SPLITS}
   vec.questions = {s: inputs['queries'][s] for s in SPLITS}
   vec.answers = {s: inputs[s][1] for s in SPLITS}
   vec.entity_masks = {s: [[1] * len(inputs['classes'])] * len(inputs[s][1]) for s in SPLITS}
-  path = os.path.join(data_dir, relpath)
+  _pickle(vec, os.path.join(data_dir, relpath))
+  return key, relpath
+
+
+def _pickle(vec, path: str) -> None:
+  """`vec` pickled at `path`, written whole or not at all."""
   os.makedirs(os.path.dirname(path), exist_ok=True)
   with open(path + '.partial', 'wb') as f:
     pickle.dump(vec, f)
   os.replace(path + '.partial', path)
-  return key, relpath
+
+
+def _vectorizer(inputs: dict, vectorizer_class):
+  """J&W's `Vectorizer` with `inputs`' vocabulary and embeddings (both loaders' fields)."""
+  vec = vectorizer_class()
+  vec.word2idx = {w: i for i, w in enumerate(inputs['tokens'])}
+  vec.idx2word = dict(enumerate(inputs['tokens']))
+  vec.vocab_size = len(inputs['tokens'])
+  vec.embeddings = inputs['embeddings']
+  vec.word_dim = inputs['record']['embed_dim']
+  return vec

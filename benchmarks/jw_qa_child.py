@@ -26,7 +26,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from jw_child import EXPERIMENTS, PDUMP, _mean, enter, seed_all, selected_epoch, write_summary  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
+from jw_child import _mean, enter, finish, jw_taus, run_experiments, selected_epoch, train_or_restore  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
 
 
 def jw_qa_dataset(inputs: dict, out: str):
@@ -37,33 +37,6 @@ def jw_qa_dataset(inputs: dict, out: str):
   data_dir = os.path.join(out, 'data')
   name, _ = jw_inputs.write_qa_vectorizer(inputs, Vectorizer, data_dir)
   return datasets[name](argparse.Namespace(data_dir=data_dir, output_dir=os.path.join(out, 'outputs')))
-
-
-def jw_qa_taus(test, model, latest: str):
-  """The per-document τ of J&W's `PlottingQA.plot_correlation_between_grad_and_loo`
-  (their loop's scipy `kendalltau` calls recorded: (LOO, gradient), (LOO, α),
-  (α, gradient) per document), and their csv's means."""
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
-  import pandas as pd  # pylint: disable=g-import-not-at-top
-  from scipy.stats import kendalltau  # pylint: disable=g-import-not-at-top
-  from Transparency.common_code.common import pload  # pylint: disable=g-import-not-at-top
-  from Transparency.Trainers import PlottingQA  # pylint: disable=g-import-not-at-top
-  taus = []
-  def recording_kendalltau(a, b):
-    result = kendalltau(a, b)
-    taus.append(result[0])
-    return result
-  grads = pload(model, 'gradients')
-  PlottingQA.process_grads(grads)
-  PlottingQA.plot_correlation_between_grad_and_loo(test, grads, pload(model, 'remove_and_run'),
-                                                   recording_kendalltau, 'kendalltau', dirname=latest)
-  plt.close('all')
-  per_doc = {'tau_gradient_loo': taus[0::3], 'tau_attention_loo': taus[1::3],
-             'tau_attention_gradient': taus[2::3]}
-  csv = pd.read_csv(os.path.join(latest, 'CorrStats_kendalltau.csv'), index_col=0)
-  jw_csv = {name: csv.loc[row, 'mean'] for name, row in
-            (('tau_attention_gradient', 'al'), ('tau_attention_loo', 'ag'), ('tau_gradient_loo', 'gl'))}
-  return per_doc, jw_csv
 
 
 def main(argv=None) -> None:
@@ -82,58 +55,23 @@ def main(argv=None) -> None:
   out = enter(args)
   import numpy as np  # pylint: disable=g-import-not-at-top
   import pandas as pd  # pylint: disable=g-import-not-at-top
-  import torch  # pylint: disable=g-import-not-at-top
   import jw_inputs  # pylint: disable=g-import-not-at-top
   started = time.time()
   inputs = jw_inputs.read(args.inputs)
 
   from Transparency.configurations import configurations_qa  # pylint: disable=g-import-not-at-top
   from Transparency.Trainers.TrainerQA import Trainer, Evaluator  # pylint: disable=g-import-not-at-top
-  from Transparency.common_code.common import get_latest_model, pload  # pylint: disable=g-import-not-at-top
+  from Transparency.common_code.common import pload  # pylint: disable=g-import-not-at-top
   from Transparency.Trainers import PlottingQA  # pylint: disable=g-import-not-at-top
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 
   dataset = jw_qa_dataset(inputs, out)
   config = configurations_qa[args.config](dataset)
-  exp_dir = os.path.join(config['training']['basepath'], config['training']['exp_dirname'])
-  latest = get_latest_model(exp_dir) if os.path.isdir(exp_dir) else None
-  seconds = {}
-  if latest is None:
-    tick = time.time()
-    seed_all(args.seed)
-    trainer = Trainer(dataset, config=config, _type=dataset.trainer_type)
-    n_iters = dataset.n_iters if hasattr(dataset, 'n_iters') else 25  # ExperimentsQA.train_dataset
-    n_iters = args.epochs or n_iters
-    trainer.train(dataset.train_data, dataset.dev_data, n_iters=n_iters, save_on_metric=dataset.save_on_metric)
-    latest = trainer.model.dirname
-    evaluator = Evaluator(dataset, latest, _type=dataset.trainer_type)
-    evaluator.evaluate(dataset.test_data, save_results=True)  # evaluate.json: training is done
-    seconds['train'] = round(time.time() - tick, 1)
-  else:
-    evaluator = Evaluator(dataset, latest, _type=dataset.trainer_type)
-    evaluator.evaluate(dataset.test_data, save_results=False)
+  epochs = args.epochs or getattr(dataset, 'n_iters', 25)  # ExperimentsQA.train_dataset's default 25
+  evaluator, latest, seconds = train_or_restore(Trainer, Evaluator, dataset, config, args.seed, epochs)
   test, model = dataset.test_data, evaluator.model
-  timings = os.path.join(latest, 'attn_jax_seconds.json')
-  if os.path.exists(timings):
-    with open(timings) as f:
-      seconds = {**json.load(f), **seconds}
-
-  for step, name in enumerate(EXPERIMENTS, 1):
-    done = os.path.join(latest, name + '.done')
-    pickle_path = os.path.join(latest, PDUMP[name] + '_pdump.pkl')
-    if os.path.exists(done):
-      continue
-    if os.path.exists(pickle_path):
-      os.remove(pickle_path)
-    tick = time.time()
-    seed_all(args.seed * 1000 + step)
-    getattr(evaluator, name + '_experiment')(test, force_run=False)
-    seconds[name] = round(time.time() - tick, 1)
-    with open(timings, 'w') as f:
-      json.dump(seconds, f)
-    open(done, 'w').close()
-
-  per_doc, jw_csv = jw_qa_taus(test, model, latest)
+  run_experiments(evaluator, test, latest, args.seed, seconds)
+  per_doc, jw_csv = jw_taus(test, model, latest, PlottingQA)
   emax_jsd, _, _, _ = PlottingQA.plot_multi_adversarial(test, pload(model, 'multi_adversarial'), dirname=latest)
   plt.close('all')
   _, permutation_l1 = pload(model, 'permutations')
@@ -145,7 +83,7 @@ def main(argv=None) -> None:
   with open(os.path.join(latest, 'evaluate.json')) as f:
     evaluation = json.load(f)
   summary = {
-      'jw_config': args.config, 'seed': args.seed, 'epochs': args.epochs or getattr(dataset, 'n_iters', 25), 'dataset': inputs['record']['dataset'],
+      'jw_config': args.config, 'seed': args.seed, 'epochs': epochs, 'dataset': inputs['record']['dataset'],
       'embeddings': 'scratch' if inputs['embeddings'] is None else 'pretrained',
       'accuracy': evaluation.get('accuracy'),
       **{name: _mean(values) for name, values in per_doc.items()},
@@ -156,17 +94,8 @@ def main(argv=None) -> None:
       'documents': len(test.P),
       'sizes': {'train': len(dataset.train_data.P), 'dev': len(dataset.dev_data.P), 'test': len(test.P)},
       'selected_epoch': selected_epoch(latest, metric='accuracy'),
-      'seconds': seconds, 'total_seconds': round(time.time() - started, 1),
-      'device': torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'cpu',
-      'torch': torch.__version__, 'threads': torch.get_num_threads(),
-      'inputs': {'file': os.path.basename(args.inputs), 'fingerprint': inputs['record']['fingerprint']},
-      'model_dir': os.path.relpath(latest, out),
   }
-  with open(os.path.join(args.code, 'Transparency', 'attn_jax_changes.json')) as f:
-    summary.update(json.load(f))
-  write_summary(out, summary)
-  print(json.dumps({k: summary[k] for k in ('accuracy', 'tau_attention_gradient', 'tau_attention_loo',
-                                            'tau_gradient_loo', 'total_seconds')}))
+  finish(args, inputs, out, latest, summary, seconds, started)
 
 
 if __name__ == '__main__':

@@ -15,7 +15,6 @@ Meister's g_ŷ(I) and D_ŷ(I) (the `importance` stage) are for binary models
 and are not scored.
 """
 
-import jax
 import numpy as np
 
 from attn_jax.analysis import erasure as er, evidence as ev, statistics
