@@ -44,5 +44,5 @@ def study_intervals(rows: list[tuple[str, dict]], measures: list[str], path: str
   ax.set_xticks(range(len(rows)), [label for label, _ in rows], rotation=45, ha='right', fontsize=7)
   ax.set_ylabel('mean AP of the evidence words')
   ax.set_ylim(0, 1.02)
-  ax.legend(fontsize=7, ncol=min(4, len(measures) + 1))
+  ax.legend(fontsize=7, loc='upper left', bbox_to_anchor=(1.01, 1.0))  # beside: the points reach the top
   return save(fig, path)
