@@ -75,10 +75,18 @@ def atomic_write(path: str, write: Callable[[IO], None], mode: str = 'w') -> boo
   return write_bytes(path, data if isinstance(data, bytes) else data.encode('utf-8'))
 
 
+# Called with the path before each write commits (`os.replace`); one raises
+# to stop it. `attn_jax.core.leases` adds its fence: a process that lost the
+# lease of the folder it writes into writes nothing more there.
+BEFORE_COMMIT: list[Callable[[str], None]] = []
+
+
 def write_bytes(path: str, data: bytes) -> bool:
   """`atomic_write` of ready bytes; see there."""
   if holds(path, data):
     return False
+  for check in BEFORE_COMMIT:
+    check(path)
   directory = os.path.dirname(os.path.abspath(path))
   tmp = None
   try:

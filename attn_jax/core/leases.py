@@ -21,6 +21,15 @@ lease. On GCS-fuse and other object-store mounts `O_EXCL` is not atomic:
 two jobs may both believe they hold a lease; keep workdirs of concurrent
 jobs on a POSIX or NFS file system there.
 
+Fencing: a holder paused past `STALE_AFTER` (a suspended job, a paused VM)
+is taken over like a dead one; when it wakes it must not write beside the new
+holder. Each lease this process holds is registered with its token, and every
+commit into its folder — each atomic file write (`atomic_io.BEFORE_COMMIT`)
+and each checkpoint (`verify`) — first checks that the lock file still holds
+that token; if not, it raises `LeaseLost` in one line and writes nothing.
+(Between the check and the write lies a moment no lock file can close; the
+heartbeat makes a takeover inside it need a pause of `STALE_AFTER` exactly there.)
+
 A waiter says whom it waits for (one line, again every `REPORT_EVERY`
 seconds), then, when the holder is done, goes on — and finds the holder's
 finished results, which it reuses. With `wait=False` it refuses at once,
@@ -37,6 +46,7 @@ import threading
 import time
 from typing import Callable, Iterator, Optional
 
+from attn_jax.core import atomic_io
 from attn_jax.core.errors import AttnJaxError
 
 SUFFIX = '.lease'
@@ -52,6 +62,46 @@ CLOCK_SLACK = 60.0
 
 class LeaseHeld(AttnJaxError):
   """Another process holds the lease and this one was told not to wait."""
+
+
+class LeaseLost(AttnJaxError):
+  """This process's lease was taken over (it was paused past `STALE_AFTER`)."""
+
+
+# The leases this process holds: lock file -> (the folder it guards, our record).
+_HELD: dict[str, tuple[str, dict]] = {}
+_HELD_LOCK = threading.Lock()
+
+
+def stale_after_seconds() -> float:
+  """`STALE_AFTER`, or $ATTN_JAX_LEASE_STALE_AFTER seconds (a scheduler that
+  pauses jobs for longer, or a test of takeovers)."""
+  try:
+    return float(os.environ.get('ATTN_JAX_LEASE_STALE_AFTER', STALE_AFTER))
+  except ValueError:
+    return STALE_AFTER
+
+
+def verify(target: str) -> None:
+  """Raises `LeaseLost` if `target` lies in the folder of a lease this process
+  held and the lock file no longer holds our token (taken over while this
+  process was paused). Paths outside every held lease pass."""
+  target = os.path.abspath(target)
+  with _HELD_LOCK:
+    held_now = list(_HELD.items())
+  for path, (folder, record) in held_now:
+    if target != folder and not target.startswith(folder + os.sep):
+      continue
+    current = read_holder(path)
+    if (current or {}).get('token') != record['token']:
+      silent = time.time() - record.get('beat', record['started'])
+      raise LeaseLost(f'this run\'s lease on {folder} ({record["what"]}) was taken over by '
+                      f'{describe(current) if current else "another process (it has finished since)"} '
+                      f'after {silent:.0f} s without a heartbeat from this process (paused?); its work so far '
+                      'is kept, and nothing more is written by this process')
+
+
+atomic_io.BEFORE_COMMIT.append(verify)
 
 
 def _holder_record(what: str) -> dict:
@@ -188,17 +238,18 @@ def _take_over(path: str, stale: Optional[dict], stale_after: float) -> None:
       os.remove(breaker)
 
 
-def _heartbeat(path: str, token: str, stop: threading.Event, every: float) -> None:
+def _heartbeat(path: str, record: dict, stop: threading.Event, every: float) -> None:
   while not stop.wait(every):
-    if (read_holder(path) or {}).get('token') != token:
+    if (read_holder(path) or {}).get('token') != record['token']:
       return  # taken over (we were judged stale): nothing of ours to touch
     with contextlib.suppress(OSError):
       os.utime(path)
+      record['beat'] = time.time()
 
 
 @contextlib.contextmanager
 def lease(path: str, what: str, wait: bool = True, log: Callable[[str], None] = print,
-          stale_after: float = STALE_AFTER, heartbeat: float = HEARTBEAT,
+          stale_after: Optional[float] = None, heartbeat: float = HEARTBEAT,
           poll: float = POLL) -> Iterator[dict]:
   """Holds the lock file `path` for the block; yields the holder record.
 
@@ -211,6 +262,8 @@ def lease(path: str, what: str, wait: bool = True, log: Callable[[str], None] = 
     LeaseHeld: held by a live process and `wait` is False.
   """
   os.makedirs(os.path.dirname(path) or '.', exist_ok=True)
+  stale_after = stale_after_seconds() if stale_after is None else stale_after
+  heartbeat = min(heartbeat, stale_after / 4)  # a live holder never looks stale
   record = _holder_record(what)
   waited, last_report, holder, took_over = 0.0, None, None, False
   try:
@@ -246,12 +299,17 @@ def lease(path: str, what: str, wait: bool = True, log: Callable[[str], None] = 
   if waited and not took_over:
     log(f'{what}: {describe(holder)} is done after {waited:.0f} s of waiting; going on')
   stop = threading.Event()
-  beat = threading.Thread(target=_heartbeat, args=(path, record['token'], stop, heartbeat), daemon=True)
+  beat = threading.Thread(target=_heartbeat, args=(path, record, stop, heartbeat), daemon=True)
   beat.start()
+  key = os.path.abspath(path)
+  with _HELD_LOCK:
+    _HELD[key] = (os.path.dirname(key), record)
   try:
     yield record
   finally:
     stop.set()
+    with _HELD_LOCK:
+      _HELD.pop(key, None)
     if (read_holder(path) or {}).get('token') == record['token']:
       with contextlib.suppress(FileNotFoundError):
         os.remove(path)

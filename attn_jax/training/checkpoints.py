@@ -35,7 +35,7 @@ from typing import Any, Optional
 import jax
 import orbax.checkpoint as ocp
 
-from attn_jax.core import atomic_io, digests
+from attn_jax.core import atomic_io, digests, leases
 from attn_jax.core.errors import CheckpointError, StorageError
 from attn_jax.training import orbax_noise
 
@@ -158,6 +158,7 @@ class CheckpointStore:
 
   def _save(self, kind: str, step: int, args: ocp.args.Composite):
     target = self.step_dir(kind, step)
+    leases.verify(target)  # a holder paused past a takeover writes no checkpoint beside the new one
     with orbax_noise.without_event_loop_tracebacks():
       self._save_quietly(kind, step, target, args)
     self._verified.add(target)

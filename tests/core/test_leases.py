@@ -272,3 +272,56 @@ def test_reports_never_wait_and_say_what_is_still_being_computed(tmp_path):
   assert lines == [f'note: still being computed, not shown: stage loo (w) (host {socket.gethostname()}, '
                    f'pid {os.getpid()}, since {lines[0].split("since ")[1]}']
   assert cli.still_computing([str(tmp_path / 'w')]) == []
+
+
+def test_a_holder_that_lost_its_lease_writes_nothing_more_in_its_folder(tmp_path):
+  from attn_jax.core import atomic_io  # pylint: disable=g-import-not-at-top
+  path = tmp_path / 'w' / 'training.lease'
+  with leases.lease(str(path), 'training of w', log=lambda _: None) as record:
+    atomic_io.write_json(str(tmp_path / 'w' / 'a.json'), {'k': 1})
+    other = {**record, 'pid': record['pid'] + 1, 'token': 'someone-else', 'host': 'other-host'}
+    path.write_text(json.dumps(other))  # what a takeover leaves
+    with pytest.raises(leases.LeaseLost, match=r"this run's lease on .*w \(training of w\) was taken over by "
+                                               r'host other-host, pid \d+'):
+      atomic_io.write_json(str(tmp_path / 'w' / 'sub' / 'b.json'), {'k': 2})
+    assert not (tmp_path / 'w' / 'sub' / 'b.json').exists()
+    atomic_io.write_json(str(tmp_path / 'elsewhere.json'), {'k': 3})  # outside the folder: not fenced
+  assert json.loads(path.read_text())['token'] == 'someone-else'  # the new holder's lease is left alone
+  atomic_io.write_json(str(tmp_path / 'w' / 'c.json'), {'k': 4})  # no lease held any more
+
+
+def test_a_paused_holder_taken_over_stops_at_its_next_write(tmp_path):
+  """SIGSTOP a holder past the takeover, take the lease, SIGCONT it: it writes
+  nothing more and says why in one line; one writer at a time."""
+  path, folder = str(tmp_path / 'w' / 'run.lease'), tmp_path / 'w'
+  code = textwrap.dedent(f'''
+      import os, sys, time
+      from attn_jax.core import atomic_io, errors, leases
+      try:
+        with leases.lease({path!r}, 'a test', log=lambda _: None):
+          for i in range(400):
+            atomic_io.write_json(os.path.join({str(folder)!r}, 'holder.json'), {{'i': i, 't': time.time()}})
+            print('wrote', i, flush=True)
+            time.sleep(0.05)
+      except errors.AttnJaxError as e:
+        print('error:', e, flush=True)
+        sys.exit(3)
+  ''')
+  env = {**os.environ, 'ATTN_JAX_LEASE_STALE_AFTER': '2'}
+  proc = subprocess.Popen([sys.executable, '-c', code], cwd=ROOT, stdout=subprocess.PIPE, text=True, env=env)
+  assert proc.stdout.readline().startswith('wrote 0')
+  os.kill(proc.pid, 19)  # SIGSTOP: no heartbeat from now on
+  time.sleep(3)
+  try:
+    with leases.lease(path, 'the new holder', log=lambda _: None, stale_after=2.0):
+      taken = time.time()
+      os.kill(proc.pid, 18)  # SIGCONT while the new holder holds the lease
+      out, _ = proc.communicate(timeout=60)
+      last = json.loads((folder / 'holder.json').read_text())
+  finally:
+    if proc.poll() is None:
+      proc.kill()
+  assert proc.returncode == 3
+  assert "error: this run's lease on" in out and f'was taken over by host {socket.gethostname()}, pid {os.getpid()}' in out
+  assert 'nothing more is written by this process' in out
+  assert last['t'] < taken  # nothing written by the paused holder after the takeover
