@@ -36,7 +36,7 @@ import ml_collections
 import numpy as np
 import tqdm
 
-from attn_jax.core import atomic_io, estimates
+from attn_jax.core import atomic_io, estimates, leases
 from attn_jax.core.registry import DATASETS
 from attn_jax.data import builders, sources
 from attn_jax.data.datasets.base import corpus_sources
@@ -139,10 +139,20 @@ def ensure_vectors(cfg: ml_collections.ConfigDict, vocab: Vocabulary,
   """
   path = vectors_path(cfg, vocab)
   info = describe(path)
-  if info is not None:
-    check_against_record(cfg.data.dataset, info, log)
-    return path
-  os.makedirs(os.path.dirname(path), exist_ok=True)
+  if info is None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    # One build per vectors file: a second run that needs the same vectors
+    # waits for the first (naming it) and reads its file.
+    with leases.guarded(path[:-len('.vec')] + leases.SUFFIX, f'vectors {os.path.basename(path)}', cfg, log):
+      info = describe(path)
+      if info is None:
+        info = _build(cfg, vocab, path, log)
+  check_against_record(cfg.data.dataset, info, log)
+  return path
+
+
+def _build(cfg: ml_collections.ConfigDict, vocab: Vocabulary, path: str, log: Callable[[str], None]) -> dict:
+  """Trains the vectors of `cfg` for `vocab` and writes `path` and its record; returns the record."""
   r = recipe(cfg)
   threads = r.get('workers', 1)
   log(f'building in-domain word vectors for {cfg.data.dataset} from {", ".join(r["corpora"])} '
@@ -179,8 +189,7 @@ def ensure_vectors(cfg: ml_collections.ConfigDict, vocab: Vocabulary,
   atomic_io.write_json(path[:-len('.vec')] + '.json', info)
   log(f'vectors for {len(words)} of {len(vocab) - 4} vocabulary words '
       f'({info["coverage"]:.1%}) in {info["seconds"]:.0f} s')
-  check_against_record(cfg.data.dataset, info, log)
-  return path
+  return info
 
 
 def _threads(count: int) -> str:

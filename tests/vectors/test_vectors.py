@@ -351,3 +351,35 @@ def test_the_vectors_command_builds_all_three_datasets_with_the_threads_asked(mo
   with pytest.raises(SystemExit):  # a count below one is the config's error, named
     command.main(['sst', '--workers=0'])
   assert 'vectors.workers=0' in capsys.readouterr().err
+
+
+def test_two_runs_that_need_the_same_vectors_build_them_once(tmp_path, monkeypatch):
+  """The second waits for the first's build (naming it) and reads its file."""
+  import threading  # pylint: disable=g-import-not-at-top
+  path = str(tmp_path / 'vectors' / 'sst_0123456789abcdef.vec')
+  monkeypatch.setattr(build, 'vectors_path', lambda cfg, vocab: path)
+  monkeypatch.setattr(build, 'check_against_record', lambda *args: None)
+  builds = []
+
+  def slow_build(cfg, vocab, target, log):
+    builds.append(target)
+    started.set()
+    import time  # pylint: disable=g-import-not-at-top
+    time.sleep(1.5)
+    from attn_jax.core import atomic_io  # pylint: disable=g-import-not-at-top
+    atomic_io.write_bytes(target, b'1 2\nw 0.5 0.5\n')
+    info = {'sha256': atomic_io.sha256_file(target)}
+    atomic_io.write_json(target[:-len('.vec')] + '.json', info)
+    return info
+
+  monkeypatch.setattr(build, '_build', slow_build)
+  started, logs, results = threading.Event(), [], []
+  cfg = config_lib.default_config('sst', 'bilstm')
+  first = threading.Thread(target=lambda: results.append(build.ensure_vectors(cfg, None, log=lambda _: None)))
+  first.start()
+  assert started.wait(30)
+  results.append(build.ensure_vectors(cfg, None, log=logs.append))  # while the first builds
+  first.join()
+  assert builds == [path] and results == [path, path]
+  assert any('waiting for' in line and 'vectors sst_0123456789abcdef.vec' in line for line in logs)
+  assert not os.path.exists(path[:-len('.vec')] + '.lease')
