@@ -92,11 +92,17 @@ def _parse_flags(argv):
   if spec and not os.path.isfile(spec.partition(':')[0]):
     _fail(f'config file {spec.partition(":")[0]!r} not found; the configs are in configs/ '
           '(e.g. --config=configs/sst_bilstm.py; python run.py --help lists them)')
+  logging.set_verbosity(logging.ERROR)  # config_flags warns of a None config in two more lines
   try:
-    return flags.FLAGS(argv)
+    parsed = flags.FLAGS(argv)
   except AttnJaxError as e:  # raised by get_config, e.g. an unknown variant
     _fail(e)
+  except SyntaxError as e:  # the config file does not parse
+    _fail(f'config file {e.filename}, line {e.lineno}: {e.msg}; fix the file (configs/ has working ones)')
   except flags.Error as e:  # e.g. --config.train.epochs=abc: one line, not absl's "FATAL" two
+    if spec and 'must have a value other than None' in str(e):  # get_config() returned nothing
+      _fail(f'config file {spec.partition(":")[0]!r}: get_config() returned None; it must return the '
+            'ml_collections.ConfigDict of the run (configs/ has working ones)')
     _fail(f'{e}; `python run.py --help` lists the config keys with their values')
   except (KeyError, AttributeError):
     overrides = [a[len('--config.'):].split('=', 1)[0] for a in argv if a.startswith('--config.')]
@@ -104,6 +110,7 @@ def _parse_flags(argv):
     if not message:
       raise
     _fail(message)
+  return parsed
 
 
 def papers_run(cfg) -> set[str]:

@@ -84,6 +84,9 @@ def run(cfg: ml_collections.ConfigDict, workdir: str, log: Callable[[str], None]
       analysed first).
   """
   check(cfg, workdir)
+  atomic_io.require_folder(workdir, 'the workdir', 'give a folder (new, or one a run wrote) with --workdir')
+  if output_dir:
+    atomic_io.require_folder(output_dir, '--output_dir', 'give a folder (new, or one this run wrote)')
   compilation.enable_cache(cfg.compilation_cache)
   members = model_axis.members(cfg, workdir)
   model_axis.check_shared(members)

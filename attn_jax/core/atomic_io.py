@@ -32,8 +32,8 @@ def storage_error(path: str, error: OSError) -> StorageError:
   why = _STORAGE_ERRNOS.get(error.errno, error.strerror or str(error))
   return StorageError(
       f'cannot write {path}: {why} ({type(error).__name__} errno {error.errno}). Nothing was '
-      'half-written; free space, fix the permissions or choose another directory (--workdir, '
-      '--output_dir), then rerun: only what is missing is computed.')
+      'half-written; free space, fix the permissions or choose another directory (run.py: --workdir, '
+      '--output_dir; report: --out, --save), then rerun: only what is missing is computed.')
 
 
 def is_storage_error(error: BaseException) -> bool:
@@ -73,6 +73,13 @@ def atomic_write(path: str, write: Callable[[IO], None], mode: str = 'w') -> boo
   write(buffer)
   data = buffer.getvalue()
   return write_bytes(path, data if isinstance(data, bytes) else data.encode('utf-8'))
+
+
+def require_folder(path: str, what: str, fix: str) -> None:
+  """Raises StorageError in one line when `path` exists and is not a folder
+  (a file where a folder belongs), before any work is done there."""
+  if os.path.exists(path) and not os.path.isdir(path):
+    raise StorageError(f'{what} {path} is a file, not a folder: {fix}')
 
 
 # Called with the path before each write commits (`os.replace`); one raises

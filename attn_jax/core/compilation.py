@@ -18,6 +18,8 @@ import threading
 import jax
 from jax import monitoring
 
+from attn_jax.core.errors import StorageError
+
 ENV = 'ATTN_JAX_COMPILATION_CACHE'
 # JAX's event names (jax/_src/dispatch.py); a rename in JAX only makes
 # `seconds()` read 0, never breaks a run.
@@ -64,6 +66,9 @@ def enable_cache(directory: str | None) -> str | None:
     jax.config.update('jax_compilation_cache_dir', None)
     return None
   directory = os.path.abspath(os.path.expanduser(directory or default_directory()))
+  if os.path.exists(directory) and not os.path.isdir(directory):
+    raise StorageError(f'the compilation cache {directory} is a file, not a folder: give a folder with '
+                       f"--config.compilation_cache or ${ENV} (or '' to run without the cache)")
   try:
     os.makedirs(directory, exist_ok=True)
   except OSError:  # a read-only home: run without the cache rather than fail

@@ -32,6 +32,11 @@ class StorageError(AttnJaxError):
   """A file cannot be written: the disk is full, the path read-only or not permitted."""
 
 
+class NothingToReport(AttnJaxError):
+  """A report command was pointed at something that holds nothing it reads:
+  a missing path, a folder where a file belongs, a run without the results."""
+
+
 class IntegrityError(AttnJaxError):
   """A file on disk is not what was recorded when it was written (sha256 differs)."""
 

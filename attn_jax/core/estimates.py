@@ -26,7 +26,9 @@ RATES_ENV_VAR = 'ATTN_JAX_RATES'
 
 
 def duration(seconds: float) -> str:
-  """'42 s', '12 min' or '1.5 h'."""
+  """'42 s', '12 min', '1.5 h' or '> 1000 h'."""
+  if not seconds < 3.6e6:  # also inf and NaN
+    return '> 1000 h'
   if seconds < 90:
     return f'{seconds:.0f} s'
   if seconds < 5400:
@@ -109,6 +111,9 @@ def rates_path() -> str:
       os.path.expanduser('~'), '.cache', 'attn_jax', 'rates.json')
 
 
+MIN_RATE = 1e-6  # per second: slower than this is not a rate anything here measured
+
+
 class MeasuredRates:
   """Rates measured by earlier runs, by this machine (`machine()`) and by
   what was measured (a string key, e.g. the vectors recipe and threads):
@@ -123,14 +128,21 @@ class MeasuredRates:
     found = atomic_io.read_json_object(self.path)
     return found if isinstance(found, dict) else {}
 
+  def _machine(self, rates: dict) -> dict:
+    """This machine's entries; anything else there (a list, a string) is none."""
+    entries = rates.get(machine())
+    return entries if isinstance(entries, dict) else {}
+
   def get(self, key: str) -> Optional[float]:
-    entry = self._all().get(machine(), {}).get(key)
+    entry = self._machine(self._all()).get(key)
     rate = entry.get('rate') if isinstance(entry, dict) else None
-    return float(rate) if isinstance(rate, (int, float)) and rate > 0 else None
+    # A rate that would give an absurd estimate (1e-300 steps/s) is garbage too.
+    return float(rate) if isinstance(rate, (int, float)) and not isinstance(rate, bool) and rate > MIN_RATE else None
 
   def put(self, key: str, rate: float, unit: str) -> None:
     rates = self._all()
-    rates.setdefault(machine(), {})[key] = {
+    rates[machine()] = self._machine(rates)
+    rates[machine()][key] = {
         'rate': round(rate, 3), 'unit': unit,
         'measured': datetime.datetime.now().isoformat(timespec='seconds')}
     try:

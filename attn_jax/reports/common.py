@@ -26,6 +26,23 @@ DROPPED_ON_COPY = ('sha256', SELF_HASH)  # file hashes: a copy is a record, not 
 
 # ----------------------------------------------------------------- tables
 
+
+def read_saved(path: str, what: str, fix: str) -> dict:
+  """The JSON object a report command was given, or `NothingToReport` in one
+  line: `what` the file should be, why this one is not (missing, a folder,
+  not JSON, not an object) and `fix`."""
+  if os.path.isdir(path):
+    why = 'is a folder'
+  elif not os.path.exists(path):
+    why = 'does not exist'
+  else:
+    value = atomic_io.read_json_object(path)
+    if value is not None:
+      return value
+    why = 'is not a JSON object (damaged or another file)'
+  raise errors.NothingToReport(f'{path} {why}: give {what}; {fix}')
+
+
 def markdown(rows: list[list[str]]) -> str:
   lines = ['| ' + ' | '.join(rows[0]) + ' |', '|' + '---|' * len(rows[0])]
   lines += ['| ' + ' | '.join(row) + ' |' for row in rows[1:]]

@@ -28,8 +28,8 @@ from attn_jax.core import atomic_io, registry
 from attn_jax.core.errors import ConfigError
 from attn_jax.papers import published
 from attn_jax.reports import render
-from attn_jax.reports.common import (RunFolder, check_any_marker, load_run, load_stage_results, markdown, plain, root_of,
-                                     save_run_files, data_source_cell, write_blocks)
+from attn_jax.reports.common import (RunFolder, check_any_marker, load_run, load_stage_results, markdown, plain, read_saved,
+                                     root_of, save_run_files, data_source_cell, write_blocks)
 from attn_jax.reports.registry import COMMANDS, SECTIONS, STAGE_ROWS, Command, PaperSections, StageRows
 from attn_jax.stages import store
 from attn_jax.training.metrics import classification_metrics
@@ -305,7 +305,8 @@ def _data(parser, args, argv) -> None:
   del parser, argv
   here = root_of(args.readme)
   if args.runs:
-    measured, path = atomic_io.read_json(args.runs[0]), args.runs[0]
+    measured, path = read_saved(args.runs[0], 'the data_splits.json that `report data --save DIR` wrote',
+                                'or no path, to measure the splits'), args.runs[0]
   else:
     measured, path = measure_splits(), None
   print(plain(data_rows(measured)))

@@ -203,6 +203,8 @@ def gather(paths: Sequence[str], texts: Sequence[str] = (), command: str = '') -
 def write(paths: Sequence[str], out: str, texts: Sequence[str] = (), command: str = '') -> dict:
   """Writes `<out>/index.html` and `<out>/REPORT.md` (figures in `<out>/figures/`);
   returns {'html': path, 'markdown': path}."""
+  atomic_io.require_folder(out, '--out', 'the report is a folder (index.html, REPORT.md, figures/): name a new '
+                          'one or a report folder written before')
   sections = gather(paths, texts, command)
   os.makedirs(out, exist_ok=True)
   return {'html': render.write_html(TITLE, sections, out), 'markdown': render.write_markdown(TITLE, sections, out)}

@@ -15,7 +15,7 @@ import os
 from attn_jax.core import atomic_io
 from attn_jax.core.registry import DATASETS
 from attn_jax.data import builders, serrano_smith
-from attn_jax.reports.common import plain, root_of, with_notes, write_blocks
+from attn_jax.reports.common import plain, read_saved, root_of, with_notes, write_blocks
 from attn_jax.reports.registry import COMMANDS, Command
 
 # S&S Table 1: words (s.d.), sentences (s.d.), train + dev, test, classes.
@@ -58,7 +58,9 @@ def _command(parser, args, argv) -> None:
     parser.error('ss-data takes one folder of saved statistics (or none: measure)')
   folder = args.runs[0] if args.runs else args.save
   if args.runs:
-    stats = atomic_io.read_json(os.path.join(folder, 'statistics.json'))
+    stats = read_saved(os.path.join(folder, 'statistics.json'),
+                       'a folder holding the statistics.json that `report ss-data --save DIR` wrote',
+                       'or no folder, to measure S&S\'s data')
   else:
     stats = measure()
     if folder:

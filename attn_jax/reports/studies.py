@@ -21,7 +21,7 @@ from those saved files (so the documents show what is committed).
 import os
 import shutil
 
-from attn_jax.core import atomic_io
+from attn_jax.core import atomic_io, errors
 from attn_jax.core.registry import STAGES
 from attn_jax.papers import published
 from attn_jax.analysis import statistics
@@ -478,4 +478,8 @@ def write(study, root: str, save_to: str | None = None, readme=None,
   (`reference_table`), read from `reference`, by default `jw_reference`
   beside the folder the table is read from (`save_to`'s, else `root`'s:
   results/jw_reference for results/jw_grid)."""
+  if not os.path.isdir(root):
+    raise errors.NothingToReport(
+        f'{root} is not a folder: give the root a `python -m attn_jax.studies run {study.name}` wrote '
+        f'(--root, default workdirs/{study.name}) or the results it saved (e.g. results/{study.name})')
   return STUDY_TABLES[study.kind].write(study, root, save_to, readme, reference)

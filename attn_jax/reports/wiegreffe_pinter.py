@@ -326,6 +326,12 @@ def write(paths: list[str], save_to=None, readme=None) -> dict:
   if readme:
     check_markers(readme, BLOCKS)
   runs = [load(p) for p in paths]
+  empty = [p for p, (_, _, summaries) in zip(paths, runs) if not summaries]
+  if empty:
+    raise errors.NothingToReport(
+        f'{empty[0]} holds no W&P experiment results (still training, killed before them, or run without '
+        '--config.experiments=' + ','.join(e.name for e in EXPERIMENTS.of_paper('wp'))
+        + '): rerun it with them, or give a run that has them')
   if save_to:
     paths = [save(p, name, summaries, save_to) for p, (name, _, summaries) in zip(paths, runs)]
     runs = [load(p) for p in paths]

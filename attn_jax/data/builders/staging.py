@@ -92,6 +92,8 @@ def prepare_staged(dataset: str, root: str, version_dir: str,
   Raises:
     StorageError: the disk is full or `root` is not writable.
   """
+  atomic_io.require_folder(root, 'the tfds data dir', 'point --config.data.tfds_data_dir or $TFDS_DATA_DIR at '
+                          'a folder (it is created if missing)')
   with contextlib.ExitStack() as stack:
     try:
       os.makedirs(root, exist_ok=True)

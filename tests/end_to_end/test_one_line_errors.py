@@ -1,0 +1,91 @@
+"""Odd input ends in one line naming the problem and the fix, with a non-zero
+exit status, never a traceback (the cases a fault probe found, issue 53)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from attn_jax.core import atomic_io, compilation, estimates
+from attn_jax.core.errors import StorageError
+from attn_jax.data.builders import staging
+from attn_jax.reports import cli as report_cli
+from attn_jax.studies import __main__ as studies_cli
+import helpers
+
+
+def one_line_exit(capsys, main, argv) -> str:
+  """Runs a command's main, expects a non-zero exit with one 'error:' line."""
+  with pytest.raises(SystemExit) as raised:
+    main(argv)
+  assert raised.value.code not in (0, None)
+  err = capsys.readouterr().err.strip()
+  assert err.startswith('error: ') and '\n' not in err and 'Traceback' not in err, err
+  return err
+
+
+def test_report_data_on_a_missing_file_or_a_folder(capsys, tmp_path):
+  assert 'does not exist: give the data_splits.json' in one_line_exit(
+      capsys, report_cli.main, ['data', str(tmp_path / 'missing.json')])
+  assert 'is a folder: give the data_splits.json' in one_line_exit(capsys, report_cli.main, ['data', str(tmp_path)])
+  (tmp_path / 'list.json').write_text('[1, 2]')
+  assert 'is not a JSON object' in one_line_exit(capsys, report_cli.main, ['data', str(tmp_path / 'list.json')])
+
+
+def test_report_ss_data_on_a_folder_without_statistics(capsys, tmp_path):
+  assert "statistics.json does not exist: give a folder holding the statistics.json" in one_line_exit(
+      capsys, report_cli.main, ['ss-data', str(tmp_path)])
+
+
+def test_a_study_report_on_a_root_that_is_not_there(capsys, tmp_path):
+  assert 'is not a folder: give the root a `python -m attn_jax.studies run jw_grid` wrote' in one_line_exit(
+      capsys, studies_cli.main, ['report', 'jw_grid', f'--root={tmp_path / "typo"}'])
+
+
+def test_report_wp_on_a_run_without_its_experiments(capsys, smoke_trained):
+  assert 'holds no W&P experiment results' in one_line_exit(capsys, report_cli.main, ['wp', str(smoke_trained)])
+
+
+def test_report_reproduce_out_that_is_a_file(capsys, smoke_trained, tmp_path):
+  (tmp_path / 'report').write_text('x')
+  assert '--out' in one_line_exit(capsys, report_cli.main,
+                                  ['reproduce', str(smoke_trained), '--out', str(tmp_path / 'report')])
+
+
+def test_a_file_where_a_folder_belongs(tmp_path, monkeypatch):
+  (tmp_path / 'file').write_text('x')
+  with pytest.raises(StorageError, match='the workdir .* is a file, not a folder'):
+    atomic_io.require_folder(str(tmp_path / 'file'), 'the workdir', 'give a folder')
+  with pytest.raises(StorageError, match='the compilation cache .* is a file, not a folder'):
+    compilation.enable_cache(str(tmp_path / 'file'))
+  with pytest.raises(StorageError, match='the tfds data dir .* is a file, not a folder'):
+    staging.prepare_staged('sst', str(tmp_path / 'file'), str(tmp_path / 'file' / 'v'), lambda root: root)
+  assert 'choose another directory (run.py: --workdir, --output_dir; report: --out, --save)' in str(
+      atomic_io.storage_error(str(tmp_path / 'x'), OSError(28, 'No space left on device')))
+
+
+@pytest.mark.parametrize('rates', [{'MACHINE': ['a list']}, {'MACHINE': 'a string'}, ['a list'],
+                                   {'MACHINE': {'key': {'rate': 1e-300}}}])
+def test_a_damaged_rates_file_is_no_rates(tmp_path, rates):
+  path = tmp_path / 'rates.json'
+  path.write_text(json.dumps(rates).replace('MACHINE', estimates.machine()))
+  measured = estimates.MeasuredRates(str(path))
+  assert measured.get('key') is None
+  measured.put('key', 2.0, 'steps/s')
+  assert measured.get('key') == 2.0
+  assert estimates.duration(1e300) == '> 1000 h' and estimates.duration(float('inf')) == '> 1000 h'
+
+
+@pytest.mark.parametrize('text,says', [
+    ('def get_config(:\n  pass\n', 'line 1: invalid syntax; fix the file'),
+    ('def get_config():\n  return None\n', 'get_config() returned None; it must return the'),
+])
+def test_a_config_file_that_does_not_parse_or_returns_nothing(tmp_path, text, says):
+  (tmp_path / 'config.py').write_text(text)
+  result = subprocess.run([sys.executable, 'run.py', f'--config={tmp_path / "config.py"}'], capture_output=True,
+                          text=True, cwd=helpers.ROOT, check=False)
+  assert result.returncode != 0 and result.stderr.strip().splitlines() == [result.stderr.strip()]
+  assert says in result.stderr and 'Traceback' not in result.stderr
+  assert os.path.basename(str(tmp_path / 'config.py')) in result.stderr
