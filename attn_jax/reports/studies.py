@@ -478,7 +478,7 @@ def write(study, root: str, save_to: str | None = None, readme=None,
   (`reference_table`), read from `reference`, by default `jw_reference`
   beside the folder the table is read from (`save_to`'s, else `root`'s:
   results/jw_reference for results/jw_grid)."""
-  if not os.path.isdir(root):
+  if not os.path.isdir(root) and not (save_to and os.path.isdir(save_to)):  # saved arms stand in for gone workdirs
     raise errors.NothingToReport(
         f'{root} is not a folder: give the root a `python -m attn_jax.studies run {study.name}` wrote '
         f'(--root, default workdirs/{study.name}) or the results it saved (e.g. results/{study.name})')

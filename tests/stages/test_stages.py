@@ -42,7 +42,7 @@ def stage_files(workdir, name):
 def test_every_stage_writes_results_summary_and_figures(trained):
   workdir, cfg, _ = trained
   figures = {'kendall': 1, 'permutation': 1, 'adversarial': 1, 'erasure': 2, 'importance': 1,
-             'state_importance': 1}
+             'state_importance': 1, 'evidence': 1}
   for name in config_lib.ANALYSES:
     files = stage_files(workdir, name)
     assert 'results.npz' in files and 'summary.json' in files and 'partial.npz' not in files
@@ -89,7 +89,7 @@ def test_recomputing_a_stage_recomputes_the_stages_that_use_it(trained, tmp_path
   logs = []
   helpers.run(helpers.synthetic_config(top__analyses=','.join(config_lib.ANALYSES)), workdir, logs)
   recomputed = [line.split(':')[0] for line in logs if 'documents in' in line]
-  assert recomputed == ['loo', 'kendall', 'importance']
+  assert recomputed == ['loo', 'kendall', 'importance', 'evidence']
 
 
 def test_random_draws_do_not_depend_on_batching(trained):
