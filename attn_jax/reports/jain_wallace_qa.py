@@ -19,14 +19,12 @@ from attn_jax.papers import published
 from attn_jax.reports import jain_wallace_reference, known_evidence
 from attn_jax.reports.common import markdown, plain, root_of, write_blocks
 from attn_jax.reports.registry import STUDY_TABLES, StudyTable
-from attn_jax.reports.studies import analysed_cell, interval_kinds, saved, totals, wall_seconds
+from attn_jax.reports.studies import (REFERENCE_COLUMNS, analysed_cell, interval_kinds, published_values, saved,
+                                     totals, wall_seconds)
 from attn_jax.reports.study_results import cell, collect_arm
 
 PAIRS = ('attention_gradient', 'attention_loo', 'gradient_loo')
-COMPARED = (('accuracy', 'accuracy', statistics.MARGINS['accuracy']),
-            ('tau_attention_gradient', 'τ(α, grad)', statistics.MARGINS['tau']),
-            ('tau_attention_loo', 'τ(α, LOO)', statistics.MARGINS['tau']),
-            ('tau_gradient_loo', 'τ(grad, LOO)', statistics.MARGINS['tau']))
+COMPARED = REFERENCE_COLUMNS  # (statistic, label): accuracy and the three τ; margins by statistic
 
 
 def paper_of(arm) -> dict:
@@ -66,32 +64,21 @@ def grid_rows(study, root: str) -> list[list[str]]:
 def inside_counts(study, root: str) -> list[str]:
   """Per statistic: how many published values lie inside our intervals (a
   description, not a test of sameness: one published run has no spread)."""
+  arms = [(collect_arm(os.path.join(root, study.folder_name(arm)))['ci'], published_values(arm))
+          for arm in study.arms]
   lines = []
-  for stat, label, _ in COMPARED:
-    inside = total = 0
-    for arm in study.arms:
-      ci = collect_arm(os.path.join(root, study.folder_name(arm)))['ci'][stat]
-      value = jain_wallace_reference_value(arm, stat)
-      verdict = statistics.contains(ci, value)
-      if verdict is not None:
-        total, inside = total + 1, inside + bool(verdict)
-    if total:
-      lines.append(f'{label}: J&W\'s published value inside our 95 % interval on {inside} of {total} rows '
-                   '(their one run has no interval: no equivalence can be tested against it)')
+  for stat, label in COMPARED:
+    verdicts = [statistics.contains(ci[stat], paper.get(stat)) for ci, paper in arms]
+    verdicts = [v for v in verdicts if v is not None]
+    if verdicts:
+      lines.append(f'{label}: J&W\'s published value inside our 95 % interval on {sum(verdicts)} of '
+                   f'{len(verdicts)} rows (their one run has no interval: no equivalence can be tested against it)')
   return lines
-
-
-def jain_wallace_reference_value(arm, stat: str):
-  paper = paper_of(arm)
-  if stat == 'accuracy':
-    return paper.get('test', {}).get('accuracy')
-  value = paper.get('tau', {}).get(stat[len('tau_'):])
-  return value[0] if value else None
 
 
 def reference_rows(study, root: str, reference: str) -> list[list[str]]:
   rows = [['configuration', 'seeds (ours / J&W code)',
-           *[f'{label}: {side}' for _, label, _ in COMPARED for side in ('attn-jax', 'J&W code', 'TOST')]]]
+           *[f'{label}: {side}' for _, label in COMPARED for side in ('attn-jax', 'J&W code', 'TOST')]]]
   for arm in study.arms:
     theirs_dir = os.path.join(reference, study.folder_name(arm))
     theirs = jain_wallace_reference.read_arm(theirs_dir)
@@ -99,7 +86,7 @@ def reference_rows(study, root: str, reference: str) -> list[list[str]]:
       continue
     ours = collect_arm(os.path.join(root, study.folder_name(arm)))
     cells = []
-    for stat, _, _ in COMPARED:
+    for stat, _ in COMPARED:
       test = jain_wallace_reference.equivalence(ours['values'][stat], theirs['values'][stat], stat)
       cells += [cell(ours['ci'][stat]), cell(theirs['ci'][stat]), jain_wallace_reference.verdict(test)]
     rows.append([arm.name, f'{ours["ci"]["accuracy"]["n"]} / {len(theirs["seeds"])}', *cells])

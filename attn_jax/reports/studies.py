@@ -208,8 +208,10 @@ REFERENCE_COLUMNS = (('accuracy', 'accuracy'), ('tau_attention_gradient', 'τ(α
 
 
 def published_values(arm) -> dict:
-  """J&W's published numbers of a study arm's configuration, {statistic: value}."""
-  paper = published.JAIN_WALLACE_GRID.get((arm.dataset, arm.encoder, arm.overrides.get('model.attention')), {})
+  """J&W's published numbers of a study arm's configuration (classification or
+  QA grid), {statistic: value}."""
+  paper = {**published.JAIN_WALLACE_GRID, **published.JAIN_WALLACE_QA_GRID}.get(
+      (arm.dataset, arm.encoder, arm.overrides.get('model.attention')), {})
   return {**paper.get('test', {}), **{f'tau_{p}': v[0] for p, v in paper.get('tau', {}).items() if v}}
 
 
