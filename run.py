@@ -84,14 +84,26 @@ def _fail(message):
   errors.exit_with(message, 2)
 
 
+def _text(path: str) -> str:
+  with open(path, encoding='utf-8', errors='replace') as f:
+    return f.read()
+
+
 def _parse_flags(argv):
   """absl's parser, with config-file problems reported in one line."""
   if '-h' in argv[1:]:  # absl knows only --help and -?
     argv = [a if a != '-h' else '--help' for a in argv]
   spec = _config_spec(argv)
-  if spec and not os.path.isfile(spec.partition(':')[0]):
-    _fail(f'config file {spec.partition(":")[0]!r} not found; the configs are in configs/ '
+  path = spec.partition(':')[0] if spec else None
+  if spec and not os.path.isfile(path):
+    _fail(f'config file {path!r} not found; the configs are in configs/ '
           '(e.g. --config=configs/sst_bilstm.py; python run.py --help lists them)')
+  if spec and not path.endswith('.py'):
+    _fail(f'config file {path!r} is not a Python file (.py): a config is a .py file defining get_config() '
+          '(configs/ has working ones)')
+  if spec and 'get_config' not in _text(path):
+    _fail(f'config file {path!r} defines no get_config(): a config is a .py file whose get_config() returns '
+          'the ml_collections.ConfigDict of the run (configs/ has working ones)')
   logging.set_verbosity(logging.ERROR)  # config_flags warns of a None config in two more lines
   try:
     parsed = flags.FLAGS(argv)
@@ -164,8 +176,8 @@ def run_pipeline(cfg, workdir: str, output_dir: str | None) -> None:
       raise
     _fail(atomic_io.storage_error(e.filename or output_dir or workdir, e))
   except KeyboardInterrupt:
-    print('\ninterrupted: what finished is kept; rerun the same command to resume from the '
-          'latest checkpoint', file=sys.stderr)
+    print('\ninterrupted: what finished is kept; rerun the same command to resume from the latest checkpoint',
+          file=sys.stderr)
     sys.exit(130)
   outs = pipeline.output_dirs(model_axis.members(cfg, workdir), workdir, output_dir)
   where = ', '.join(outs) if len(outs) <= 3 else f'{len(outs)} folders under {output_dir or workdir}'
@@ -189,14 +201,9 @@ def main(argv):
   try:
     run_pipeline(cfg, workdir, _OUTPUT_DIR.value)
   except SystemExit as e:
-    if e.code != 2:
+    if e.code not in (2, 130):  # a one-line error, Ctrl-C
       raise
-    # The one-line error is printed and every file is atomic; leave without
-    # the interpreter's shutdown, at which a failed save's pending
-    # tensorstore writes print tracebacks into orbax's closed event loop.
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(2)
+    errors.leave(e.code)
 
 
 if __name__ == '__main__':

@@ -39,7 +39,6 @@ note otherwise. The full run takes about 20-25 minutes on 2 CPU cores;
 
 import argparse
 import contextlib
-import dataclasses
 import fnmatch
 import json
 import os
@@ -56,13 +55,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(1, os.path.dirname(HERE))
 
+import fault_cases  # noqa: E402
+import fault_matrix  # noqa: E402
 import faults  # noqa: E402
+from faults import BASE, Case, SST_DATA, run_py  # noqa: E402  (shared with the case modules)
 
-CONFIG = 'configs/synthetic.py:smoke'
-BASE = ['--config=' + CONFIG, '--config.train.progress=False']
 SWEEP = ['--config.sweep=seed=0,1']
 SST = ['--config=configs/sst_bilstm.py:smoke', '--config.train.progress=False', '--config.analyses=']
-SST_DATA = '/work/shared/data/sst'
 DESCRIPTION = ('config.json', 'vocab.json', 'data.json', 'checksums.json', 'embeddings.json')
 GROUPS = {'workdir description': 'config, vocab, data, checksums .json',
           'training results': 'eval.json, metrics.jsonl, predictions, training.json, curves',
@@ -71,17 +70,6 @@ GROUPS = {'workdir description': 'config, vocab, data, checksums .json',
 RESTORE = 'import sys; import attn_jax; attn_jax.restore(sys.argv[1])'
 COLUMNS = ('tried', 'survived', 'clear error', 'traceback', 'different results', 'data lost',
            'unclear failure')
-
-
-def run_py(workdir, *extra) -> list:
-  return [sys.executable, os.path.join(faults.ROOT, 'run.py'), *BASE, f'--workdir={workdir}', *extra]
-
-
-@dataclasses.dataclass
-class Case:
-  kind: str  # the table row
-  name: str  # this attempt
-  do: Callable[['Suite'], dict]  # -> {'outcome', 'message', ...}
 
 
 class Suite:
@@ -802,7 +790,8 @@ def meeting_cases(quick: bool) -> list[Case]:
   if quick:
     return [meeting_case('training'), parallel_stages_case()]
   return [meeting_case(w) for w in ('training', 'a stage', 'an experiment', 'a study arm')] + [
-      killed_holder_case(), stale_lock_case(False), stale_lock_case(True), parallel_stages_case()]
+      killed_holder_case(), fault_cases.paused_holder_case(), stale_lock_case(False), stale_lock_case(True),
+      parallel_stages_case()]
 
 
 def all_cases(suite: Suite, quick: bool) -> list[Case]:
@@ -819,6 +808,9 @@ def all_cases(suite: Suite, quick: bool) -> list[Case]:
   cases += [data_case(h) for h in (('empty',) if quick else ('truncated mid-line', 'invalid UTF-8', 'empty'))]
   cases += meeting_cases(quick)
   cases += edge_cases(quick)
+  cases += [fault_cases.interrupt_case(e) for e in ((3,) if quick else (1, 12, 30))]
+  if not quick:
+    cases += fault_cases.odd_input_cases() + fault_matrix.matrix_cases()
   return cases
 
 
@@ -927,8 +919,17 @@ def run(args) -> None:
 # ---------------------------------------------------------------- report
 
 def json_of(path: str) -> dict:
-  with open(path) as f:
-    return json.load(f)
+  """A suite's record; one line when `path` is not one."""
+  try:
+    with open(path) as f:
+      record = json.load(f)
+  except (OSError, ValueError) as e:
+    sys.exit(f'error: cannot read {path} ({type(e).__name__}: {e.strerror if isinstance(e, OSError) else e}): '
+             'give the .json that `fault_injection.py run --out` wrote')
+  if not isinstance(record, dict) or 'faults' not in record:
+    sys.exit(f'error: {path} is not a fault-injection record (no "faults"): give the .json that '
+             '`fault_injection.py run --out` wrote')
+  return record
 
 
 def _short(text: str, n: int = 110) -> str:
@@ -968,15 +969,21 @@ def report_command(args) -> None:
   record = json_of(args.json)
   rows = table_rows(record)
   print(report.plain(rows))
+  if len(fault_matrix.table_rows(record)) > 1:
+    print('\n' + report.plain(fault_matrix.table_rows(record)))
   total = record.get('wall_seconds', 0) + record.get('earlier_wall_seconds', 0)
   print(f'\n{record["command"]}: {_minutes(total)} wall time in all')
   if args.readme:
     try:
       report.write_block(args.readme, 'fault-injection', report.markdown(rows),
                           f'python benchmarks/fault_injection.py report {args.json}', [args.json])
+      matrix = fault_matrix.table_rows(record)
+      if len(matrix) > 1:
+        report.write_block(args.readme, 'fault-matrix', report.markdown(matrix),
+                            f'python benchmarks/fault_injection.py report {args.json}', [args.json])
     except ValueError:  # str.index: a marker is missing
-      sys.exit(f'error: {args.readme} has no <!-- fault-injection:start --> / '
-               '<!-- fault-injection:end --> markers; add them where the table should go')
+      sys.exit(f'error: {args.readme} lacks the <!-- fault-injection:start/end --> or '
+               '<!-- fault-matrix:start/end --> markers; add them where the tables should go')
 
 
 def main(argv=None) -> None:

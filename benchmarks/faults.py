@@ -12,7 +12,9 @@ inside the process (what `kill -9` from outside cannot time exactly):
         [--kill-in STAGE:N] -- --config=... --workdir=...
 
 --save-every sets the analysis runner's partial-save interval (0: after every
-batch, so a kill leaves `partial.npz`); --nan-at makes the loss of that
+batch, so a kill leaves `partial.npz`); --log-writes FILE appends a line
+(time, path) to FILE for each commit that passed the lease fence (an atomic
+file write or a checkpoint), to show who wrote what when; --nan-at makes the loss of that
 training batch NaN (as tests/training/test_checkpoints.py does); --kill-in sends
 SIGKILL to the run itself when STAGE starts its (N+1)-th batch.
 """
@@ -28,7 +30,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Optional
+from typing import Callable, Optional
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRACEBACK = 'Traceback (most recent call last)'
@@ -39,8 +41,27 @@ VOLATILE = ('seconds', 'per_second', 'time', 'started', 'path', 'dir', 'file', '
 SKIPPED_DIRS = ('checkpoints',)  # compared through what they produce (eval, predictions)
 SKIPPED_FILES = ('partial.npz',)  # a stage's unfinished state, removed when it finishes
 
+# The run the suite's cases start from: a small synthetic model with every analysis.
+CONFIG = 'configs/synthetic.py:smoke'
+BASE = ['--config=' + CONFIG, '--config.train.progress=False']
+# The real SST files the data cases copy and damage ($ATTN_JAX_DATA/sst; skipped without).
+SST_DATA = os.path.join(os.environ.get('ATTN_JAX_DATA') or os.devnull, 'sst')
+
 OUTCOMES = ('survived', 'clear error', 'traceback', 'different results', 'data lost',
             'unclear failure')
+
+
+@dataclasses.dataclass
+class Case:
+  """One attempt of the suite: `do(suite)` -> {'outcome', 'message', ...}."""
+  kind: str  # the table row
+  name: str  # this attempt
+  do: Callable
+
+
+def run_py(workdir, *extra) -> list:
+  """The command of one run of the suite's small model in `workdir`."""
+  return [sys.executable, os.path.join(ROOT, 'run.py'), *BASE, f'--workdir={workdir}', *extra]
 
 
 # ---------------------------------------------------------------- fingerprints
@@ -316,9 +337,23 @@ def _kill_in(stage_name: str, after: int) -> None:
   stages.STAGES[stage_name] = dataclasses.replace(stage, compute=compute)
 
 
+def _log_writes(path: str) -> None:
+  from attn_jax.core import atomic_io, leases  # pylint: disable=g-import-not-at-top
+  fence = leases.verify
+
+  def logged(target: str) -> None:
+    fence(target)  # raises when the lease is lost: nothing is logged, nothing written
+    with open(path, 'a') as f:
+      f.write(json.dumps({'time': time.time(), 'pid': os.getpid(), 'path': target}) + '\n')
+
+  atomic_io.BEFORE_COMMIT[atomic_io.BEFORE_COMMIT.index(fence)] = logged
+  leases.verify = logged  # the checkpoints' own call
+
+
 def main(argv=None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
   parser.add_argument('--save-every', type=float, default=None)
+  parser.add_argument('--log-writes', default=None, help='FILE')
   parser.add_argument('--nan-at', default=None, help='EPOCH:BATCH')
   parser.add_argument('--kill-in', default=None, help='STAGE:N')
   parser.add_argument('run_args', nargs=argparse.REMAINDER)
@@ -327,6 +362,8 @@ def main(argv=None) -> None:
   if args.save_every is not None:
     from attn_jax.stages import runner  # pylint: disable=g-import-not-at-top
     runner.SAVE_EVERY_SECONDS = args.save_every
+  if args.log_writes:
+    _log_writes(args.log_writes)
   if args.nan_at:
     _poison_batches(*(int(x) for x in args.nan_at.split(':')))
   if args.kill_in:
@@ -338,11 +375,13 @@ def main(argv=None) -> None:
   runpy.run_path(sys.argv[0], run_name='__main__')
 
 
-def wrapped(run_args, save_every=None, nan_at=None, kill_in=None) -> list:
+def wrapped(run_args, save_every=None, nan_at=None, kill_in=None, log_writes=None) -> list:
   """The command running `run.py run_args` through this wrapper."""
   command = [sys.executable, os.path.join(ROOT, 'benchmarks', 'faults.py')]
   if save_every is not None:
     command += ['--save-every', str(save_every)]
+  if log_writes:
+    command += ['--log-writes', log_writes]
   if nan_at:
     command += ['--nan-at', nan_at]
   if kill_in:

@@ -55,6 +55,11 @@ def main() -> None:
   parser.add_argument('--jw-repo', required=True, help='a git checkout of successar/AttentionExplanation')
   args = parser.parse_args()
   repo = os.path.expanduser(args.jw_repo)
+  probe = subprocess.run(['git', '-C', repo, 'cat-file', '-e', 'HEAD:graph_outputs/evaluate'], capture_output=True,
+                         text=True, check=False)
+  if not os.path.isdir(repo) or probe.returncode != 0:
+    sys.exit(f'error: {repo} is not a git checkout of successar/AttentionExplanation (no graph_outputs/evaluate '
+             'at HEAD): clone it (git clone https://github.com/successar/AttentionExplanation) and pass that folder')
   found = []
   for name in ('JAIN_WALLACE_GRID', 'JAIN_WALLACE_QA_GRID'):
     grid = getattr(published, name)

@@ -147,11 +147,11 @@ def copy_checkout(tool: str, flag: str, repo: str | None, code: str, source) -> 
   """The patched copy of the user's checkout `repo` in `code/<package>`
   (`jw_patches.prepare`), or a clear exit naming what is wrong."""
   if not repo:
-    sys.exit(f'{tool}: give {flag}=PATH, a checkout of {source.name}')
+    sys.exit(f'error: give {flag}=PATH, a checkout of {source.name}')
   try:
     record = jw_patches.prepare(os.path.expanduser(repo), code, source)
   except jw_patches.PatchError as e:
-    sys.exit(f'{tool}: {e}')
+    sys.exit(f'error: {e}')
   print(f"{source.name}: {repo} (commit {record['jw_commit'] or 'unknown'}), "
         f'{len(record["changes"])} changes in {code}/{source.package}')
 
@@ -162,9 +162,9 @@ def load_plan(plan_file: str) -> list[dict]:
     with open(plan_file) as f:
       return json.load(f)
   except FileNotFoundError:
-    sys.exit(f'{plan_file} does not exist: write it first with --prepare-only (same --root)')
+    sys.exit(f'error: {plan_file} does not exist: write it first with --prepare-only (same --root)')
   except json.JSONDecodeError as e:
-    sys.exit(f'{plan_file} is not a plan ({e}): write it again with --prepare-only')
+    sys.exit(f'error: {plan_file} is not a plan ({e}): write it again with --prepare-only')
 
 
 def merge_plan(plan_file: str, jobs: list[dict], root_arg: str) -> None:
@@ -222,13 +222,13 @@ def main(argv=None) -> None:
                   jw_patches.JW_QA if args.study == 'jw_qa' else jw_patches.JW)
     jobs = plan_seeds(args, root, code)
     if not jobs:
-      sys.exit(f'jw_reference: no grid arm matches --only={args.only!r}')
+      sys.exit(f'error: no grid arm matches --only={args.only!r}')
     if args.prepare_only:
       merge_plan(plan_file, jobs, args.root)
       return
   failed = run_jobs(jobs, root, code, args.threads, args.parallel, args.save)
   if failed:
-    sys.exit(f'jw_reference: {len(failed)} seed(s) failed: {", ".join(failed)}')
+    sys.exit(f'error: {len(failed)} seed(s) failed: {", ".join(failed)}')
 
 
 if __name__ == '__main__':

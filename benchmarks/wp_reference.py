@@ -56,7 +56,7 @@ def main(argv=None) -> None:
 
   selections = [s.strip() for s in args.selection.split(',') if s.strip()]
   if not selections or set(selections) - {'test', 'dev'}:
-    sys.exit(f'wp_reference: --selection takes test and/or dev, not {args.selection!r}')
+    sys.exit(f'error: --selection takes test and/or dev, not {args.selection!r}')
   root = os.path.abspath(args.root)
   code = os.path.join(root, 'code')
   plan_file = os.path.join(root, 'plan.json')
@@ -70,7 +70,7 @@ def main(argv=None) -> None:
       return
   failed = jw_reference.run_jobs(jobs, root, code, args.threads, args.parallel, args.save)
   if failed:
-    sys.exit(f'wp_reference: {len(failed)} seed(s) failed: {", ".join(failed)}')
+    sys.exit(f'error: {len(failed)} seed(s) failed: {", ".join(failed)}')
 
 
 if __name__ == '__main__':

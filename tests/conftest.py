@@ -24,12 +24,21 @@ jax.config.update('jax_numpy_rank_promotion', 'raise')
 from attn_jax import config as config_lib  # noqa: E402  (after the JAX settings)
 
 REAL_DATA = os.environ.get('ATTN_JAX_DATA')
+# The quick suite (CI's, under 15 minutes on 2 cores) leaves out the tests
+# marked `heavy`: whole pipelines over minutes, each the end-to-end form of
+# checks the quick suite makes on a smaller scale. This variable runs them too.
+ALL_TESTS = 'ATTN_JAX_TEST_ALL'
 
-# The tests' compiled programs go to a cache of their own (shared with the
-# run.py processes they start), not the user's ~/.cache/attn_jax/jax.
+# The tests' compiled programs go to a cache of their own, not the user's
+# ~/.cache/attn_jax/jax: made by the first process (pytest's, before it starts
+# its workers), so the workers and the run.py processes they start share it,
+# and on from the start in each process: most of the suite's time is XLA
+# compiling the same small models' programs in many tests.
 if not os.environ.get('ATTN_JAX_COMPILATION_CACHE'):
   os.environ['ATTN_JAX_COMPILATION_CACHE'] = tempfile.mkdtemp(prefix='attn_jax_test_cache_')
   atexit.register(shutil.rmtree, os.environ['ATTN_JAX_COMPILATION_CACHE'], ignore_errors=True)
+from attn_jax.core import compilation  # noqa: E402
+compilation.enable_cache(os.environ['ATTN_JAX_COMPILATION_CACHE'])
 # Rates measured by the tests' tiny builds are not the user's (core.estimates).
 if not os.environ.get('ATTN_JAX_RATES'):
   _rates = tempfile.mkdtemp(prefix='attn_jax_test_rates_')
@@ -51,6 +60,11 @@ def pytest_collection_modifyitems(config, items):
   `--no-loadscope-reorder`), the last modules to start are then short ones,
   so neither worker waits long for the other at the end."""
   del config
+  if not os.environ.get(ALL_TESTS):
+    heavy = pytest.mark.skip(reason=f'heavy (minutes of end-to-end work): {ALL_TESTS}=1 runs the whole suite')
+    for item in items:
+      if item.get_closest_marker('heavy'):
+        item.add_marker(heavy)
   slow_files = {item.path for item in items
                 if 'end_to_end' in item.path.parts or item.get_closest_marker('slow')}
   items[:] = sorted(items, key=lambda item: item.path not in slow_files)  # stable: order kept within

@@ -76,10 +76,15 @@ def atomic_write(path: str, write: Callable[[IO], None], mode: str = 'w') -> boo
 
 
 def require_folder(path: str, what: str, fix: str) -> None:
-  """Raises StorageError in one line when `path` exists and is not a folder
-  (a file where a folder belongs), before any work is done there."""
-  if os.path.exists(path) and not os.path.isdir(path):
-    raise StorageError(f'{what} {path} is a file, not a folder: {fix}')
+  """Raises StorageError in one line when `path`, or the nearest of its
+  parents that exists, is not a folder (a file where a folder belongs),
+  before any work is done there."""
+  here = os.path.abspath(path)
+  while not os.path.exists(here) and os.path.dirname(here) != here:
+    here = os.path.dirname(here)
+  if os.path.exists(here) and not os.path.isdir(here):
+    where = path if here == os.path.abspath(path) else f'{path} (its parent {here})'
+    raise StorageError(f'{what} {where} is a file, not a folder: {fix}')
 
 
 # Called with the path before each write commits (`os.replace`); one raises

@@ -4,6 +4,7 @@ Each message names the problem and the fix; `run.py` prints them without a
 traceback. Anything else escaping the library is a bug.
 """
 
+import os
 import sys
 from typing import NoReturn
 
@@ -39,6 +40,22 @@ class NothingToReport(AttnJaxError):
 
 class IntegrityError(AttnJaxError):
   """A file on disk is not what was recorded when it was written (sha256 differs)."""
+
+
+def leave(code: int) -> NoReturn:
+  """Exits with `code` at once, once the last line is printed, skipping the
+  interpreter's shutdown: every file is atomic and the leases are released on
+  the way out, but an abandoned checkpoint save's pending tensorstore writes
+  print tracebacks into orbax's closed event loop at shutdown."""
+  sys.stdout.flush()
+  sys.stderr.flush()
+  os._exit(code)  # pylint: disable=protected-access
+
+
+def exit_interrupted(kept: str) -> NoReturn:
+  """Ends a command-line tool after Ctrl-C with one line: `interrupted: <kept>`."""
+  print(f'\ninterrupted: {kept}', file=sys.stderr)
+  leave(130)
 
 
 def exit_with(error, code: int = 2) -> NoReturn:

@@ -51,6 +51,8 @@ def main(argv=None):
     COMMANDS[args.table].run(p, args, argv)
   except errors.AttnJaxError as e:
     errors.exit_with(e, 1)
+  except KeyboardInterrupt:
+    errors.exit_interrupted('each file is written whole or not at all; rerun the same command')
   for line in still_computing(args.runs):
     print(line)
 

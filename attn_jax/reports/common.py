@@ -189,7 +189,8 @@ def publish(made: dict, table: str, paths: list[str], summaries: tuple, readme=N
 def no_results_reason(path: str) -> str:
   """Why run folder `path` has no eval.json, and what to do: one line."""
   if not os.path.isdir(path):
-    return f'{path} does not exist; pass a workdir made by run.py (or a folder saved with --save)'
+    what = 'is a file, not a folder' if os.path.exists(path) else 'does not exist'
+    return f'{path} {what}; pass a workdir made by run.py (or a folder saved with --save)'
   lock = os.path.join(path, 'training' + leases.SUFFIX)
   holder = leases.read_holder(lock)
   if os.path.exists(lock) and not leases.is_stale(lock, holder):

@@ -139,7 +139,9 @@ def _text_sections(runs: list[RunFolder], texts: Sequence[str]) -> list[render.S
   for r in runs:
     try:
       explanations = explain(restore(r.path), list(texts))
-    except (errors.AttnJaxError, ValueError, OSError) as e:
+    except ValueError as e:  # the text itself (no words, too many): no run could explain it
+      raise errors.AttnJaxError(f'--text: {e}') from e
+    except (errors.AttnJaxError, OSError) as e:  # this run cannot (another kind of model): said in the report
       blocks.append(render.Text(f'{r.name}: the texts could not be explained ({e})'))
       continue
     for i, e in enumerate(explanations):

@@ -13,7 +13,7 @@ import json
 import os
 from typing import Callable, Optional
 
-from attn_jax.core import atomic_io
+from attn_jax.core import atomic_io, errors
 from attn_jax.analysis import statistics
 from attn_jax.stages import store
 
@@ -31,10 +31,15 @@ def read_record(root: str) -> dict:
 
 
 def _read(path: str):
+  """A member's JSON file; None when it is not there (not run yet), one line
+  when it is damaged (a seed silently left out would change the table)."""
   try:
     return atomic_io.read_json(path)
-  except (OSError, ValueError):
+  except FileNotFoundError:
     return None
+  except (OSError, ValueError) as e:
+    raise errors.IntegrityError(f'{path} is damaged ({type(e).__name__}); rerun the study\'s `python -m '
+                                'attn_jax.studies run` command on this root to rewrite it, then report again') from e
 
 
 def _get(tree, *keys):

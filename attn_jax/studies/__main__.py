@@ -80,6 +80,9 @@ def main(argv=None) -> None:
       study_tables.write(study, root, args.save, args.readme, args.reference)
   except AttnJaxError as e:
     errors.exit_with(e)
+  except KeyboardInterrupt:
+    errors.exit_interrupted('finished arms and seeds are kept; rerun the same command to resume' if args.action ==
+                            'run' else 'nothing was written but whole files')
 
 
 if __name__ == '__main__':

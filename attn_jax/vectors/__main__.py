@@ -66,6 +66,9 @@ def main(argv=None) -> None:
             + ', '.join(f'{k} {v["documents"]} docs' for k, v in info['corpus'].items()))
   except AttnJaxError as e:
     errors.exit_with(e)
+  except KeyboardInterrupt:
+    errors.exit_interrupted('vectors already built are kept (a build is written whole or not at all); '
+                            'rerun the same command to build the rest')
 
 
 if __name__ == '__main__':

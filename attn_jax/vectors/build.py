@@ -140,6 +140,8 @@ def ensure_vectors(cfg: ml_collections.ConfigDict, vocab: Vocabulary,
   path = vectors_path(cfg, vocab)
   info = describe(path)
   if info is None:
+    atomic_io.require_folder(os.path.dirname(path), 'the vectors directory',
+                             'point --config.vectors.directory (vectors: --directory) at a folder')
     os.makedirs(os.path.dirname(path), exist_ok=True)
     # One build per vectors file: a second run that needs the same vectors
     # waits for the first (naming it) and reads its file.

@@ -70,12 +70,14 @@ glibc_only = pytest.mark.skipif(platform.system() != 'Linux' or platform.libc_ve
                                 reason='host_memory sets glibc malloc only')
 
 
+@pytest.mark.heavy
 @glibc_only
 def test_import_sets_it_and_the_variable_opts_out(both):
   assert both['kept']['status'] == 'on'
   assert both['system']['status'] == f'off ({host_memory.ENV}=system)'
 
 
+@pytest.mark.heavy
 @glibc_only
 def test_freed_buffers_are_reused_instead_of_faulted_in_again(both):
   # Each step's gate buffers are [32, 256, 512] floats (16 MiB) and more: with
@@ -86,6 +88,7 @@ def test_freed_buffers_are_reused_instead_of_faulted_in_again(both):
   assert both['kept']['faults_per_step'] < 0.1 * both['system']['faults_per_step']
 
 
+@pytest.mark.heavy
 def test_training_computes_the_same_numbers_bit_for_bit(both):
   assert both['kept']['params_sha256'] == both['system']['params_sha256']
   assert both['kept']['loss'] == both['system']['loss']

@@ -63,6 +63,7 @@ def one_and_two_hosts(tmp_path_factory):
   return results(one), results(two), logs, two
 
 
+@pytest.mark.heavy
 def test_two_hosts_give_the_results_of_one(one_and_two_hosts):
   one, two, _, _ = one_and_two_hosts
   assert sorted(one) == sorted(two) and len(one) > 10
@@ -70,6 +71,7 @@ def test_two_hosts_give_the_results_of_one(one_and_two_hosts):
     np.testing.assert_allclose(two[name], one[name], rtol=0, atol=1e-6, err_msg=name)
 
 
+@pytest.mark.heavy
 def test_each_host_computes_its_share_and_leaves_no_shard_behind(one_and_two_hosts):
   _, _, logs, two = one_and_two_hosts
   assert 'gradient: 48 documents' in logs[0]  # host 0 writes the stage

@@ -198,6 +198,7 @@ def _run_py(workdir, *extra):
       cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+@pytest.mark.heavy
 def test_two_runs_on_one_workdir_train_once(tmp_path):
   """The issue's case: two identical runs started a second apart on a fresh
   workdir. One trains; the other waits, then restores its model."""
@@ -228,6 +229,7 @@ def test_refusing_run_names_the_holder_in_one_line(tmp_path):
   assert len(lines) == 1 and f'pid {holder.pid}' in lines[0] and 'training in' in lines[0]
 
 
+@pytest.mark.heavy
 def test_different_stages_of_one_model_run_at_once(tmp_path):
   """Two jobs asking for different stages of one trained model both finish,
   and a third asking for kendall takes the loo the first computes (its input)

@@ -164,6 +164,7 @@ def test_verdicts_follow_the_numbers():
   assert (v['(d)'], v['(e)'], v['(f)']) == ('partly', 'FAILS', 'FAILS')
 
 
+@pytest.mark.heavy
 @requires_real_data
 def test_imdb_ratings_protocol(tfds_dir):
   from attn_jax.data import builders, dataset  # pylint: disable=g-import-not-at-top

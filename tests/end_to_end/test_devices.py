@@ -33,17 +33,20 @@ def eight_devices(tmp_path_factory):
   return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.heavy
 def test_every_stage_on_eight_devices_matches_one(eight_devices):
   assert eight_devices['devices'] == 8
   assert eight_devices['stage_arrays'] > 50  # every stage's arrays were compared
   assert eight_devices['stages_max_difference'] < 1e-5
 
 
+@pytest.mark.heavy
 def test_stage_summaries_report_their_compile_time(eight_devices):
   assert all(s >= 0 for s in eight_devices['compile_seconds'])
   assert sum(eight_devices['compile_seconds']) > 0
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize('executor', ['vmap', 'loop'])
 def test_the_model_axis_on_eight_devices_trains_the_models_of_one(eight_devices, executor):
   assert eight_devices[f'{executor}_params_max_difference'] < 1e-4

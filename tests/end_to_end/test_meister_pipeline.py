@@ -35,6 +35,7 @@ def _stage(workdir, name):
   return found.summary, stage_store.load_arrays(found.directory, found.summary)
 
 
+@pytest.mark.heavy
 def test_state_importance_pools_every_document_and_word(meister):
   workdir, _, _ = meister
   summary, arrays = _stage(workdir, 'state_importance')
@@ -45,6 +46,7 @@ def test_state_importance_pools_every_document_and_word(meister):
   assert summary['table1']['layer0']['mean'] == pytest.approx(float(np.nanmean(entropy)))
 
 
+@pytest.mark.heavy
 def test_sparsegen_sweep_trains_one_program_and_each_model_is_an_ordinary_run(meister):
   workdir, _, logs = meister
   summary = experiments.load_summaries(str(workdir))['sparsegen_sweep']
@@ -64,6 +66,7 @@ def test_sparsegen_sweep_trains_one_program_and_each_model_is_an_ordinary_run(me
   assert {os.path.splitext(f)[1] for f in summary['figures']} == {'.png', '.svg'}
 
 
+@pytest.mark.heavy
 def test_frozen_adversary_trains_only_the_scorer(meister):
   workdir, _, _ = meister
   summary = experiments.load_summaries(str(workdir))['adversary_regimes']
@@ -80,6 +83,7 @@ def test_frozen_adversary_trains_only_the_scorer(meister):
     assert regime['chosen_lambda'] == 0.1 and 0 <= regime['chosen']['mean_jsd'] <= np.log(2)
 
 
+@pytest.mark.heavy
 def test_a_rerun_skips_everything(meister):
   workdir, cfg, _ = meister
   before = helpers.snapshot(workdir / 'experiments')
@@ -107,6 +111,7 @@ def test_bad_meister_settings_fail_before_any_work(tmp_path, key, value, message
   assert not os.listdir(tmp_path)
 
 
+@pytest.mark.heavy
 def test_report_prints_every_table_saves_and_fills_the_readme(meister, tmp_path, capsys):
   from attn_jax.reports import meister as meister_report  # pylint: disable=g-import-not-at-top
   workdir, _, _ = meister

@@ -182,6 +182,7 @@ def paper_workdir(tmp_path_factory):
   return str(tmp_path_factory.mktemp('notebooks') / 'sst_bilstm_smoke')
 
 
+@pytest.mark.heavy
 @needs_jupyter
 def test_quickstart_runs(kernel, tmp_path):
   nb = execute(inject(read(QUICKSTART), {
@@ -191,6 +192,7 @@ def test_quickstart_runs(kernel, tmp_path):
   assert len(outputs(nb, 'image/png')) >= 3  # training curves, the stages' figures, the attention mass
 
 
+@pytest.mark.heavy
 @needs_jupyter
 @pytest.mark.skipif(not REAL_DATA, reason='set ATTN_JAX_DATA to the data folder (../shared/data) to run')
 @pytest.mark.parametrize('name', PAPERS)

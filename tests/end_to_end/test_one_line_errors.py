@@ -56,6 +56,9 @@ def test_report_reproduce_out_that_is_a_file(capsys, smoke_trained, tmp_path):
 
 def test_a_file_where_a_folder_belongs(tmp_path, monkeypatch):
   (tmp_path / 'file').write_text('x')
+  with pytest.raises(StorageError, match=r'the vectors directory .*/file/a/b \(its parent .*/file\) is a file'):
+    atomic_io.require_folder(str(tmp_path / 'file' / 'a' / 'b'), 'the vectors directory', 'give a folder')
+  atomic_io.require_folder(str(tmp_path / 'new' / 'a'), 'a folder to be made', 'give a folder')  # missing is fine
   with pytest.raises(StorageError, match='the workdir .* is a file, not a folder'):
     atomic_io.require_folder(str(tmp_path / 'file'), 'the workdir', 'give a folder')
   with pytest.raises(StorageError, match='the compilation cache .* is a file, not a folder'):
@@ -78,14 +81,31 @@ def test_a_damaged_rates_file_is_no_rates(tmp_path, rates):
   assert estimates.duration(1e300) == '> 1000 h' and estimates.duration(float('inf')) == '> 1000 h'
 
 
-@pytest.mark.parametrize('text,says', [
-    ('def get_config(:\n  pass\n', 'line 1: invalid syntax; fix the file'),
-    ('def get_config():\n  return None\n', 'get_config() returned None; it must return the'),
+@pytest.mark.parametrize('text,says,name', [
+    ('def get_config(:\n  pass\n', 'line 1: invalid syntax; fix the file', 'config.py'),
+    ('def get_config():\n  return None\n', 'get_config() returned None; it must return the', 'config.py'),
+    ('', 'defines no get_config()', 'config.py'),
+    ('def get_config():\n  return None\n', 'is not a Python file (.py)', 'config'),
 ])
-def test_a_config_file_that_does_not_parse_or_returns_nothing(tmp_path, text, says):
-  (tmp_path / 'config.py').write_text(text)
-  result = subprocess.run([sys.executable, 'run.py', f'--config={tmp_path / "config.py"}'], capture_output=True,
+def test_a_config_file_that_does_not_parse_or_returns_nothing(tmp_path, text, says, name):
+  (tmp_path / name).write_text(text)
+  result = subprocess.run([sys.executable, 'run.py', f'--config={tmp_path / name}'], capture_output=True,
                           text=True, cwd=helpers.ROOT, check=False)
   assert result.returncode != 0 and result.stderr.strip().splitlines() == [result.stderr.strip()]
   assert says in result.stderr and 'Traceback' not in result.stderr
-  assert os.path.basename(str(tmp_path / 'config.py')) in result.stderr
+  assert name in result.stderr
+
+
+def test_a_study_report_names_a_damaged_member_file(capsys, smoke_trained, tmp_path):
+  """A seed's damaged eval.json is named, not silently left out of the table."""
+  member = tmp_path / 'root' / 'sst_average_dot' / 'seed0'
+  helpers.trained_copy(smoke_trained, member)
+  (member / 'eval.json').write_text('\x00garbage{')
+  err = one_line_exit(capsys, studies_cli.main, ['report', 'jw_grid', f'--root={tmp_path / "root"}'])
+  assert 'seed0/eval.json is damaged (JSONDecodeError); rerun the study' in err
+
+
+def test_report_reproduce_refuses_a_text_too_long_to_explain(capsys, smoke_trained, tmp_path):
+  err = one_line_exit(capsys, report_cli.main, ['reproduce', str(smoke_trained), '--out', str(tmp_path / 'r'),
+                                                '--text', ' '.join(['good'] * 6000)])
+  assert '--text: text 0 has 6,000 words, more than max_words=5,000' in err

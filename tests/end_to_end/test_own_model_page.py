@@ -10,6 +10,7 @@ from attn_jax.reports import own_model_page as page
 pytestmark = pytest.mark.slow
 
 
+@pytest.mark.heavy
 def test_the_page_runs_as_printed_and_its_tables_are_current():
   with open(page.PAGE) as f:
     text = f.read()

@@ -24,6 +24,7 @@ from conftest import requires_real_data
 import helpers
 
 
+@pytest.mark.heavy
 @requires_real_data
 @pytest.mark.usefixtures('optax_promotion')
 def test_a_babi_model_trains_and_every_jw_analysis_runs(tfds_dir, tmp_path):

@@ -38,6 +38,7 @@ def test_sst_is_exactly_jain_and_wallace(tfds_dir):
   assert len(data.vocab) == 13826
 
 
+@pytest.mark.heavy
 def test_imdb_follows_the_protocol(tfds_dir):
   data = load_dataset(data_config('imdb', tfds_dir))
   n_train, n_dev, n_test = (len(data.splits[s]) for s in ('train', 'dev', 'test'))
@@ -64,6 +65,7 @@ def test_ag_news_test_split_and_missing_train(tfds_dir):
     load_dataset(data_config('agnews', tfds_dir))
 
 
+@pytest.mark.heavy
 @pytest.mark.usefixtures('optax_promotion')
 @pytest.mark.parametrize('dataset', ['sst', 'imdb', '20news'])
 def test_smoke_training_on_real_data(dataset, tfds_dir, tmp_path):

@@ -19,6 +19,7 @@ from conftest import requires_real_data
 import helpers
 
 
+@pytest.mark.heavy
 @requires_real_data
 @pytest.mark.usefixtures('optax_promotion')
 def test_han_trains_is_analysed_and_reported(tmp_path, tfds_dir, capsys):

@@ -109,6 +109,7 @@ def test_other_settings_sit_beside_earlier_results(suite, tmp_path):
   assert experiments.load_summaries(str(workdir))['uniform']['seed'] == 5
 
 
+@pytest.mark.heavy
 def test_a_lambda_sweep_equals_the_same_lambdas_trained_one_at_a_time(tmp_path):
   """M adversaries as one vmapped program = each trained alone."""
   def adversaries(lambdas):

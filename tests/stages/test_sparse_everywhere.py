@@ -48,7 +48,9 @@ def load(out, name):
     return arrays, json.load(f)
 
 
-@pytest.fixture(scope='module', params=PROJECTIONS)
+# sparsemax in the quick suite; the other two projections with the whole suite (heavy).
+@pytest.fixture(scope='module', params=[p if p == 'sparsemax' else pytest.param(p, marks=pytest.mark.heavy)
+                                        for p in PROJECTIONS])
 def analysed(request, tmp_path_factory):
   """Every registered stage on a fresh (untrained) smoke model: the projection
   alone decides where α is 0, so training adds nothing but time."""
@@ -170,6 +172,7 @@ def test_the_softmax_adversary_is_jw_search_whatever_the_model():
   np.testing.assert_allclose(np.asarray(softmax.alpha).sum(-1), 1.0, rtol=1e-5)
 
 
+@pytest.mark.heavy
 def test_wp_experiments_run_on_a_sparsegen_model(tmp_path):
   cfg = smoke_config('sparsegen', model__sparsegen_lambda=-1.0)
   cfg.experiments = 'seeds,consistent_adversary'

@@ -23,6 +23,7 @@ def ran(tmp_path_factory):
   return root
 
 
+@pytest.mark.heavy
 def test_each_arm_trains_its_seeds_and_records_its_wall_time(ran):
   record = json.loads((ran / 'study.json').read_text())
   for arm in TINY.arms:
@@ -33,6 +34,7 @@ def test_each_arm_trains_its_seeds_and_records_its_wall_time(ran):
     assert numbers['ci']['tau_attention_loo']['n'] == 2 and numbers['ci']['accuracy']['half_width'] >= 0
 
 
+@pytest.mark.heavy
 def test_the_table_has_one_row_per_arm_with_intervals_over_seeds(ran, tmp_path, capsys):
   readme = tmp_path / 'README.md'
   readme.write_text('<!-- tiny-table:start -->\n<!-- tiny-table:end -->\n')
@@ -47,6 +49,7 @@ def test_the_table_has_one_row_per_arm_with_intervals_over_seeds(ran, tmp_path, 
   assert rows == report.write(TINY, str(tmp_path / 'results'))  # the saved files give the same table
 
 
+@pytest.mark.heavy
 def test_a_rerun_with_other_settings_replaces_the_saved_model_whole(ran, tmp_path):
   saved = tmp_path / 'results'
   report.save(TINY, str(ran), str(saved))
@@ -65,6 +68,7 @@ def test_a_rerun_with_other_settings_replaces_the_saved_model_whole(ran, tmp_pat
       (ran / 'synthetic_average_dot' / 'seed0' / 'config.json').read_text())
 
 
+@pytest.mark.heavy
 def test_an_arm_not_run_yet_has_its_row_saying_so(ran):
   wider = Study('tiny', TINY.arms + (Arm('synthetic_cnn_tanh', 'synthetic', 'cnn', {'model.attention': 'tanh'},
                                          'smoke'),), analyses=TINY.analyses, seeds=2, description='a test')
@@ -74,6 +78,7 @@ def test_an_arm_not_run_yet_has_its_row_saying_so(ran):
   assert rows[1][-1].endswith('min')
 
 
+@pytest.mark.heavy
 def test_a_rerun_does_only_what_is_missing(ran):
   logs = []
   with jax.numpy_dtype_promotion('standard'):
@@ -117,6 +122,7 @@ def test_another_seed_count_trains_and_reports_beside_the_study_not_over_it():
   assert three.arms[0].config(three.seeds, three.analyses).sweep == 'seed=0,1,2'
 
 
+@pytest.mark.heavy
 def test_an_arm_another_study_trained_is_analysed_from_its_models_not_trained_again(ran, tmp_path):
   twin = Study('twin', (Arm('same_models', 'synthetic', 'average', {'model.attention': 'dot'}, 'smoke'),
                         Arm('other_models', 'synthetic', 'average', {'model.attention': 'tanh'}, 'smoke')),

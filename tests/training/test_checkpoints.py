@@ -195,6 +195,7 @@ def test_rerun_on_other_data_is_refused(trained):
     os.rename(trained / 'config.saved', trained / 'config.json')
 
 
+@pytest.mark.heavy
 def test_nan_loss_stops_training_and_keeps_the_last_good_checkpoint(tmp_path, monkeypatch):
   cfg = helpers.synthetic_config(train__epochs=3)
   reference = tmp_path / 'reference'
@@ -244,6 +245,7 @@ def latest_steps(workdir):
   return [int(n) for n in os.listdir(folder) if n.isdigit()] if os.path.isdir(folder) else []
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 def test_kill_9_mid_epoch_then_rerun_matches_an_uninterrupted_run(tmp_path):
   """Two models as one program (a sweep), killed in their second epoch."""

@@ -136,6 +136,7 @@ def test_sweep_values_name_and_configure_each_model():
   assert json.loads(cfg.to_json())['seed'] == 7  # the base config is unchanged
 
 
+@pytest.mark.heavy
 def test_early_stopping_is_the_same_looped_or_vmapped(tmp_path):
   """A model stopped by `train.patience` keeps its selection and step count
   whichever way the program runs; the others go on."""

@@ -47,6 +47,7 @@ def test_each_sparsegen_model_carries_its_own_lambda_only_when_sparsegen():
   assert trainer.projection_values(model_axis.members(cfg, '/nowhere')) == {}
 
 
+@pytest.mark.heavy
 def test_a_lambda_sweep_equals_each_lambda_trained_alone(tmp_path):
   """2 λ as one vmapped program = each λ trained alone (its own config), and
   each model restores as an ordinary sparsegen model with its λ."""

@@ -76,6 +76,7 @@ def tiny_corpus(tmp_path):
   return str(text)
 
 
+@pytest.mark.heavy
 def test_training_is_deterministic_given_the_seed(tmp_path):
   text = tiny_corpus(tmp_path)
   a = fasttext.train_vectors(text, 8, RECIPE)
@@ -85,6 +86,7 @@ def test_training_is_deterministic_given_the_seed(tmp_path):
   assert not np.array_equal(a.vectors, c.vectors)
 
 
+@pytest.mark.heavy
 def test_training_is_deterministic_across_processes(tmp_path):
   """Python's string hashing changes per process; the vectors must not."""
   text = tiny_corpus(tmp_path)
@@ -118,6 +120,7 @@ def vectors_digest(text, code, kernel):
   return out.stdout.split()
 
 
+@pytest.mark.heavy
 @requires_avx2
 def test_the_pinned_kernel_gives_the_same_bytes_whatever_the_parents_kernel(tmp_path):
   text = tiny_corpus(tmp_path)
@@ -130,6 +133,7 @@ def test_the_pinned_kernel_gives_the_same_bytes_whatever_the_parents_kernel(tmp_
                                        blas.PINNED_BLAS_KERNEL)[0]
 
 
+@pytest.mark.heavy
 @requires_avx2
 def test_unpinned_training_differs_between_kernels(tmp_path):
   """The control: without the pin this corpus does tell the kernels apart, so

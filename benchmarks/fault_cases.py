@@ -1,0 +1,252 @@
+"""Fault-suite cases of a paused lease holder, Ctrl-C and the odd inputs a probe found.
+
+Used by `benchmarks/fault_injection.py` (which runs and tabulates them):
+
+  paused_holder_case   SIGSTOP a training run past its lease's takeover, let a
+                       second run take the lease over, SIGCONT the first: it must
+                       write nothing more (every commit it makes is logged) and
+                       say so in one line; the second run's results equal an
+                       undisturbed run's.
+  interrupt_case       Ctrl-C (SIGINT) at a seeded moment of training: one line,
+                       no traceback, and the rerun resumes to identical results.
+  odd_input_cases      the ten cases of the 157-case probe (issue 53), each
+                       the command a user ran: one line, or a run that goes on.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import faults
+from faults import Case, run_py
+
+FORTY = ('--config.train.epochs=40',)  # long enough that a signal lands mid-training
+STALE_AFTER = 4.0  # seconds without a heartbeat before a lease is taken over, in these cases
+
+
+def _forty(workdir: str) -> list:
+  return run_py(workdir, *FORTY)
+
+
+def _start(command: list, log: str, extra_env=None) -> subprocess.Popen:
+  """`command` with stdout and stderr into files (a paused process never blocks a pipe)."""
+  return subprocess.Popen(command, cwd=faults.ROOT, env=faults.env(extra_env), stdout=open(log + '.out', 'w'),
+                          stderr=open(log + '.err', 'w'), text=True)
+
+
+def _wait_for(log: str, text: str, proc: subprocess.Popen, timeout: float = 600) -> bool:
+  """Whether `text` appears in `log`.out before `proc` ends or `timeout` passes."""
+  deadline = time.time() + timeout
+  while time.time() < deadline:
+    with open(log + '.out', errors='replace') as f:
+      if text in f.read():
+        return True
+    if proc.poll() is not None:
+      return False
+    time.sleep(0.05)
+  return False
+
+
+def _read(log: str, stream: str) -> str:
+  with open(f'{log}.{stream}', errors='replace') as f:
+    return f.read()
+
+
+def _result(proc: subprocess.Popen, command: list, log: str) -> faults.Result:
+  return faults.Result(command, proc.returncode, _read(log, 'out'), _read(log, 'err'), 0.0)
+
+
+def paused_holder_case() -> Case:
+  """One writer after a takeover: the woken holder's logged commits after its
+  SIGCONT are counted (there must be none), its exit must be the lease's one
+  line, and the new holder's results must equal the reference's."""
+  def do(suite) -> dict:
+    reference = suite.reference('forty epochs', _forty)
+    workdir = suite.fresh('paused-holder')
+    os.makedirs(workdir)
+    stale = {'ATTN_JAX_LEASE_STALE_AFTER': str(STALE_AFTER)}
+    writes = os.path.join(os.path.dirname(workdir), os.path.basename(workdir) + '-writes.jsonl')
+    holder_log, waiter_log = workdir + '-holder', workdir + '-waiter'
+    holder_command = faults.wrapped(_forty(workdir)[2:], log_writes=writes)
+    holder = _start(holder_command, holder_log, stale)
+    try:
+      if not _wait_for(holder_log, 'epoch 2 of 40: train loss', holder):
+        return {'outcome': 'not paused', 'message': 'the holder ended before its second epoch'}
+      os.kill(holder.pid, signal.SIGSTOP)  # a scheduler's suspend: no heartbeat from now on
+      time.sleep(STALE_AFTER + 2)
+      waiter = _start(_forty(workdir), waiter_log, stale)
+      took_over = _wait_for(waiter_log, 'taking it over', waiter)
+      woken = time.time()
+      os.kill(holder.pid, signal.SIGCONT)
+      holder.wait(timeout=600)
+      waiter.wait(timeout=1200)
+    finally:
+      for proc in (holder, locals().get('waiter')):
+        if proc is not None and proc.poll() is None:
+          os.kill(proc.pid, signal.SIGCONT)
+          proc.kill()
+    with open(writes) as f:
+      logged = [json.loads(line) for line in f if line.strip()]
+    after = [w['path'] for w in logged if w['time'] >= woken]
+    held = _result(holder, holder_command, holder_log)
+    outcome, detail = faults.judge(_result(waiter, _forty(workdir), waiter_log), reference['fingerprint'], workdir)
+    stopped = faults.failure(held)
+    if outcome == 'survived' and after:
+      outcome, detail = 'different results', f'the woken holder wrote {len(after)} files after the takeover: {after[:3]}'
+    elif outcome == 'survived' and (stopped[0] != 'clear error' or 'taken over' not in stopped[1]):
+      outcome, detail = 'unclear failure', f'the woken holder did not stop with the lease\'s line: {stopped[1]}'
+    elif outcome == 'survived' and not took_over:
+      outcome, detail = 'unclear failure', 'the second run did not take the lease over'
+    return {'outcome': outcome, 'message': detail, 'holder_line': stopped[1], 'holder_writes_before': len(logged),
+            'holder_writes_after_takeover': len(after), 'took_over': took_over,
+            'command': ' '.join(_forty('WORKDIR')[1:]) + f'  (twice; ATTN_JAX_LEASE_STALE_AFTER={STALE_AFTER:g}; '
+            'the first SIGSTOPped after epoch 2, SIGCONTed once the second took the lease)'}
+  return Case('a lease holder paused past the takeover (SIGSTOP, SIGCONT)', 'pause the training holder', do)
+
+
+def interrupt_case(epoch: int) -> Case:
+  """Ctrl-C after `epoch` epochs and a seeded fraction of the next: one line,
+  no traceback, then the rerun resumes to the reference's results."""
+  def do(suite) -> dict:
+    reference = suite.reference('forty epochs', _forty)
+    workdir = suite.fresh(f'interrupt-{epoch}')
+    log = workdir + '-first'
+    first = _start(_forty(workdir), log)
+    if not _wait_for(log, f'epoch {epoch} of 40: train loss', first):
+      return {'outcome': 'not interrupted', 'message': f'the run ended before epoch {epoch}'}
+    time.sleep(round(suite.rng.uniform(0, 0.3), 3))
+    first.send_signal(signal.SIGINT)
+    first.wait(timeout=300)
+    stderr = _read(log, 'err')
+    lines = [l for l in stderr.splitlines() if l.strip()]
+    if faults.TRACEBACK in stderr:
+      return {'outcome': 'traceback', 'message': lines[-1][:300] if lines else ''}
+    if first.returncode != 130 or len(lines) != 1 or not lines[0].startswith('interrupted:'):
+      return {'outcome': 'unclear failure', 'message': f'exit {first.returncode}: {stderr[-300:]}'}
+    rerun = faults.run(_forty(workdir))
+    outcome, detail = faults.judge(rerun, reference['fingerprint'], workdir)
+    return {'outcome': outcome, 'message': detail, 'first_line': lines[0], 'resumed': 'resuming' in rerun.stdout,
+            'command': ' '.join(_forty('WORKDIR')[1:]) + f'  (Ctrl-C in epoch {epoch + 1}, then again)'}
+  return Case('Ctrl-C during training (then the same command)', f'SIGINT in epoch {epoch + 1}', do)
+
+
+# ---------------------------------------------------------------- the probe's ten cases
+
+PROBE = 'odd input a 157-case probe found (issue 53)'
+LONG_TEXT_WORDS = 100_000
+CLI_TEXT_WORDS = 40_000  # one command-line argument holds at most 128 KiB
+# The library call of case 6; its ValueError is the one line (a traceback of `python -c` is not).
+EXPLAIN = '''import sys
+import attn_jax as aj
+try:
+  aj.explain(sys.argv[1], [' '.join(['good'] * int(sys.argv[2]))])
+except ValueError as e:
+  sys.exit(f'error: {e}')
+'''
+
+
+def _report(*args) -> list:
+  return [sys.executable, '-m', 'attn_jax.report', *args]
+
+
+def _one_line(command: list, timeout: float = 300, extra_env=None) -> dict:
+  """'clear error' when `command` exits non-zero with one `error:` line."""
+  result = faults.run(command, timeout=timeout, extra_env=extra_env)
+  if result.returncode == 0 and faults.TRACEBACK not in result.stderr:
+    return {'outcome': 'unclear failure', 'message': 'exit 0: ' + result.stdout.strip()[-200:]}
+  outcome, message = faults.failure(result)
+  return {'outcome': outcome, 'message': message, 'seconds_to_answer': round(result.seconds, 1)}
+
+
+def _rates_run(suite, rates) -> dict:
+  """A run with a rates file holding `rates` for this machine (or, for
+  'absurd', every rate a first run measured set to 1e-300): it goes on, with
+  the reference's results and no absurd estimate."""
+  from attn_jax.core import estimates  # pylint: disable=g-import-not-at-top
+  workdir = suite.fresh('rates')
+  os.makedirs(workdir)
+  path = os.path.join(workdir, 'rates.json')
+  env = {'ATTN_JAX_RATES': path}
+  if rates == 'absurd':
+    faults.run(run_py(os.path.join(workdir, 'measure')), extra_env=env)
+    with open(path) as f:
+      measured = json.load(f)
+    rates = {k: {**v, 'rate': 1e-300} for k, v in measured.get(estimates.machine(), {}).items()}
+    if not rates:
+      return {'outcome': 'harness error', 'message': 'the first run measured no rates'}
+  with open(path, 'w') as f:
+    json.dump({estimates.machine(): rates}, f)
+  run = os.path.join(workdir, 'run')
+  result = faults.run(run_py(run), extra_env=env)
+  outcome, detail = faults.judge(result, suite.reference('single', run_py)['fingerprint'], run)
+  long_lines = [l for l in result.stdout.splitlines() if len(l) > 300]
+  if outcome == 'survived' and long_lines:
+    outcome, detail = 'unclear failure', f'a {len(long_lines[0])}-character line: {long_lines[0][:80]}…'
+  return {'outcome': outcome, 'message': detail}
+
+
+def _case(number: int, what: str, do) -> Case:
+  return Case(PROBE, f'{number}: {what}', do)
+
+
+def odd_input_cases() -> list:
+  """The probe's ten cases, one attempt per command it ran (14)."""
+  single = lambda suite: suite.reference('single', run_py)['dir']
+
+  def scratch(suite, name) -> str:
+    path = suite.fresh(name)
+    os.makedirs(path)
+    return path
+
+  def file_at(suite, name) -> str:
+    path = os.path.join(scratch(suite, name), 'a-file')
+    with open(path, 'w') as f:
+      f.write('x')
+    return path
+
+  def trained_only(suite) -> str:
+    return suite.reference('trained only', lambda w: run_py(w, '--config.analyses='))['dir']
+
+  def config_file(suite, text) -> str:
+    path = os.path.join(scratch(suite, 'config'), 'my_config.py')
+    with open(path, 'w') as f:
+      f.write(text)
+    return path
+
+  def sst_tfds_file(suite) -> dict:
+    if not os.path.isdir(faults.SST_DATA):
+      return {'outcome': 'skipped', 'message': f'{faults.SST_DATA} not found'}
+    return _one_line([sys.executable, 'run.py', '--config=configs/sst_bilstm.py:smoke', '--config.analyses=',
+                      f'--workdir={scratch(suite, "tfds-file")}/run'],
+                     extra_env={'TFDS_DATA_DIR': file_at(suite, 'tfds'),
+                                'ATTN_JAX_DATA': os.path.dirname(faults.SST_DATA)})
+
+  cli_text = ' '.join(['ok'] * CLI_TEXT_WORDS)
+  return [
+      _case(1, 'report data on a missing path', lambda s: _one_line(_report('data', os.path.join(scratch(s, 'd'), 'missing.json')))),
+      _case(1, 'report data on a workdir', lambda s: _one_line(_report('data', single(s)))),
+      _case(2, 'report ss-data on a run without its statistics', lambda s: _one_line(_report('ss-data', single(s)))),
+      _case(3, 'report wp on a run without W&P results', lambda s: _one_line(_report('wp', trained_only(s)))),
+      _case(3, 'studies report jw_grid on a root that is not there', lambda s: _one_line(
+          [sys.executable, '-m', 'attn_jax.studies', 'report', 'jw_grid', f'--root={scratch(s, "root")}/typo'])),
+      _case(4, "a rates file whose machine entry is a list", lambda s: _rates_run(s, ['a list'])),
+      _case(4, "a rates file whose machine entry is a string", lambda s: _rates_run(s, 'a string')),
+      _case(4, 'every measured rate 1e-300', lambda s: _rates_run(s, 'absurd')),
+      _case(5, 'a config file with a syntax error', lambda s: _one_line(
+          [sys.executable, 'run.py', f'--config={config_file(s, "def get_config(:")}'])),
+      _case(5, 'a config file whose get_config returns None', lambda s: _one_line(
+          [sys.executable, 'run.py', f'--config={config_file(s, "def get_config():  return None")}'])),
+      _case(6, f'aj.explain(run, [a {LONG_TEXT_WORDS:,}-word text])', lambda s: _one_line(
+          [sys.executable, '-c', EXPLAIN, single(s), str(LONG_TEXT_WORDS)])),
+      _case(6, f'report reproduce --text <{CLI_TEXT_WORDS:,} words>', lambda s: _one_line(
+          _report('reproduce', single(s), '--out', os.path.join(scratch(s, 'out'), 'r'), '--text', cli_text))),
+      _case(7, 'TFDS_DATA_DIR is a file', sst_tfds_file),
+      _case(9, 'report reproduce --out FILE', lambda s: _one_line(
+          _report('reproduce', single(s), '--out', file_at(s, 'out')))),
+      _case(10, '--workdir is a file', lambda s: _one_line(run_py(file_at(s, 'workdir')))),
+      _case(10, 'the compilation cache is a file', lambda s: _one_line(
+          run_py(os.path.join(scratch(s, 'cache'), 'run'), f'--config.compilation_cache={file_at(s, "cache")}'))),
+  ]  # case 8, Ctrl-C during training, is `interrupt_case`
