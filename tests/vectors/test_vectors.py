@@ -205,6 +205,7 @@ def test_bad_corpora_are_refused():
     build.corpora(cfg)
 
 
+@pytest.mark.heavy
 @requires_real_data
 def test_a_config_naming_in_domain_vectors_builds_caches_and_loads_them(tfds_dir, tmp_path):
   cfg = config_lib.default_config('sst', 'bilstm', 'smoke')
