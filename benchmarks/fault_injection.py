@@ -33,8 +33,10 @@ the table and rewrites the README block between
 Runs share a persistent JAX compilation cache (a speed-up only: the cached
 executables are the ones a fresh compile makes), so each run takes seconds.
 Mounting (disk full, read-only) needs root; those cases are skipped with a
-note otherwise. The full run takes about 20-25 minutes on 2 CPU cores;
---quick does a handful of cases in about 5.
+note otherwise. The full run takes about 45 minutes on 2 CPU cores;
+--quick does a handful of cases in about 5. The cases of a paused lease
+holder, Ctrl-C and the probe's odd inputs are in `fault_cases.py`; the
+entry point × bad input matrix in `fault_matrix.py`.
 """
 
 import argparse
