@@ -120,15 +120,13 @@ def interrupt_case(epoch: int) -> Case:
     time.sleep(round(suite.rng.uniform(0, 0.3), 3))
     first.send_signal(signal.SIGINT)
     first.wait(timeout=300)
-    stderr = _read(log, 'err')
-    lines = [l for l in stderr.splitlines() if l.strip()]
-    if faults.TRACEBACK in stderr:
-      return {'outcome': 'traceback', 'message': lines[-1][:300] if lines else ''}
-    if first.returncode != 130 or len(lines) != 1 or not lines[0].startswith('interrupted:'):
-      return {'outcome': 'unclear failure', 'message': f'exit {first.returncode}: {stderr[-300:]}'}
+    outcome, line = faults.judge_interrupt(first.returncode, _read(log, 'err'))
+    if outcome != 'survived' or first.returncode != 130 or not line.startswith('interrupted:'):
+      return {'outcome': outcome if outcome != 'survived' else 'unclear failure',
+              'message': f'exit {first.returncode}: {line}'}
     rerun = faults.run(_forty(workdir))
     outcome, detail = faults.judge(rerun, reference['fingerprint'], workdir)
-    return {'outcome': outcome, 'message': detail, 'first_line': lines[0], 'resumed': 'resuming' in rerun.stdout,
+    return {'outcome': outcome, 'message': detail, 'first_line': line, 'resumed': 'resuming' in rerun.stdout,
             'command': ' '.join(_forty('WORKDIR')[1:]) + f'  (Ctrl-C in epoch {epoch + 1}, then again)'}
   return Case('Ctrl-C during training (then the same command)', f'SIGINT in epoch {epoch + 1}', do)
 
@@ -155,9 +153,7 @@ def _report(*args) -> list:
 def _one_line(command: list, timeout: float = 300, extra_env=None) -> dict:
   """'clear error' when `command` exits non-zero with one `error:` line."""
   result = faults.run(command, timeout=timeout, extra_env=extra_env)
-  if result.returncode == 0 and faults.TRACEBACK not in result.stderr:
-    return {'outcome': 'unclear failure', 'message': 'exit 0: ' + result.stdout.strip()[-200:]}
-  outcome, message = faults.failure(result)
+  outcome, message = faults.judge_bad_input(result)
   return {'outcome': outcome, 'message': message, 'seconds_to_answer': round(result.seconds, 1)}
 
 
@@ -217,8 +213,8 @@ def odd_input_cases() -> list:
     return path
 
   def sst_tfds_file(suite) -> dict:
-    if not os.path.isdir(faults.SST_DATA):
-      return {'outcome': 'skipped', 'message': f'{faults.SST_DATA} not found'}
+    if not faults.SST_DATA or not os.path.isdir(faults.SST_DATA):
+      return {'outcome': 'skipped', 'message': faults.SST_MISSING}
     return _one_line([sys.executable, 'run.py', '--config=configs/sst_bilstm.py:smoke', '--config.analyses=',
                       f'--workdir={scratch(suite, "tfds-file")}/run'],
                      extra_env={'TFDS_DATA_DIR': file_at(suite, 'tfds'),

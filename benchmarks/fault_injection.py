@@ -60,7 +60,7 @@ sys.path.insert(1, os.path.dirname(HERE))
 import fault_cases  # noqa: E402
 import fault_matrix  # noqa: E402
 import faults  # noqa: E402
-from faults import BASE, Case, SST_DATA, run_py  # noqa: E402  (shared with the case modules)
+from faults import BASE, Case, SST_DATA, SST_MISSING, run_py  # noqa: E402  (shared with the case modules)
 
 SWEEP = ['--config.sweep=seed=0,1']
 SST = ['--config=configs/sst_bilstm.py:smoke', '--config.train.progress=False', '--config.analyses=']
@@ -424,8 +424,8 @@ def _malform(path: str, how: str) -> None:
 
 def data_case(how: str) -> Case:
   def do(suite: Suite) -> dict:
-    if not os.path.isdir(SST_DATA):
-      return {'outcome': 'skipped', 'message': f'{SST_DATA} not found'}
+    if not SST_DATA or not os.path.isdir(SST_DATA):
+      return {'outcome': 'skipped', 'message': SST_MISSING}
 
     def reference_command(workdir):
       data = _sst_copy(os.path.join(suite.scratch, 'sst-reference-data'))
@@ -623,8 +623,8 @@ def concurrent_preparation_case() -> Case:
   """Two first runs with an empty tfds data dir, one second apart: one
   prepares SST, the other waits for its lease and reads that copy."""
   def do(suite: Suite) -> dict:
-    if not os.path.isdir(SST_DATA):
-      return {'outcome': 'skipped', 'message': f'{SST_DATA} not found'}
+    if not SST_DATA or not os.path.isdir(SST_DATA):
+      return {'outcome': 'skipped', 'message': SST_MISSING}
     ref = suite.reference('sst', lambda w: _sst_run(w, _sst_copy(os.path.join(suite.scratch, 'sst-reference-data')),
                                                      os.path.join(suite.scratch, 'sst-reference-tfds')))
     base = suite.fresh('prepare-at-once')

@@ -32,17 +32,6 @@ def _python(*args) -> list:
   return [sys.executable, *args]
 
 
-def _judge(result: faults.Result, expect: str) -> tuple[str, str]:
-  """(outcome, message): `expect` 'error' wants one line; 'runs' wants rc 0 or one line."""
-  if faults.TRACEBACK in result.stderr:
-    return faults.failure(result)
-  if result.returncode == 0:
-    if expect == 'runs':
-      return 'survived', ''
-    return 'unclear failure', 'exit 0 on bad input: ' + (result.stdout.strip().splitlines() or [''])[-1][:200]
-  return faults.failure(result)
-
-
 def _interrupt(command: list, after: float, log: str) -> tuple[str, str]:
   """Ctrl-C `after` seconds into `command`: one line and no traceback passes."""
   proc = subprocess.Popen(command, cwd=faults.ROOT, env=faults.env(), stdout=open(log + '.out', 'w'),
@@ -57,13 +46,7 @@ def _interrupt(command: list, after: float, log: str) -> tuple[str, str]:
     proc.kill()
     return 'unclear failure', 'still running 120 s after Ctrl-C'
   with open(log + '.err', errors='replace') as f:
-    err = f.read()
-  lines = [l for l in err.splitlines() if l.strip()]
-  if faults.TRACEBACK in err:
-    return 'traceback', (lines[-1] if lines else '')[:300]
-  if proc.returncode == 0 or len(lines) != 1:
-    return 'unclear failure', f'exit {proc.returncode}: ' + ' / '.join(lines[-3:])[:300]
-  return 'survived', lines[0][:300]
+    return faults.judge_interrupt(proc.returncode, f.read())
 
 
 class Inputs:
@@ -103,18 +86,18 @@ def _cell(entry: str, bad: str, command_of, expect: str = 'error', interrupt_aft
     inputs = Inputs(suite, f'matrix-{entry.split()[0]}-{bad}')
     command = command_of(inputs)
     if command is None:
-      return {'outcome': 'skipped', 'message': 'needs $ATTN_JAX_DATA/sst'}
+      return {'outcome': 'skipped', 'message': faults.SST_MISSING}
     if bad == 'Ctrl-C':
       outcome, message = _interrupt(command, interrupt_after, os.path.join(inputs.dir, 'log'))
     else:
-      outcome, message = _judge(faults.run(command, timeout=600), expect)
+      outcome, message = faults.judge_bad_input(faults.run(command, timeout=600), expect)
     return {'outcome': outcome, 'message': message, 'entry': entry, 'bad': bad,
             'command': ' '.join(command[1:])[:300]}
   return Case(KIND, f'{entry} | {bad}', do)
 
 
 def _sst(*args) -> list | None:
-  return [*args] if os.path.isdir(faults.SST_DATA) else None
+  return [*args] if faults.SST_DATA and os.path.isdir(faults.SST_DATA) else None
 
 
 def _report_row(table: str, damaged: tuple) -> list[Case]:

@@ -44,8 +44,10 @@ SKIPPED_FILES = ('partial.npz',)  # a stage's unfinished state, removed when it 
 # The run the suite's cases start from: a small synthetic model with every analysis.
 CONFIG = 'configs/synthetic.py:smoke'
 BASE = ['--config=' + CONFIG, '--config.train.progress=False']
-# The real SST files the data cases copy and damage ($ATTN_JAX_DATA/sst; skipped without).
-SST_DATA = os.path.join(os.environ.get('ATTN_JAX_DATA') or os.devnull, 'sst')
+# The real SST files the data cases copy and damage ($ATTN_JAX_DATA/sst); '' without
+# the variable, and those cases are skipped saying `SST_MISSING`.
+SST_DATA = os.path.join(os.environ['ATTN_JAX_DATA'], 'sst') if os.environ.get('ATTN_JAX_DATA') else ''
+SST_MISSING = f'{SST_DATA or "$ATTN_JAX_DATA/sst"} not found (set ATTN_JAX_DATA to the data folder)'
 
 OUTCOMES = ('survived', 'clear error', 'traceback', 'different results', 'data lost',
             'unclear failure')
@@ -262,6 +264,28 @@ def failure(result: Result) -> tuple[str, str]:
     return 'clear error', errors[0][:500]
   last = [l for l in result.stderr.splitlines() if l.strip()]
   return 'unclear failure', f'exit {result.returncode}: ' + (last[-1] if last else '(no stderr)')[:300]
+
+
+def judge_bad_input(result: Result, expect: str = 'error') -> tuple[str, str]:
+  """(outcome, message) of a command given bad input: `expect` 'error' wants
+  one `error:` line and a non-zero exit (an exit 0 there is an 'unclear
+  failure'); 'runs' also accepts exit 0 without a traceback ('survived')."""
+  if result.returncode == 0 and TRACEBACK not in result.stderr:
+    if expect == 'runs':
+      return 'survived', ''
+    return 'unclear failure', 'exit 0 on bad input: ' + (result.stdout.strip().splitlines() or [''])[-1][:200]
+  return failure(result)
+
+
+def judge_interrupt(returncode: Optional[int], stderr: str) -> tuple[str, str]:
+  """(outcome, message) of a command stopped by Ctrl-C: one line on stderr,
+  a non-zero exit, no traceback ('survived', the line)."""
+  lines = [l for l in stderr.splitlines() if l.strip()]
+  if TRACEBACK in stderr:
+    return 'traceback', (lines[-1] if lines else '')[:300]
+  if returncode in (0, None) or len(lines) != 1:
+    return 'unclear failure', f'exit {returncode}: ' + ' / '.join(lines[-3:])[:300]
+  return 'survived', lines[0][:300]
 
 
 def judge(result: Result, reference: dict, root: str, keys=None) -> tuple[str, str]:
