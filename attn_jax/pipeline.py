@@ -42,9 +42,9 @@ def check(cfg: ml_collections.ConfigDict, workdir: str | None = None) -> None:
   invalid config, more devices than there are, batches that do not split over
   them, training asked of several hosts."""
   config_lib.validate(cfg)
-  sharding.check(cfg)
+  sharding.check(cfg.analysis.batch_size, cfg.devices)
   if workdir is not None:
-    hosts.check_runnable(cfg, trainer.is_finished(workdir))
+    hosts.check_runnable(cfg.experiments, trainer.is_finished(workdir))
 
 
 def _check_workdirs(cfg, members, workdir, log) -> None:
@@ -119,7 +119,7 @@ def run(cfg: ml_collections.ConfigDict, workdir: str, log: Callable[[str], None]
   # One process trains a workdir; another that asks for it waits, then finds
   # it finished and restores it (or refuses, with wait_for_lock=False).
   with leases.guarded(os.path.join(workdir, 'training' + leases.SUFFIX), f'training in {workdir}',
-                      cfg, log):
+                      cfg.wait_for_lock, log):
     progress = trainer.train(
         model, dataset, members, workdir,
         lambda m: initial_params_lib.initial_params(model, m.cfg, dataset, log, m.workdir), log)

@@ -192,7 +192,7 @@ def add_run_options(parser: argparse.ArgumentParser, root: str) -> None:
                       help='write the inputs, the patched code and ROOT/plan.json; train nothing')
   parser.add_argument('--from-plan', action='store_true',
                       help='run ROOT/plan.json as written by --prepare-only (no attn-jax needed: '
-                      'e.g. on a GPU host that has only PyTorch)')
+                      'e.g. on a GPU host that has only PyTorch); with --only, the matching arms of it')
 
 
 def main(argv=None) -> None:
@@ -217,6 +217,9 @@ def main(argv=None) -> None:
   plan_file = os.path.join(root, 'plan.json')
   if args.from_plan:
     jobs = load_plan(plan_file)
+    if args.only:  # a part of the plan: e.g. the rows a CPU host can finish
+      patterns = args.only.split(',')
+      jobs = [j for j in jobs if any(fnmatch.fnmatch(j['arm'], p) for p in patterns)]
   else:
     copy_checkout('jw_reference', '--jw-repo', args.jw_repo, code,
                   jw_patches.JW_QA if args.study == 'jw_qa' else jw_patches.JW)

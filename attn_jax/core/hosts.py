@@ -68,14 +68,22 @@ def shard_name(stem: str, host: Optional[int] = None) -> str:
   return stem if count() == 1 else f'{stem}.{index() if host is None else host}-of-{count()}'
 
 
-def check_runnable(cfg, training_finished: bool) -> None:
-  """Several hosts analyse a trained model; refuse what they do not split."""
+def check_runnable(experiments: str, training_finished: bool) -> None:
+  """Several hosts analyse a trained model; refuse what they do not split.
+
+  Args:
+    experiments: the run's comma-separated experiment names ('' for none).
+    training_finished: whether the workdir holds a finished training.
+
+  Raises:
+    ConfigError: with several hosts, for training or experiments.
+  """
   if count() == 1:
     return
   if not training_finished:
     raise ConfigError(f'{count()} hosts: training is not split over hosts, and this workdir holds '
                       'no finished training; train first on one host (the same command without '
                       "--distributed, with --config.analyses=''), then rerun this one")
-  if cfg.experiments.strip():
-    raise ConfigError(f'{count()} hosts: experiments ({cfg.experiments}) train models and are not '
+  if experiments.strip():
+    raise ConfigError(f'{count()} hosts: experiments ({experiments}) train models and are not '
                       "split over hosts; run them on one host, or pass --config.experiments=''")

@@ -315,13 +315,20 @@ def lease(path: str, what: str, wait: bool = True, log: Callable[[str], None] = 
         os.remove(path)
 
 
-def guarded(path: str, what: str, cfg, log: Callable[[str], None] = print):
-  """`lease(path, ...)` as a run config asks (`wait_for_lock`); nothing with
-  several hosts, whose processes meet at barriers instead (one job)."""
+def guarded(path: str, what: str, wait: bool, log: Callable[[str], None] = print):
+  """`lease(path, what, wait=wait)` on one host; nothing with several hosts,
+  whose processes meet at barriers instead (one job).
+
+  Args:
+    path: the lease file.
+    what: the work it guards, as a waiting process names it.
+    wait: wait for another holder (a run's `wait_for_lock`), or refuse at once.
+    log: where waiting and takeovers are said.
+  """
   from attn_jax.core import hosts  # pylint: disable=g-import-not-at-top
   if hosts.count() > 1:
     return contextlib.nullcontext({})
-  return lease(path, what, wait=bool(cfg.get('wait_for_lock', True)), log=log)
+  return lease(path, what, wait=wait, log=log)
 
 
 def held(root: str) -> list[tuple[str, Optional[dict]]]:

@@ -35,11 +35,19 @@ def device_count(requested: int | None) -> int:
   return requested
 
 
-def check(cfg) -> None:
-  """Fails before any work when the batches cannot be split evenly."""
-  n = device_count(cfg.devices)
-  if cfg.analysis.batch_size % n:
-    raise ConfigError(f'analysis.batch_size={cfg.analysis.batch_size} does not split over {n} devices; '
+def check(batch_size: int, devices: int | None) -> None:
+  """Fails before any work when the batches cannot be split evenly.
+
+  Args:
+    batch_size: the analysis batch size (`analysis.batch_size`).
+    devices: the devices asked for (`devices`; None: all here).
+
+  Raises:
+    ConfigError: when `batch_size` is not a multiple of the device count.
+  """
+  n = device_count(devices)
+  if batch_size % n:
+    raise ConfigError(f'analysis.batch_size={batch_size} does not split over {n} devices; '
                       f'use a multiple of {n} (or --config.devices=1)')
 
 

@@ -145,7 +145,8 @@ def ensure_vectors(cfg: ml_collections.ConfigDict, vocab: Vocabulary,
     os.makedirs(os.path.dirname(path), exist_ok=True)
     # One build per vectors file: a second run that needs the same vectors
     # waits for the first (naming it) and reads its file.
-    with leases.guarded(path[:-len('.vec')] + leases.SUFFIX, f'vectors {os.path.basename(path)}', cfg, log):
+    with leases.guarded(path[:-len('.vec')] + leases.SUFFIX, f'vectors {os.path.basename(path)}',
+                        bool(cfg.get('wait_for_lock', True)), log):
       info = describe(path)
       if info is None:
         info = _build(cfg, vocab, path, log)

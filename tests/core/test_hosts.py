@@ -82,13 +82,13 @@ def test_each_host_computes_its_share_and_leaves_no_shard_behind(one_and_two_hos
 
 def test_several_hosts_refuse_an_untrained_workdir_and_experiments(monkeypatch):
   cfg = config_lib.default_config('synthetic', 'bilstm', 'smoke')
-  hosts.check_runnable(cfg, training_finished=False)  # one host: anything goes
+  hosts.check_runnable(cfg.experiments, training_finished=False)  # one host: anything goes
   monkeypatch.setattr(hosts, 'count', lambda: 4)
   with pytest.raises(ConfigError, match='train first on one host'):
-    hosts.check_runnable(cfg, training_finished=False)
+    hosts.check_runnable(cfg.experiments, training_finished=False)
   cfg.experiments = 'uniform'
   with pytest.raises(ConfigError, match='experiments .uniform. train models'):
-    hosts.check_runnable(cfg, training_finished=True)
+    hosts.check_runnable(cfg.experiments, training_finished=True)
 
 
 @pytest.mark.parametrize('spec', ['localhost:1234', 'localhost:1234,2', 'localhost:1234,2,2'])

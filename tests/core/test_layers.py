@@ -157,3 +157,27 @@ def test_every_module_and_test_names_its_paper_in_full():
     paths = [os.path.relpath(os.path.join(folder, name), top)
              for folder, _, names in os.walk(top) for name in names if name.endswith('.py')]
     assert paper_name_problems(paths) == [], top
+
+
+def run_config_parameters(paths) -> list[str]:
+  """`file:function(cfg)` for every function in `paths` with a parameter named
+  like the run config (`cfg`, `config`): the bottom layer takes values."""
+  found = []
+  for path in paths:
+    with open(path) as f:
+      tree = ast.parse(f.read())
+    for node in ast.walk(tree):
+      if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        names = [a.arg for a in node.args.args + node.args.kwonlyargs]
+        found += [f'{os.path.basename(path)}:{node.name}({n})' for n in names if n in ('cfg', 'config')]
+  return found
+
+
+def test_the_core_takes_values_not_the_run_config(tmp_path):
+  probe = tmp_path / 'probe.py'
+  probe.write_text('def guarded(path, cfg):\n  pass\n')
+  assert run_config_parameters([str(probe)]) == ['probe.py:guarded(cfg)']
+  core = [p for m, p in modules().items() if m.startswith('attn_jax.core.') or m == 'attn_jax.core']
+  # registry.Section.check receives (section, cfg) by contract: a callback a
+  # component supplies, not a core function that reads the config itself.
+  assert run_config_parameters(core) == []
