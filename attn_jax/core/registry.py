@@ -48,6 +48,21 @@ class Section:
   added: Mapping[str, Any] = dataclasses.field(default_factory=dict)
   runtime: tuple[str, ...] = ()
 
+  def key_items(self, values: Mapping[str, Any]) -> dict:
+    """The section's values that key a result: all of them but the `runtime`
+    keys, and the `added` keys at their old value (so results keyed before a
+    key existed stay found). The section is the component's signature: a key
+    added later touches `defaults` and `added`, nothing else.
+
+    Args:
+      values: the section as configured (`config.analysis.<name>`), flat.
+
+    Returns:
+      {key: value} for the result's key.
+    """
+    return {k: v for k, v in values.items()
+            if k not in self.runtime and not (k in self.added and v == self.added[k])}
+
 
 class Registry:
   """Entries with `name`, `paper` and `order`, filled by the modules of `package`."""

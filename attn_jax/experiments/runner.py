@@ -29,14 +29,11 @@ def _hash(value) -> str:
   return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _settings(cfg, name: str) -> dict:
-  """The experiment's config section, less settings added later at the value
-  that computes what ran before they existed (`config.ADDED_KEYS`), so
-  results keyed before then stay found."""
-  added = config_lib.ADDED_KEYS
-  section = cfg.experiment.get(name)  # None: an experiment with no settings of its own
-  return {k: v for k, v in (section.to_dict() if section is not None else {}).items()
-          if not (f'experiment.{name}.{k}' in added and v == added[f'experiment.{name}.{k}'])}
+def _settings(cfg, exp: Experiment) -> dict:
+  """The experiment's config section as it keys results (`Section.key_items`:
+  less runtime keys, and keys added later at their old value)."""
+  section = cfg.experiment.get(exp.name)  # None: an experiment with no settings of its own
+  return exp.section.key_items(section.to_dict() if section is not None else {})
 
 
 def experiment_key(exp: Experiment, cfg, params_hash: str, data_fingerprint: str,
@@ -51,7 +48,7 @@ def experiment_key(exp: Experiment, cfg, params_hash: str, data_fingerprint: str
   """
   models = {'experiment': exp.name, 'version': exp.version, 'params': params_hash,
             'data': data_fingerprint, 'training': _hash(config_lib.training_items(cfg)),
-            'settings': _settings(cfg, exp.name), 'inputs': dict(sorted(input_models.items()))}
+            'settings': _settings(cfg, exp), 'inputs': dict(sorted(input_models.items()))}
   key = {**models, 'split': cfg.analysis.split, 'inputs': dict(sorted(input_hashes.items())),
          'models': _hash(models)}
   key['hash'] = _hash(key)

@@ -51,16 +51,6 @@ def _finalize(ctx, arrays, inputs):
   return arrays, summary
 
 
-def _settings(a):
-  settings = {k: a.adversarial[k] for k in ('num_adversaries', 'steps', 'learning_rate',
-                                             'hinge_epsilon', 'output_weight', 'report_epsilon')}
-  # The default ('model') is left out of the key: for a softmax model it is
-  # J&W's search, so results computed before the option existed stay valid.
-  if a.adversarial.get('projection', 'model') != 'model':
-    settings['projection'] = a.adversarial.projection
-  return settings
-
-
 def _defaults(dataset, encoder, variant) -> dict:
   return dict(
       num_adversaries=5, steps=20 if variant == 'smoke' else 500, learning_rate=0.01, hinge_epsilon=0.01,
@@ -85,7 +75,7 @@ def _check(s, cfg) -> str | None:
 
 
 ADVERSARIAL = STAGES.register(Stage(
-    name='adversarial', paper='jw', order=60, settings=_settings, compute=_compute,
+    name='adversarial', paper='jw', order=60, compute=_compute,
     positional=frozenset({'adversarial_alpha'}), finalize=_finalize,
     figures=lambda arrays, inputs, summary, d: analysis_figures.max_jsd_histograms(
         arrays, d, class_groups(arrays['predicted'], arrays['probs'])),
@@ -93,4 +83,7 @@ ADVERSARIAL = STAGES.register(Stage(
     batch_size=lambda a: a.adversarial.batch_size,
     version=2, multi_class=True,  # 2: bootstrap intervals of the mean max JSD
     section=Section(_defaults, _check, choices={'projection': ('model', 'softmax')},
-                    help={'projection': "the adversaries' projection"}, runtime=('batch_size',))))
+                    help={'projection': "the adversaries' projection"}, runtime=('batch_size',),
+                    # 'model' is J&W's search for a softmax model: results keyed
+                    # before the option existed stay valid.
+                    added={'projection': 'model'})))

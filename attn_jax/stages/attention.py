@@ -42,5 +42,5 @@ def _finalize(ctx, arrays, inputs):
 
 
 ATTENTION = STAGES.register(Stage(
-    name='attention', paper='jw', order=40, settings=lambda a: {}, requires=('gradient',),
+    name='attention', paper='jw', order=40, requires=('gradient',),
     finalize=_finalize, figures=lambda *args: [], multi_class=True))

@@ -124,7 +124,6 @@ class Stage:
     combine the results of `requires`.
   positional: names of computed arrays whose last axis is the position; the
     runner pads it to the split's longest document.
-  settings: analysis config -> the values that change the results.
   finalize: (ctx, arrays, inputs) -> (arrays, summary); `inputs` maps each
     required stage to its arrays.
   figures: (arrays, inputs, summary, directory) -> written paths.
@@ -135,7 +134,9 @@ class Stage:
     an older attn-jax are recomputed, not reused.
   paper: whose analysis it is (a key of `attn_jax.papers.PAPERS`).
   order: where it runs among the stages (after those it requires).
-  section: its `config.analysis.<name>` section (defaults, choices, checks).
+  section: its `config.analysis.<name>` section (defaults, choices, checks):
+    its signature. Every key of it keys the results but its `runtime` keys,
+    and its `added` keys at their old value (`key_settings`).
   any_model: it runs on every model — multi-class, and S&S's HAN, whose
     items are sentences; False: models over words only.
   multi_class: it runs on flat models of more than two classes too (J&W's
@@ -149,7 +150,6 @@ class Stage:
   name: str
   paper: str
   order: int
-  settings: Callable[[ml_collections.ConfigDict], dict]
   finalize: Callable
   figures: Callable
   compute: Optional[Callable[[AnalysisContext, Batch], Arrays]] = None
@@ -163,6 +163,20 @@ class Stage:
   multi_class: bool = False
   needs_evidence: bool = False
   check: Optional[Callable[[AnalysisContext, Batch], None]] = None
+
+  def key_settings(self, analysis: ml_collections.ConfigDict) -> dict:
+    """The values of its section that change its results: its key's `settings`.
+
+    Args:
+      analysis: the run's `config.analysis`.
+
+    Returns:
+      `section.key_items` of `analysis.<name>` ({} for a stage without a section).
+    """
+    values = analysis.get(self.name)
+    if not isinstance(values, ml_collections.ConfigDict):
+      return {}
+    return self.section.key_items(values.to_dict())
 
 
 def predicted_classes(probs: np.ndarray) -> np.ndarray:

@@ -147,7 +147,6 @@ def _figures(arrays, inputs, summary, directory):
 
 ERASURE = STAGES.register(Stage(
     name='erasure', paper='ss', order=70, version=2,  # 2: Figures 11–13's numbers
-    settings=lambda a: {'random_orders': a.erasure.random_orders, 'random_item': a.erasure.random_item},
     compute=_compute, finalize=_finalize, figures=_figures, check=_check,
     positional=frozenset({'decision_gradient'}), any_model=True,
     cost=lambda batch: float(np.sum(batch.index >= 0)) * batch.tokens.shape[1],

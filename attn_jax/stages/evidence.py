@@ -96,6 +96,6 @@ def _figures(arrays, inputs, summary, directory):
 
 
 EVIDENCE = STAGES.register(Stage(
-    name='evidence', paper='evidence', order=100, settings=lambda a: {}, requires=('gradient', 'loo'),
+    name='evidence', paper='evidence', order=100, requires=('gradient', 'loo'),
     compute=_compute, positional=frozenset({'decision_gradient', 'decision_gradient_x_attention'}),
     finalize=_finalize, figures=_figures, multi_class=True, needs_evidence=True))

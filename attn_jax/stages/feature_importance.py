@@ -114,11 +114,11 @@ def _kendall_figures(arrays, inputs, summary, directory):
 
 
 GRADIENT = STAGES.register(Stage(
-    name='gradient', paper='jw', order=10, settings=lambda a: {}, compute=_compute_gradient,
+    name='gradient', paper='jw', order=10, compute=_compute_gradient,
     positional=frozenset({'alpha', *GRADIENT_VARIANTS}), finalize=_finalize_gradient,
     figures=lambda *args: [], multi_class=True))
 LOO = STAGES.register(Stage(
-    name='loo', paper='jw', order=20, settings=lambda a: {'mode': a.loo.mode}, compute=_compute_loo, check=_check_loo,
+    name='loo', paper='jw', order=20, compute=_compute_loo, check=_check_loo,
     positional=frozenset({'loo', 'probs_without'}), finalize=_finalize_loo,
     figures=lambda *args: [], version=3, multi_class=True,  # 2: the BiLSTM's deletion path; 3: CNN/Average windows
     cost=lambda batch: float(np.sum(batch.index >= 0)) * batch.tokens.shape[1] ** 2,
@@ -129,6 +129,6 @@ LOO = STAGES.register(Stage(
         choices={'mode': ('delete', 'replace')},
         check=lambda s, cfg: None if s.docs_per_chunk >= 1 else 'analysis.loo.docs_per_chunk must be >= 1')))
 KENDALL = STAGES.register(Stage(
-    name='kendall', paper='jw', order=30, settings=lambda a: {},  # its inputs' keys are part of its own
+    name='kendall', paper='jw', order=30,  # its inputs' keys are part of its own
     requires=('gradient', 'loo'), version=2,  # 2: bootstrap intervals of the mean τ
     finalize=_finalize_kendall, figures=_kendall_figures, multi_class=True))

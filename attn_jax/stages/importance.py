@@ -88,7 +88,7 @@ def _finalize(ctx, arrays, inputs):
 
 
 IMPORTANCE = STAGES.register(Stage(
-    name='importance', paper='meister', order=80, settings=lambda a: dict(a.importance), compute=_compute,
+    name='importance', paper='meister', order=80, compute=_compute,
     positional=frozenset({'alpha', 'g_y_x', 'g_y_i', 'g_y_i_detached', 'd_y_i'}),
     requires=('loo',), finalize=_finalize,
     figures=lambda arrays, inputs, summary, d: meister_figures.tau_histograms_by_measure(

@@ -54,7 +54,6 @@ def _finalize(ctx, arrays, inputs):
 
 PERMUTATION = STAGES.register(Stage(
     name='permutation', paper='jw', order=50,
-    settings=lambda a: {'num_permutations': a.permutation.num_permutations},
     compute=_compute, finalize=_finalize,
     figures=lambda arrays, inputs, summary, d: analysis_figures.permutation_violins(
         arrays, [bin_label(b) for b in range(len(BIN_EDGES) - 1)], d,

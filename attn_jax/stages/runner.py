@@ -47,7 +47,7 @@ def stage_key(ctx: AnalysisContext, stage: Stage, input_hashes: Optional[dict] =
   """
   key = {'stage': stage.name, 'version': stage.version, 'params': ctx.digest, 'data': ctx.data_fingerprint,
          'split': ctx.split_name, 'docs': len(ctx.split), 'seed': ctx.settings.seed,
-         'settings': stage.settings(ctx.settings), 'inputs': dict(sorted((input_hashes or {}).items()))}
+         'settings': stage.key_settings(ctx.settings), 'inputs': dict(sorted((input_hashes or {}).items()))}
   if ctx.settings.get('sample_docs') is not None:  # absent otherwise: older keys stay valid
     key['sample'] = {'docs': ctx.settings.sample_docs, 'seed': ctx.settings.get('sample_seed', 0)}
   key['hash'] = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]

@@ -69,7 +69,7 @@ def _finalize(ctx, arrays, inputs):
 
 
 STATE_IMPORTANCE = STAGES.register(Stage(
-    name='state_importance', paper='meister', order=90, settings=lambda a: dict(a.state_importance), compute=_compute,
+    name='state_importance', paper='meister', order=90, compute=_compute,
     positional=frozenset(f'entropy_layer{k}' for k in range(MAX_LAYERS)), finalize=_finalize,
     figures=lambda arrays, inputs, summary, d: meister_figures.state_entropy_histogram(
         {f'layer {k}': arrays[f'entropy_layer{k}'] for k in summary['layers']}, d),

@@ -232,6 +232,6 @@ def test_only_a_non_default_adversary_projection_changes_the_stage_key():
   """Results of softmax models computed before the option existed stay valid."""
   adversarial = stages_lib.STAGES['adversarial']
   cfg = smoke_config('sparsemax')
-  assert 'projection' not in adversarial.settings(cfg.analysis)
+  assert 'projection' not in adversarial.key_settings(cfg.analysis)
   cfg.analysis.adversarial.projection = 'softmax'
-  assert adversarial.settings(cfg.analysis)['projection'] == 'softmax'
+  assert adversarial.key_settings(cfg.analysis)['projection'] == 'softmax'
