@@ -10,7 +10,7 @@
     python benchmarks/peers.py --table results/benchmarks/peers_*.json --readme docs/benchmarks.md
 
 The run's attn-jax model (BiLSTM, CNN or Average encoder; tanh attention,
-softmax) is loaded into J&W's PyTorch model (`jw_torch.py`); every output of
+softmax) is loaded into J&W's PyTorch model (`jain_wallace_torch.py`); every output of
 the PyTorch tools must equal attn-jax's (--atol). Then every (analysis,
 implementation) runs in its own child process, on the same test documents in
 the same length-sorted batches of 32, with the same threads: attn-jax's
@@ -148,35 +148,35 @@ def jax_runner(setting, analysis, args):
 
 def torch_runner(setting, analysis, implementation):
   import torch  # pylint: disable=g-import-not-at-top
-  import jw_torch  # pylint: disable=g-import-not-at-top
-  model = jw_torch.from_attn_jax(setting.params)
+  import jain_wallace_torch  # pylint: disable=g-import-not-at-top
+  model = jain_wallace_torch.from_attn_jax(setting.params)
   generator = torch.Generator().manual_seed(0)
   if analysis == 'train_step':
     if setting.cfg.model.freeze_embeddings:
       model.embedding.weight.requires_grad_(False)
-    opt = jw_torch.optimizer_for(model, setting.cfg.train.learning_rate,
+    opt = jain_wallace_torch.optimizer_for(model, setting.cfg.train.learning_rate,
                                  setting.cfg.train.weight_decay)
 
     def train(b):
-      tokens, lengths, rows = jw_torch.as_torch(b)
-      return np.float32(jw_torch.train_step(model, opt, tokens, lengths,
+      tokens, lengths, rows = jain_wallace_torch.as_torch(b)
+      return np.float32(jain_wallace_torch.train_step(model, opt, tokens, lengths,
                                             torch.as_tensor(b.labels[rows]),
                                             torch.as_tensor(b.weights[rows])))
     return train
   per_eval = {'captum_ablation_ppe1': 1, 'captum_ablation_ppe8': 8, 'captum_ablation_ppe32': 32}
   fns = {
-      ('forward', 'jw_loop'): jw_torch.probs,
-      ('gradient', 'jw_loop'): jw_torch.gradient_loop,
-      ('gradient', 'captum_input_x_gradient'): jw_torch.captum_input_x_gradient,
-      ('loo_delete', 'jw_loop'): jw_torch.loo_loop,
+      ('forward', 'jw_loop'): jain_wallace_torch.probs,
+      ('gradient', 'jw_loop'): jain_wallace_torch.gradient_loop,
+      ('gradient', 'captum_input_x_gradient'): jain_wallace_torch.captum_input_x_gradient,
+      ('loo_delete', 'jw_loop'): jain_wallace_torch.loo_loop,
       ('permutation', 'jw_loop'): lambda m, t, l: np.median(
-          jw_torch.permutation_loop(m, t, l, PERMUTATIONS, generator), axis=-1),
+          jain_wallace_torch.permutation_loop(m, t, l, PERMUTATIONS, generator), axis=-1),
   }
   if implementation in per_eval:
-    fn = lambda m, t, l: jw_torch.captum_feature_ablation(m, t, l, per_eval[implementation])
+    fn = lambda m, t, l: jain_wallace_torch.captum_feature_ablation(m, t, l, per_eval[implementation])
   else:
     fn = fns[(analysis, implementation)]
-  return lambda b: fn(model, *jw_torch.as_torch(b)[:2])
+  return lambda b: fn(model, *jain_wallace_torch.as_torch(b)[:2])
 
 
 def run_child(args) -> dict:

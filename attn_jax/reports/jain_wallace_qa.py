@@ -6,7 +6,7 @@
    publish figures, no numbers, for these).
 2. Known evidence (`known_evidence`): each measure's mean AP of the
    supporting facts' words, table and figure.
-3. J&W's own code on the same inputs (`benchmarks/jw_reference.py --study=jw_qa`),
+3. J&W's own code on the same inputs (`benchmarks/original_code/jain_wallace_reference.py --study=jw_qa`),
    read from `jw_qa_reference` beside the table's folder: per statistic the
    difference of the means with its 95 % interval and the equivalence test
    (TOST, `statistics.equivalence_test`) at `statistics.MARGINS`.

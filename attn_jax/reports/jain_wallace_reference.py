@@ -1,6 +1,6 @@
 """J&W's own code on attn-jax's inputs: its per-seed numbers beside ours.
 
-`python benchmarks/jw_reference.py` trains J&W's PyTorch models (their code,
+`python benchmarks/original_code/jain_wallace_reference.py` trains J&W's PyTorch models (their code,
 minimally changed) on exactly the splits, vocabulary and embedding matrix an
 attn-jax arm used, one seed at a time, and writes
 

@@ -169,7 +169,7 @@ def notes(study_name: str, counts: dict, grid: str, reference: str) -> list[str]
       f'one batch order: the J&W grid\'s row ({grid}), model seeds 0..4 trained as one program with '
       'train.batch_seed 0 (IMDB from scratch: seeds 0..2); own batch orders: its seed0 with model seed k and '
       'batch seed k, k = 1..4 (IMDB from scratch: 1..2, as J&W\'s code has 3 seeds there) '
-      f'({study_name}: <row>_batches<k>); J&W code: benchmarks/jw_reference.py ({reference}), each seed '
+      f'({study_name}: <row>_batches<k>); J&W code: benchmarks/original_code/jain_wallace_reference.py ({reference}), each seed '
       'with its own batch order. Mean ± 95 % Student-t half-width; '
       f'{jain_wallace_reference.MARGINS_TEXT}; the selected epoch (by dev ROC-AUC, never the first) is '
       'shown, not tested.',

@@ -264,7 +264,7 @@ def sample_indices(num_docs: int, sample_docs: int, sample_seed: int) -> np.ndar
   analysed, int64 [min(sample_docs, num_docs)] in split order. The draw
   depends only on the split's size and `sample_seed` (not on the model's seed),
   so every model of a study, and J&W's code given the same indices
-  (benchmarks/jw_inputs.py), sees the same documents."""
+  (benchmarks/original_code/jain_wallace_inputs.py), sees the same documents."""
   if sample_docs >= num_docs:
     return np.arange(num_docs, dtype=np.int64)
   rng = np.random.default_rng(sample_seed)

@@ -55,7 +55,7 @@ STUDIES = {
     'vector_workers': Study('vector_workers', vector_workers.ARMS, vector_workers.ANALYSES, seeds=5,
                             description=vector_workers.__doc__.split('\n\n')[0], kind='vector_workers'),
     # Learned vs uniform attention on SST, 5 seeds each, beside W&P's own code
-    # (benchmarks/wp_reference.py): W&P Table 2 (attn_jax.studies.wiegreffe_pinter_table2).
+    # (benchmarks/original_code/wiegreffe_pinter_reference.py): W&P Table 2 (attn_jax.studies.wiegreffe_pinter_table2).
     'wp_table2': Study('wp_table2', wiegreffe_pinter_table2.ARMS, wiegreffe_pinter_table2.ANALYSES, seeds=5,
                        description=wiegreffe_pinter_table2.__doc__.split('\n\n')[0], kind='wp_table2'),
 }

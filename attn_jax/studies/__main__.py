@@ -52,10 +52,10 @@ def main(argv=None) -> None:
   parser.add_argument('--no-progress', action='store_true', help='no progress bars (logs)')
   parser.add_argument('--save', default=None, help='report: copy the small result files here')
   parser.add_argument('--reference', default=None,
-                      help='report: J&W\'s own code on the same inputs (python benchmarks/jw_reference.py), '
+                      help='report: J&W\'s own code on the same inputs (python benchmarks/original_code/jain_wallace_reference.py), '
                       'shown beside the J&W grid when it holds any arm (default: jw_reference beside the '
                       'folder the table is read from, e.g. results/jw_reference); for wp_table2, W&P\'s code '
-                      '(benchmarks/wp_reference.py; default: wp_reference beside it); for vector_seeds, the J&W grid '
+                      '(benchmarks/original_code/wiegreffe_pinter_reference.py; default: wp_reference beside it); for vector_seeds, the J&W grid '
                       'trained with the same recipe (default: jw_grid beside it); for ss_models, the runs of '
                       'the recipe before S&S\'s code was followed (default: ss_models_previous beside it)')
   parser.add_argument('--readme', action='append', help='report: rewrite the table\'s block in this Markdown '

@@ -5,7 +5,7 @@ The J&W grid (`jw_grid`) trains a configuration's five model seeds as one
 program (attn_jax.workdirs.model_axis), and they share its batch order
 (`train.batch_seed` 0): their interval leaves out the batch order's
 randomness, which every seed there shares. Each run of J&W's own code
-(benchmarks/jw_reference.py) seeds NumPy's global generator, which draws its
+(benchmarks/original_code/jain_wallace_reference.py) seeds NumPy's global generator, which draws its
 noisy length sort and batch shuffle, so its five seeds have five batch
 orders. This study trains, for the grid rows where the two implementations
 disagreed, model seed k with batch seed k for k = 1..4 (one model per arm,

@@ -24,7 +24,7 @@ seeds. The arms vary one property at a time:
 and, as a check of the default beyond SST, 20 Newsgroups BiLSTM + tanh from
 scratch (N(0, 0.1²), its from-scratch default; and N(0, 1), PyTorch's
 nn.Embedding default that J&W's code keeps: the attn-jax side of J&W's code
-from scratch, benchmarks/jw_reference.py) and from its in-domain vectors;
+from scratch, benchmarks/original_code/jain_wallace_reference.py) and from its in-domain vectors;
 IMDB's N(0, 1) arm (imdb_scratch_1) is the same side of the comparison on IMDB.
 """
 

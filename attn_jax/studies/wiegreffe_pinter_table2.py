@@ -7,7 +7,7 @@ each, test F1 (positive class) as mean ± 95 % CI.
     python -m attn_jax.studies report wp_table2 --root=workdirs/wp_table2 --save=results/wp_table2
 
 The learned arm is the J&W grid's `sst_bilstm_tanh` (same config: `--reuse`
-of a grid root lends its trained models). `benchmarks/wp_reference.py` runs
+of a grid root lends its trained models). `benchmarks/original_code/wiegreffe_pinter_reference.py` runs
 W&P's code on this arm's inputs and writes `<reference>/sst_{learned,
 uniform}_{test,dev}sel/seed<k>/summary.json`: `testsel` is W&P's script (its
 snapshot keeps the epoch with the best *test* ROC-AUC), `devsel` their trainer

@@ -1,12 +1,12 @@
 """The fault suite's entry-point × bad-input matrix: its cells and its table
-(the cells themselves run in `benchmarks/fault_injection.py`, minutes)."""
+(the cells themselves run in `tests/fault_tool/fault_injection.py`, minutes)."""
 
 import os
 import sys
 
 import helpers
 
-sys.path.insert(0, os.path.join(helpers.ROOT, 'benchmarks'))
+sys.path.insert(0, os.path.join(helpers.ROOT, 'tests', 'fault_tool'))
 import fault_cases  # noqa: E402  pylint: disable=wrong-import-position
 import fault_matrix  # noqa: E402  pylint: disable=wrong-import-position
 
@@ -17,8 +17,8 @@ def test_every_user_entry_point_meets_each_bad_input_that_applies_to_it():
   assert all(bad in fault_matrix.COLUMNS for _, bad in cells)
   entries = {entry.split()[0] + ' ' + entry.split()[1] for entry, _ in cells}
   for command in ('run.py --config=FILE', 'report training', 'report data', 'report study', 'studies run',
-                  'studies report', 'contents DIR', 'vectors sst', 'benchmarks/jw_reference.py --jw-repo=DIR',
-                  'benchmarks/wp_reference.py --wp-repo=DIR', 'benchmarks/fault_injection.py report'):
+                  'studies report', 'contents DIR', 'vectors sst', 'benchmarks/original_code/jain_wallace_reference.py --jw-repo=DIR',
+                  'benchmarks/original_code/wiegreffe_pinter_reference.py --wp-repo=DIR', 'tests/fault_tool/fault_injection.py report'):
     assert command in entries, command
   interrupted = {entry for entry, bad in cells if bad == 'Ctrl-C'}
   assert {'run.py --workdir=DIR', 'studies run jw_grid --root=DIR', 'vectors sst --directory=DIR'} <= interrupted

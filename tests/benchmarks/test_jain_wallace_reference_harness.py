@@ -1,4 +1,4 @@
-"""benchmarks/jw_reference.py's parts that need no J&W checkout: the patched
+"""benchmarks/original_code/jain_wallace_reference.py's parts that need no J&W checkout: the patched
 copy (on a fixture checkout in J&W's layout), the allennlp stand-in, and the
 inputs written in J&W's `Vectorizer` format."""
 
@@ -11,17 +11,17 @@ import numpy as np
 import pytest
 import helpers
 
-BENCHMARKS = os.path.join(helpers.ROOT, 'benchmarks')
+BENCHMARKS = os.path.join(helpers.ROOT, 'benchmarks', 'original_code')
 sys.path.insert(0, BENCHMARKS)
-import jw_child  # pylint: disable=g-import-not-at-top,wrong-import-position
-import jw_inputs  # pylint: disable=g-import-not-at-top,wrong-import-position
-import jw_patches  # pylint: disable=g-import-not-at-top,wrong-import-position
+import jain_wallace_child  # pylint: disable=g-import-not-at-top,wrong-import-position
+import jain_wallace_inputs  # pylint: disable=g-import-not-at-top,wrong-import-position
+import jain_wallace_patches  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 from conftest import requires_real_data  # pylint: disable=g-import-not-at-top,wrong-import-position
 from helpers import synthetic_config  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 
-def fake_checkout(folder, drop_anchor=None, source=jw_patches.JW):
+def fake_checkout(folder, drop_anchor=None, source=jain_wallace_patches.JW):
   """A folder with J&W's (or `source`'s) file layout whose files hold each
   changed line (and filler), as a checkout of their repository would."""
   anchors = {}
@@ -38,37 +38,37 @@ def fake_checkout(folder, drop_anchor=None, source=jw_patches.JW):
 
 def test_the_copy_carries_every_change_and_leaves_the_checkout_alone(tmp_path):
   repo = fake_checkout(str(tmp_path / 'repo'))
-  before = {n: open(os.path.join(repo, n)).read() for n in jw_patches.FILES}
-  record = jw_patches.prepare(repo, str(tmp_path / 'code'))
-  assert [c['file'] for c in record['changes']] == [c.file for c in jw_patches.CHANGES]
-  for change in jw_patches.CHANGES:
+  before = {n: open(os.path.join(repo, n)).read() for n in jain_wallace_patches.FILES}
+  record = jain_wallace_patches.prepare(repo, str(tmp_path / 'code'))
+  assert [c['file'] for c in record['changes']] == [c.file for c in jain_wallace_patches.CHANGES]
+  for change in jain_wallace_patches.CHANGES:
     text = open(tmp_path / 'code' / 'Transparency' / change.file).read()
     assert change.old not in text and text.count(change.new) >= change.count
-  assert before == {n: open(os.path.join(repo, n)).read() for n in jw_patches.FILES}
+  assert before == {n: open(os.path.join(repo, n)).read() for n in jain_wallace_patches.FILES}
   saved = json.loads((tmp_path / 'code' / 'Transparency' / 'attn_jax_changes.json').read_text())
   assert saved == record
   # A second call keeps the copy (same commit, same changes).
   stamp = os.path.getmtime(tmp_path / 'code' / 'Transparency' / 'attn_jax_changes.json')
-  jw_patches.prepare(repo, str(tmp_path / 'code'))
+  jain_wallace_patches.prepare(repo, str(tmp_path / 'code'))
   assert os.path.getmtime(tmp_path / 'code' / 'Transparency' / 'attn_jax_changes.json') == stamp
 
 
 def test_another_version_of_their_code_is_named_not_half_patched(tmp_path):
-  change = jw_patches.CHANGES[2]
+  change = jain_wallace_patches.CHANGES[2]
   repo = fake_checkout(str(tmp_path / 'repo'), drop_anchor=change.old)
-  with pytest.raises(jw_patches.PatchError, match=change.file):
-    jw_patches.prepare(repo, str(tmp_path / 'code'))
+  with pytest.raises(jain_wallace_patches.PatchError, match=change.file):
+    jain_wallace_patches.prepare(repo, str(tmp_path / 'code'))
   assert not (tmp_path / 'code' / 'Transparency').exists()
-  with pytest.raises(jw_patches.PatchError, match='not a checkout'):
-    jw_patches.prepare(str(tmp_path), str(tmp_path / 'code'))
+  with pytest.raises(jain_wallace_patches.PatchError, match='not a checkout'):
+    jain_wallace_patches.prepare(str(tmp_path), str(tmp_path / 'code'))
 
 
 def test_the_allennlp_stand_in_builds_registered_classes_from_params():
-  sys.path.append(os.path.join(BENCHMARKS, 'jw_shims'))
+  sys.path.append(os.path.join(BENCHMARKS, 'jain_wallace_shims'))
   try:
     from allennlp.common import Params, Registrable  # pylint: disable=g-import-not-at-top
   finally:
-    sys.path.remove(os.path.join(BENCHMARKS, 'jw_shims'))
+    sys.path.remove(os.path.join(BENCHMARKS, 'jain_wallace_shims'))
 
   class Part(Registrable):
     pass
@@ -96,13 +96,13 @@ class _Vectorizer:
 def test_inputs_reach_jw_format_unchanged(tmp_path):
   cfg = synthetic_config()
   cfg.data.dataset = 'synthetic'
-  path = jw_inputs.export(cfg, str(tmp_path))
-  assert jw_inputs.export(cfg, str(tmp_path)) == path  # written once
-  inputs = jw_inputs.read(path)
+  path = jain_wallace_inputs.export(cfg, str(tmp_path))
+  assert jain_wallace_inputs.export(cfg, str(tmp_path)) == path  # written once
+  inputs = jain_wallace_inputs.read(path)
   from attn_jax.data.dataset import load_dataset  # pylint: disable=g-import-not-at-top
   dataset = load_dataset(cfg.data)
   assert inputs['tokens'] == list(dataset.vocab.tokens)
-  for split in jw_inputs.SPLITS:
+  for split in jain_wallace_inputs.SPLITS:
     seqs, labels = inputs[split]
     assert seqs == [s.tolist() for s in dataset.splits[split].sequences]
     assert labels == dataset.splits[split].labels.tolist()
@@ -110,7 +110,7 @@ def test_inputs_reach_jw_format_unchanged(tmp_path):
   assert inputs['embeddings'] is None and inputs['record']['embeddings'] == 'scratch'
 
   inputs['record']['dataset'] = 'sst'  # where J&W's SST loader reads
-  name, relpath = jw_inputs.write_vectorizer(inputs, _Vectorizer, str(tmp_path / 'data'))
+  name, relpath = jain_wallace_inputs.write_vectorizer(inputs, _Vectorizer, str(tmp_path / 'data'))
   assert (name, relpath) == ('sst', 'preprocess/SST/vec_sst.p')
   with open(tmp_path / 'data' / 'preprocess' / 'SST' / 'vec_sst.p', 'rb') as f:
     vec = pickle.load(f)
@@ -123,14 +123,14 @@ def test_a_sample_is_the_documents_attn_jax_analyses(tmp_path):
   from attn_jax.stages.runner import limit_split  # pylint: disable=g-import-not-at-top
   cfg = synthetic_config()
   cfg.analysis.sample_docs, cfg.analysis.sample_seed = 7, 2
-  path = jw_inputs.export(cfg, str(tmp_path))
+  path = jain_wallace_inputs.export(cfg, str(tmp_path))
   assert path.endswith('-scratch-sample7s2.npz')
-  inputs = jw_inputs.read(path)
+  inputs = jain_wallace_inputs.read(path)
   ours = limit_split(load_dataset(cfg.data).splits['test'], None, 7, 2)
   assert [inputs['test'][0][i] for i in inputs['test_sample']] == [s.tolist() for s in ours.sequences]
   assert inputs['record']['test_sample'] == {'docs': 7, 'seed': 2}
   cfg.analysis.sample_docs = None
-  assert jw_inputs.read(jw_inputs.export(cfg, str(tmp_path)))['test_sample'] is None
+  assert jain_wallace_inputs.read(jain_wallace_inputs.export(cfg, str(tmp_path)))['test_sample'] is None
 
 
 def test_pretrained_inputs_are_the_matrix_attn_jax_starts_from(tmp_path):
@@ -145,7 +145,7 @@ def test_pretrained_inputs_are_the_matrix_attn_jax_starts_from(tmp_path):
     for w in words:
       f.write(w + ' ' + ' '.join(f'{x:.6g}' for x in rng.normal(size=cfg.model.embed_dim)) + '\n')
   cfg.model.embeddings_file = str(vec_file)
-  inputs = jw_inputs.read(jw_inputs.export(cfg, str(tmp_path / 'inputs')))
+  inputs = jain_wallace_inputs.read(jain_wallace_inputs.export(cfg, str(tmp_path / 'inputs')))
   from attn_jax.workdirs.initial_params import pretrained_matrix  # pylint: disable=g-import-not-at-top
   expected, _ = pretrained_matrix(cfg, load_dataset(cfg.data), lambda _: None)
   assert inputs['embeddings'].dtype == np.float32
@@ -157,8 +157,8 @@ def test_the_selected_epoch_is_jws_rule(tmp_path):
   # J&W save on a strictly better dev ROC-AUC and never at epoch 0.
   rows = [{'roc_auc': 0.9}, {'roc_auc': 0.8}, {'roc_auc': 0.85}, {'roc_auc': 0.85}, {'roc_auc': 0.7}]
   (tmp_path / 'epoch.txt').write_text(''.join(str(r) + '\n' for r in rows))
-  assert jw_child.selected_epoch(str(tmp_path)) == 2
-  assert jw_child.selected_epoch(str(tmp_path / 'missing')) is None
+  assert jain_wallace_child.selected_epoch(str(tmp_path)) == 2
+  assert jain_wallace_child.selected_epoch(str(tmp_path / 'missing')) is None
 
 
 def _jw_logit(state: dict, doc: np.ndarray, attention: str) -> float:
@@ -207,10 +207,10 @@ def _jw_logit(state: dict, doc: np.ndarray, attention: str) -> float:
 @pytest.mark.parametrize('encoder, attention', [('bilstm', 'tanh'), ('cnn', 'dot'), ('cnn', 'tanh'),
                                                 ('average', 'tanh'), ('average', 'dot')])
 def test_attn_jax_weights_in_jw_module_names_compute_the_same_model(encoder, attention):
-  import jw_same_weights  # pylint: disable=g-import-not-at-top
+  import jain_wallace_same_weights  # pylint: disable=g-import-not-at-top
   from analysis_helpers import documents, setup  # pylint: disable=g-import-not-at-top
   model, params = setup(encoder, attention, seed=4)
-  state = jw_same_weights.jw_state(params, attention)
+  state = jain_wallace_same_weights.jw_state(params, attention)
   assert not state['encoder/embedding.weight'][0].any()  # J&W's padding_idx row
   for doc in documents(lengths=(3, 7, 11), seed=5):
     ours = float(model.forward(params, doc[None], np.array([len(doc)], np.int32)).logits[0])
@@ -218,18 +218,18 @@ def test_attn_jax_weights_in_jw_module_names_compute_the_same_model(encoder, att
 
 
 def test_the_same_weights_comparison_counts_documents_that_differ():
-  import jw_same_weights  # pylint: disable=g-import-not-at-top
-  ours = {p: np.array([0.5, 0.2, np.nan, 0.1]) for p in jw_same_weights.PAIRS}
-  theirs = {p: np.array([0.5, 0.25, np.nan, np.nan]) for p in jw_same_weights.PAIRS}
-  result = jw_same_weights.compare(ours, theirs)['tau_attention_loo']
+  import jain_wallace_same_weights  # pylint: disable=g-import-not-at-top
+  ours = {p: np.array([0.5, 0.2, np.nan, 0.1]) for p in jain_wallace_same_weights.PAIRS}
+  theirs = {p: np.array([0.5, 0.25, np.nan, np.nan]) for p in jain_wallace_same_weights.PAIRS}
+  result = jain_wallace_same_weights.compare(ours, theirs)['tau_attention_loo']
   assert result['documents_differing'] == 2 and result['max_abs_difference'] == pytest.approx(0.05)
   assert result['attn_jax'] == pytest.approx(0.8 / 3) and result['jw_code'] == pytest.approx(0.375)
 
 
 def test_the_qa_copy_carries_the_qa_changes_too(tmp_path):
-  repo = fake_checkout(str(tmp_path / 'repo'), source=jw_patches.JW_QA)
-  record = jw_patches.prepare(repo, str(tmp_path / 'code'), jw_patches.JW_QA)
-  assert len(record['changes']) == len(jw_patches.CHANGES) + 2
+  repo = fake_checkout(str(tmp_path / 'repo'), source=jain_wallace_patches.JW_QA)
+  record = jain_wallace_patches.prepare(repo, str(tmp_path / 'code'), jain_wallace_patches.JW_QA)
+  assert len(record['changes']) == len(jain_wallace_patches.CHANGES) + 2
   decoder = open(tmp_path / 'code' / 'Transparency' / 'model' / 'modules' / 'Decoder.py').read()
   assert "(1 - entity_mask).bool()" in decoder
   assert os.path.exists(tmp_path / 'code' / 'Transparency' / 'Trainers' / 'TrainerQA.py')
@@ -242,14 +242,14 @@ def test_babi_inputs_reach_jws_qa_format_unchanged(tmp_path, tfds_dir):
   from attn_jax.data.dataset import load_dataset  # pylint: disable=g-import-not-at-top
   cfg = config_lib.default_config('babi1', 'bilstm', 'smoke')
   cfg.data.tfds_data_dir = tfds_dir
-  inputs = jw_inputs.read(jw_inputs.export(cfg, str(tmp_path)))
+  inputs = jain_wallace_inputs.read(jain_wallace_inputs.export(cfg, str(tmp_path)))
   dataset = load_dataset(cfg.data)
   assert inputs['classes'] == list(ANSWERS) == sorted(ANSWERS)  # J&W's sorted entity list
-  name, relpath = jw_inputs.write_qa_vectorizer(inputs, _Vectorizer, str(tmp_path / 'data'))
+  name, relpath = jain_wallace_inputs.write_qa_vectorizer(inputs, _Vectorizer, str(tmp_path / 'data'))
   assert (name, relpath) == ('babi_1', 'preprocess/Babi/vec_babi_qa1_single-supporting-fact_.p')
   with open(tmp_path / 'data' / relpath, 'rb') as f:
     vec = pickle.load(f)
-  for split in jw_inputs.SPLITS:
+  for split in jain_wallace_inputs.SPLITS:
     ours = dataset.splits[split]
     assert vec.paragraphs[split] == [s.tolist() for s in ours.sequences]
     assert vec.questions[split] == [q.tolist() for q in ours.queries]

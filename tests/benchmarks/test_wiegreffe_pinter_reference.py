@@ -1,6 +1,6 @@
 """W&P's code as a reference for Table 2: the patched copy of their checkout
 (a fixture in their layout), the job plan, and the side-by-side report read
-from summaries in the format `benchmarks/wp_child.py` writes."""
+from summaries in the format `benchmarks/original_code/wiegreffe_pinter_child.py` writes."""
 
 import json
 import os
@@ -15,46 +15,46 @@ from attn_jax.reports import jain_wallace_reference, wiegreffe_pinter_table2
 from attn_jax.studies import STUDIES
 from attn_jax.studies import __main__ as cli
 
-BENCHMARKS = os.path.join(helpers.ROOT, 'benchmarks')
+BENCHMARKS = os.path.join(helpers.ROOT, 'benchmarks', 'original_code')
 sys.path.insert(0, BENCHMARKS)
-import jw_patches  # pylint: disable=g-import-not-at-top,wrong-import-position
-import wp_patches  # pylint: disable=g-import-not-at-top,wrong-import-position
+import jain_wallace_patches  # pylint: disable=g-import-not-at-top,wrong-import-position
+import wiegreffe_pinter_patches  # pylint: disable=g-import-not-at-top,wrong-import-position
 import test_jain_wallace_reference_harness as jw_harness  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 STUDY = STUDIES['wp_table2']
 
 
 def fake_checkout(folder, drop_anchor=None):
-  return jw_harness.fake_checkout(folder, drop_anchor, wp_patches.WP)
+  return jw_harness.fake_checkout(folder, drop_anchor, wiegreffe_pinter_patches.WP)
 
 
 def test_their_copy_is_the_package_their_imports_name_with_every_change(tmp_path):
   repo = fake_checkout(str(tmp_path / 'repo'))
-  record = wp_patches.prepare(repo, str(tmp_path / 'code'))
-  assert [c['file'] for c in record['changes']] == [c.file for c in wp_patches.CHANGES]
-  for change in wp_patches.CHANGES:
+  record = wiegreffe_pinter_patches.prepare(repo, str(tmp_path / 'code'))
+  assert [c['file'] for c in record['changes']] == [c.file for c in wiegreffe_pinter_patches.CHANGES]
+  for change in wiegreffe_pinter_patches.CHANGES:
     text = (tmp_path / 'code' / 'attention' / change.file).read_text()
     assert change.old + '\n' not in text and change.new in text
   # The stand-in for GitPython gives what their config reads.
   namespace = {}
-  exec(wp_patches.CHANGES[-1].new, namespace)  # pylint: disable=exec-used
+  exec(wiegreffe_pinter_patches.CHANGES[-1].new, namespace)  # pylint: disable=exec-used
   repo_info = namespace['git'].Repo(search_parent_directories=True)
   assert repo_info.active_branch.name and repo_info.head.object.hexsha
-  with pytest.raises(jw_patches.PatchError, match="W&P's repository"):
-    wp_patches.prepare(str(tmp_path), str(tmp_path / 'other'))
+  with pytest.raises(jain_wallace_patches.PatchError, match="W&P's repository"):
+    wiegreffe_pinter_patches.prepare(str(tmp_path), str(tmp_path / 'other'))
   repo = fake_checkout(str(tmp_path / 'repo2'), drop_anchor='attn.masked_fill_(self.masks, 0)')
-  with pytest.raises(jw_patches.PatchError, match='model/modelUtils.py'):
-    wp_patches.prepare(repo, str(tmp_path / 'code2'))
+  with pytest.raises(jain_wallace_patches.PatchError, match='model/modelUtils.py'):
+    wiegreffe_pinter_patches.prepare(repo, str(tmp_path / 'code2'))
 
 
 def test_the_plan_has_both_attentions_and_selections_seed_by_seed(monkeypatch, tmp_path):
-  import wp_reference  # pylint: disable=g-import-not-at-top
-  monkeypatch.setattr(wp_reference.jw_inputs, 'export', lambda cfg, folder: os.path.join(folder, 'sst.npz'))
-  jobs = wp_reference.plan_seeds(2, ['test', 'dev'], str(tmp_path))
+  import wiegreffe_pinter_reference  # pylint: disable=g-import-not-at-top
+  monkeypatch.setattr(wiegreffe_pinter_reference.jain_wallace_inputs, 'export', lambda cfg, folder: os.path.join(folder, 'sst.npz'))
+  jobs = wiegreffe_pinter_reference.plan_seeds(2, ['test', 'dev'], str(tmp_path))
   assert [(j['arm'], j['seed']) for j in jobs[:4]] == [
       ('sst_learned_testsel', 0), ('sst_uniform_testsel', 0), ('sst_learned_devsel', 0), ('sst_uniform_devsel', 0)]
   assert len(jobs) == 8 and jobs[1]['args'] == ['--attention=frozen', '--selection=test']
-  assert all(j['child'] == 'wp_child.py' and j['inputs'] == os.path.join('inputs', 'sst.npz') for j in jobs)
+  assert all(j['child'] == 'wiegreffe_pinter_child.py' and j['inputs'] == os.path.join('inputs', 'sst.npz') for j in jobs)
 
 
 LEARNED, UNIFORM = (0.82, 0.83, 0.84, 0.83, 0.825), (0.79, 0.80, 0.795, 0.80, 0.805)
@@ -107,8 +107,8 @@ def test_the_report_command_prints_and_rewrites_its_block(tree, capsys):
 
 
 def test_the_docs_list_every_change_made_to_their_code():
-  docs = os.path.join(os.path.dirname(BENCHMARKS), 'docs')
+  docs = os.path.join(helpers.ROOT, 'docs')
   with open(os.path.join(docs, 'wiegreffe_pinter.md')) as f:
-    assert wp_patches.markdown_table() in f.read()
+    assert wiegreffe_pinter_patches.markdown_table() in f.read()
   with open(os.path.join(docs, 'jain_wallace.md')) as f:
-    assert jw_patches.markdown_table() in f.read()
+    assert jain_wallace_patches.markdown_table() in f.read()

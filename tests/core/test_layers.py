@@ -152,8 +152,8 @@ def test_the_naming_rule_catches_an_abbreviated_paper():
                               os.path.join('analysis', 'loss.py')]) == []
 
 
-def test_every_module_and_test_names_its_paper_in_full():
-  for top in (PACKAGE, os.path.join(ROOT, 'tests')):
+def test_every_module_test_and_benchmark_names_its_paper_in_full():
+  for top in (PACKAGE, os.path.join(ROOT, 'tests'), os.path.join(ROOT, 'benchmarks')):
     paths = [os.path.relpath(os.path.join(folder, name), top)
              for folder, _, names in os.walk(top) for name in names if name.endswith('.py')]
     assert paper_name_problems(paths) == [], top

@@ -1,4 +1,4 @@
-"""Fast fault-injection cases (the long suite is benchmarks/fault_injection.py):
+"""Fast fault-injection cases (the long suite is tests/fault_tool/fault_injection.py):
 a run killed with SIGKILL mid-stage, damaged result files and a damaged
 vocabulary, each judged as the user sees it: identical results after a
 rerun, or a one-line error."""
@@ -15,7 +15,7 @@ import pytest
 
 import helpers
 
-sys.path.insert(0, os.path.join(helpers.ROOT, 'benchmarks'))
+sys.path.insert(0, os.path.join(helpers.ROOT, 'tests', 'fault_tool'))
 import faults  # noqa: E402  pylint: disable=wrong-import-position
 
 pytestmark = pytest.mark.usefixtures('optax_promotion')

@@ -8,7 +8,7 @@ never touched and the project ships none of J&W's code. Each change is an
 exact replacement of one line of theirs: if an anchor is missing (another
 commit of their repository), `prepare` stops and names the file and line.
 What no longer installs (allennlp 0.8.3, torchtext, spaCy 2's `en` model) is
-stood in for by `benchmarks/jw_shims/`, not patched.
+stood in for by `benchmarks/original_code/jain_wallace_shims/`, not patched.
 """
 
 import dataclasses

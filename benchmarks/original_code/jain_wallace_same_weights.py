@@ -1,19 +1,19 @@
 """J&W's own analysis code on a model attn-jax trained: do the two compute the
 same τ from the same weights?
 
-    python benchmarks/jw_same_weights.py --jw-repo=~/AttentionExplanation \\
+    python benchmarks/original_code/jain_wallace_same_weights.py --jw-repo=~/AttentionExplanation \\
         --runs='workdirs/jw_grid_fixed/sst_cnn_tanh/seed0,workdirs/jw_grid_fixed/sst_average_tanh/seed0' \\
         --root=workdirs/jw_same_weights --save=results/jw_reference/diagnostics/same_weights
 
 Where J&W's code and attn-jax, each trained on the same inputs, disagree on a
-τ (`benchmarks/jw_reference.py`), this says on which side of training the
+τ (`benchmarks/original_code/jain_wallace_reference.py`), this says on which side of training the
 difference lies. For each attn-jax model folder (with its checkpoint and its
 `kendall` results over the whole test split), the model's weights are put
 into J&W's own `Model` (their module names: the embedding, `rnn` /
 `convolutions` / `projection`, the decoder's `attention` and `linear_1`), and
 J&W's `evaluate`, `gradient_experiment`, `remove_and_run_experiment` and τ
 functions run on the same test split in a child process
-(`jw_same_weights_child.py`). The per-document τ are then compared with
+(`jain_wallace_same_weights_child.py`). The per-document τ are then compared with
 attn-jax's `kendall` results of that model: the mean of each side, how many
 documents differ by more than 1e-6, the largest difference, and the largest
 difference in P(y = 1). Equal τ from equal weights put a disagreement between
@@ -29,9 +29,9 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import jw_inputs  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
-import jw_patches  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
-import jw_reference  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
+import jain_wallace_inputs  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
+import jain_wallace_patches  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
+import jain_wallace_reference  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
 
 PAIRS = ('tau_attention_gradient', 'tau_attention_loo', 'tau_gradient_loo')
 
@@ -94,23 +94,23 @@ def one_run(run: str, code: str, root: str, threads: int) -> dict:
   cfg = restored.config
   found = store.most_complete(run, 'kendall')
   if found is None or found.summary.get('key', {}).get('split') != 'test' or 'sample' in found.summary['key']:
-    sys.exit(f'jw_same_weights: {run} has no kendall results over its test split: run its analyses first')
+    sys.exit(f'jain_wallace_same_weights: {run} has no kendall results over its test split: run its analyses first')
   ours = store.load_arrays(found.directory, found.summary)
-  inputs = jw_inputs.export(cfg, os.path.join(root, 'inputs'))
-  if len(ours[PAIRS[0]]) != jw_inputs.read(inputs)['record']['sizes']['test']:
-    sys.exit(f'jw_same_weights: {run}\'s kendall results cover {len(ours[PAIRS[0]])} documents, not the '
+  inputs = jain_wallace_inputs.export(cfg, os.path.join(root, 'inputs'))
+  if len(ours[PAIRS[0]]) != jain_wallace_inputs.read(inputs)['record']['sizes']['test']:
+    sys.exit(f'jain_wallace_same_weights: {run}\'s kendall results cover {len(ours[PAIRS[0]])} documents, not the '
              'whole test split')
   name = run.strip('/').replace('/', '_')
   out = os.path.join(root, name)
   os.makedirs(out, exist_ok=True)
   weights = os.path.join(out, 'weights.npz')
   np.savez(weights, **jw_state(restored.params, cfg.model.attention))
-  encoder = jw_reference.jw_config_key(cfg.model.encoder, cfg.model.attention)
-  job = {'child': 'jw_same_weights_child.py', 'inputs': os.path.relpath(inputs, root), 'seed': 0,
+  encoder = jain_wallace_reference.jw_config_key(cfg.model.encoder, cfg.model.attention)
+  job = {'child': 'jain_wallace_same_weights_child.py', 'inputs': os.path.relpath(inputs, root), 'seed': 0,
          'args': [f'--config={encoder}', f'--weights={weights}']}
-  result = jw_reference.run_seed(code, job, root, out, threads)
+  result = jain_wallace_reference.run_seed(code, job, root, out, threads)
   if result.returncode != 0:
-    sys.exit(f'jw_same_weights: J&W\'s code failed on {run}; see {out}/log.txt')
+    sys.exit(f'jain_wallace_same_weights: J&W\'s code failed on {run}; see {out}/log.txt')
   with np.load(os.path.join(out, 'same_weights.npz')) as z:
     theirs = dict(z)
   with np.load(os.path.join(run, 'predictions_test.npz')) as z:  # attn-jax's P(y = 1), split order
@@ -130,7 +130,7 @@ def main(argv=None) -> None:
   args = parser.parse_args(argv)
   root = os.path.abspath(args.root)
   code = os.path.join(root, 'code')
-  jw_reference.copy_checkout('jw_same_weights', '--jw-repo', args.jw_repo, code, jw_patches.JW)
+  jain_wallace_reference.copy_checkout('jain_wallace_same_weights', '--jw-repo', args.jw_repo, code, jain_wallace_patches.JW)
   for run in [r.strip() for r in args.runs.split(',') if r.strip()]:
     record = one_run(run, code, root, args.threads)
     print(json.dumps(record, indent=1))

@@ -1,6 +1,6 @@
 """Fault-suite cases of a paused lease holder, Ctrl-C and the odd inputs a probe found.
 
-Used by `benchmarks/fault_injection.py` (which runs and tabulates them):
+Used by `tests/fault_tool/fault_injection.py` (which runs and tabulates them):
 
   paused_holder_case   SIGSTOP a training run past its lease's takeover, let a
                        second run take the lease over, SIGCONT the first: it must

@@ -1,14 +1,14 @@
 """J&W's own analyses and τ on weights attn-jax trained (the child of
-`benchmarks/jw_same_weights.py`; attn-jax is not imported here).
+`benchmarks/original_code/jain_wallace_same_weights.py`; attn-jax is not imported here).
 
-    python benchmarks/jw_same_weights_child.py --code=DIR --inputs=FILE.npz --config=cnn \\
+    python benchmarks/original_code/jain_wallace_same_weights_child.py --code=DIR --inputs=FILE.npz --config=cnn \\
         --weights=WEIGHTS.npz --out=DIR [--threads=N]
 
 J&W's dataset loader, config and `Model` (built by their `Trainer`) get the
 weights of `WEIGHTS.npz` (their state-dict names, `encoder/...` and
 `decoder/...`), saved and loaded back the way their `Evaluator` loads a
 trained model; then their `evaluate`, gradient and leave-one-out
-(`remove_and_run`) experiments and τ (`jw_child.jw_taus`) run on the test
+(`remove_and_run`) experiments and τ (`jain_wallace_child.jw_taus`) run on the test
 split. Writes `OUT/same_weights.npz`: per document, in the test split's own
 order (J&W's `sortbylength` undone), the three τ and J&W's P(y = 1).
 """
@@ -19,7 +19,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import jw_child  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
+import jain_wallace_child  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
 
 
 def main(argv=None) -> None:
@@ -34,15 +34,15 @@ def main(argv=None) -> None:
   args = parser.parse_args(argv)
   args.code, args.inputs, args.weights = (os.path.abspath(p) for p in (args.code, args.inputs, args.weights))
 
-  out = jw_child.enter(args)
+  out = jain_wallace_child.enter(args)
   import numpy as np  # pylint: disable=g-import-not-at-top
   import torch  # pylint: disable=g-import-not-at-top
-  import jw_inputs  # pylint: disable=g-import-not-at-top
+  import jain_wallace_inputs  # pylint: disable=g-import-not-at-top
   from Transparency.configurations import configurations  # pylint: disable=g-import-not-at-top
   from Transparency.Trainers.TrainerBC import Trainer, Evaluator  # pylint: disable=g-import-not-at-top
 
-  inputs = jw_inputs.read(args.inputs)
-  dataset = jw_child.jw_dataset(inputs, out)
+  inputs = jain_wallace_inputs.read(args.inputs)
+  dataset = jain_wallace_child.jw_dataset(inputs, out)
   config = configurations[args.config](dataset)
   model = Trainer(dataset, config=config, _type=dataset.trainer_type).model
   with np.load(args.weights) as w:
@@ -55,7 +55,7 @@ def main(argv=None) -> None:
   evaluator.evaluate(test, save_results=False)
   for experiment in ('gradient', 'remove_and_run'):
     getattr(evaluator, experiment + '_experiment')(test, force_run=True)
-  per_doc, _ = jw_child.jw_taus(test, evaluator.model, model.dirname)
+  per_doc, _ = jain_wallace_child.jw_taus(test, evaluator.model, model.dirname)
 
   # J&W's test order is their `sortbylength` (np.argsort of the lengths) of ours.
   order = np.argsort([len(x) for x in inputs['test'][0]])

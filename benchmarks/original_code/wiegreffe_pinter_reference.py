@@ -1,21 +1,21 @@
 """W&P's Table 2 on SST through W&P's own code, on attn-jax's exact inputs:
 learned (tanh) against uniform (frozen) attention, seeds 0..N-1 of each.
 
-    pip install -e ".[jw_reference]"
+    pip install -e ".[original_code]"
     git clone https://github.com/sarahwie/attention ~/attention
-    python benchmarks/wp_reference.py --wp-repo=~/attention --seeds=5 \\
+    python benchmarks/original_code/wiegreffe_pinter_reference.py --wp-repo=~/attention --seeds=5 \\
         --root=workdirs/wp_reference --save=results/wp_reference
     python -m attn_jax.studies report wp_table2 --root=results/wp_table2   # the side-by-side table
 
 The inputs are those of the J&W grid's `sst_bilstm_tanh` arm, W&P's base
-model (`jw_inputs.export`: splits, vocabulary, the starting embedding matrix).
-`wp_patches` copies and patches the user's checkout; each seed runs in a child
-(`wp_child.py`) as W&P's `train_and_run_experiments_bc.py --encoder lstm
+model (`jain_wallace_inputs.export`: splits, vocabulary, the starting embedding matrix).
+`wiegreffe_pinter_patches` copies and patches the user's checkout; each seed runs in a child
+(`wiegreffe_pinter_child.py`) as W&P's `train_and_run_experiments_bc.py --encoder lstm
 --attention tanh|frozen`. `--selection`: `test` is W&P's script (their snapshot
 keeps the epoch with the best test ROC-AUC); `dev` gives their trainer
 attn-jax's dev split in its place, as attn-jax selects. Arms are named
 `sst_{learned,uniform}_{test,dev}sel`. `--prepare-only` / `--from-plan`,
-`--parallel`, `--threads`, `--save` and resuming work as in `jw_reference.py`.
+`--parallel`, `--threads`, `--save` and resuming work as in `jain_wallace_reference.py`.
 """
 
 import argparse
@@ -24,9 +24,9 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import jw_inputs  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
-import jw_reference  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
-import wp_patches  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
+import jain_wallace_inputs  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
+import jain_wallace_reference  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
+import wiegreffe_pinter_patches  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
 
 BASE_ARM = 'sst_bilstm_tanh'  # W&P's base model: J&W's BiLSTM + tanh recipe
 ATTENTION = {'learned': 'tanh', 'uniform': 'frozen'}  # Table 2's columns -> W&P's --attention
@@ -38,10 +38,10 @@ def arm_name(attention: str, selection: str) -> str:
 
 def plan_seeds(seeds: int, selections: list[str], root: str) -> list[dict]:
   """Writes the inputs and returns one job per (arm, seed), seed by seed."""
-  [(_, arm)] = list(jw_reference.arms(BASE_ARM, 'default'))
-  inputs = jw_inputs.export(jw_reference.arm_config(arm, 'default'), os.path.join(root, 'inputs'))
+  [(_, arm)] = list(jain_wallace_reference.arms(BASE_ARM, 'default'))
+  inputs = jain_wallace_inputs.export(jain_wallace_reference.arm_config(arm, 'default'), os.path.join(root, 'inputs'))
   return [{'arm': arm_name(a, sel), 'seed': s, 'inputs': os.path.relpath(inputs, root),
-           'child': 'wp_child.py', 'args': [f'--attention={ATTENTION[a]}', f'--selection={sel}']}
+           'child': 'wiegreffe_pinter_child.py', 'args': [f'--attention={ATTENTION[a]}', f'--selection={sel}']}
           for s in range(seeds) for sel in selections for a in ATTENTION]
 
 
@@ -51,7 +51,7 @@ def main(argv=None) -> None:
   parser.add_argument('--seeds', type=int, default=5)
   parser.add_argument('--selection', default='test,dev',
                       help="comma-separated: test (W&P's script) and/or dev (attn-jax's protocol)")
-  jw_reference.add_run_options(parser, 'workdirs/wp_reference')
+  jain_wallace_reference.add_run_options(parser, 'workdirs/wp_reference')
   args = parser.parse_args(argv)
 
   selections = [s.strip() for s in args.selection.split(',') if s.strip()]
@@ -61,14 +61,14 @@ def main(argv=None) -> None:
   code = os.path.join(root, 'code')
   plan_file = os.path.join(root, 'plan.json')
   if args.from_plan:
-    jobs = jw_reference.load_plan(plan_file)
+    jobs = jain_wallace_reference.load_plan(plan_file)
   else:
-    jw_reference.copy_checkout('wp_reference', '--wp-repo', args.wp_repo, code, wp_patches.WP)
+    jain_wallace_reference.copy_checkout('wiegreffe_pinter_reference', '--wp-repo', args.wp_repo, code, wiegreffe_pinter_patches.WP)
     jobs = plan_seeds(args.seeds, selections, root)
     if args.prepare_only:
-      jw_reference.merge_plan(plan_file, jobs, args.root)
+      jain_wallace_reference.merge_plan(plan_file, jobs, args.root)
       return
-  failed = jw_reference.run_jobs(jobs, root, code, args.threads, args.parallel, args.save)
+  failed = jain_wallace_reference.run_jobs(jobs, root, code, args.threads, args.parallel, args.save)
   if failed:
     sys.exit(f'error: {len(failed)} seed(s) failed: {", ".join(failed)}')
 

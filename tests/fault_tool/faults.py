@@ -1,6 +1,6 @@
 """Fault injection helpers: damage files, kill runs, fingerprint and judge results.
 
-Shared by `benchmarks/fault_injection.py` (the long suite) and
+Shared by `tests/fault_tool/fault_injection.py` (the long suite) and
 `tests/end_to_end/test_faults.py` (the fast CI cases). Nothing here knows the exact
 layout of a workdir: results are found by walking it, so the same helpers
 judge today's layout and the next one.
@@ -8,7 +8,7 @@ judge today's layout and the next one.
 Run as a script it is a wrapper around `run.py` that injects a fault from
 inside the process (what `kill -9` from outside cannot time exactly):
 
-    python benchmarks/faults.py [--save-every S] [--nan-at EPOCH:BATCH] \
+    python tests/fault_tool/faults.py [--save-every S] [--nan-at EPOCH:BATCH] \
         [--kill-in STAGE:N] -- --config=... --workdir=...
 
 --save-every sets the analysis runner's partial-save interval (0: after every
@@ -32,7 +32,7 @@ import threading
 import time
 from typing import Callable, Optional
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TRACEBACK = 'Traceback (most recent call last)'
 # Keys whose values change from run to run without the results changing:
 # timings, where things are, and a record's hash of its own content (timings
@@ -401,7 +401,7 @@ def main(argv=None) -> None:
 
 def wrapped(run_args, save_every=None, nan_at=None, kill_in=None, log_writes=None) -> list:
   """The command running `run.py run_args` through this wrapper."""
-  command = [sys.executable, os.path.join(ROOT, 'benchmarks', 'faults.py')]
+  command = [sys.executable, os.path.join(ROOT, 'tests', 'fault_tool', 'faults.py')]
   if save_every is not None:
     command += ['--save-every', str(save_every)]
   if log_writes:

@@ -1,14 +1,14 @@
 """A copy of W&P's repository (sarahwie/attention) that runs under a current
-PyTorch, made the way `jw_patches` makes J&W's: the user's checkout is
+PyTorch, made the way `jain_wallace_patches` makes J&W's: the user's checkout is
 copied into `dest/attention/` (the package name W&P's imports use), each
 change is an exact one-line replacement, and the project ships none of their
 code. W&P's code is J&W's pre-dev snapshot with W&P's additions, so most
 changes are J&W's same lines; allennlp 0.8.3 is stood in for by
-`benchmarks/jw_shims/` as for J&W's code.
+`benchmarks/original_code/jain_wallace_shims/` as for J&W's code.
 """
 
-import jw_patches
-from jw_patches import Change
+import jain_wallace_patches
+from jain_wallace_patches import Change
 
 # The files W&P's binary-classification runs import (plus their licence).
 FILES = (
@@ -19,7 +19,7 @@ FILES = (
     'model/modules/Attention.py', 'model/modules/Decoder.py', 'model/modules/Encoder.py',
 )
 
-_BY_LINE = {c.old: c for c in jw_patches.CHANGES}
+_BY_LINE = {c.old: c for c in jain_wallace_patches.CHANGES}
 _NO_GIT = ("import types; git = types.SimpleNamespace(Repo=lambda **_: types.SimpleNamespace("
            "active_branch=types.SimpleNamespace(name='attn-jax copy'), head=types.SimpleNamespace("
            "object=types.SimpleNamespace(hexsha='see attn_jax_changes.json'))))")
@@ -39,14 +39,14 @@ CHANGES = (
 )
 
 CHECKED_COMMIT = 'd867a2b878d44169fbe4966d09f74cd036936bb7'
-WP = jw_patches.Source("W&P's repository (sarahwie/attention)", 'attention', FILES, CHANGES, CHECKED_COMMIT)
+WP = jain_wallace_patches.Source("W&P's repository (sarahwie/attention)", 'attention', FILES, CHANGES, CHECKED_COMMIT)
 
 
 def prepare(wp_repo: str, dest: str) -> dict:
-  """Copies and patches W&P's code into `dest/attention` (see `jw_patches.prepare`)."""
-  return jw_patches.prepare(wp_repo, dest, WP)
+  """Copies and patches W&P's code into `dest/attention` (see `jain_wallace_patches.prepare`)."""
+  return jain_wallace_patches.prepare(wp_repo, dest, WP)
 
 
 def markdown_table() -> str:
   """The changes as a Markdown table (docs/wiegreffe_pinter.md)."""
-  return jw_patches.markdown_table(CHANGES)
+  return jain_wallace_patches.markdown_table(CHANGES)

@@ -1,10 +1,10 @@
 """One seed of one QA configuration (bAbI) through J&W's own code, on
 attn-jax's inputs.
 
-    python benchmarks/jw_qa_child.py --code=DIR --inputs=FILE.npz --config=lstm \\
+    python benchmarks/original_code/jain_wallace_qa_child.py --code=DIR --inputs=FILE.npz --config=lstm \\
         --seed=0 --out=DIR [--threads=N]
 
-The QA counterpart of `jw_child.py` (run by `benchmarks/jw_reference.py
+The QA counterpart of `jain_wallace_child.py` (run by `benchmarks/original_code/jain_wallace_reference.py
 --study=jw_qa`; attn-jax is not imported here). The steps are J&W's
 `ExperimentsQA.train_dataset` and `run_experiments_on_latest_model`, called
 directly (theirs swallow every exception): their loader (`DatasetQA.datasets`,
@@ -15,7 +15,7 @@ leave-one-out experiments; the numbers from their `PlottingQA` functions
 (`process_grads` + `plot_correlation_between_grad_and_loo` with scipy's
 `kendalltau`, `plot_multi_adversarial`) and the permutation medians as their
 `plot_permutations` takes them (0.5 × L1: TVD). Only seeding, resuming and the
-summary are ours; a killed seed resumes as `jw_child.py`'s does.
+summary are ours; a killed seed resumes as `jain_wallace_child.py`'s does.
 """
 
 import argparse
@@ -26,16 +26,16 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from jw_child import _mean, enter, finish, jw_taus, run_experiments, selected_epoch, train_or_restore  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
+from jain_wallace_child import _mean, enter, finish, jw_taus, run_experiments, selected_epoch, train_or_restore  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
 
 
 def jw_qa_dataset(inputs: dict, out: str):
   """J&W's QA `Dataset` of `inputs` by their own loader for the task."""
   from Transparency.preprocess.vectorizer import Vectorizer  # pylint: disable=g-import-not-at-top
   from Transparency.Trainers.DatasetQA import datasets  # pylint: disable=g-import-not-at-top
-  import jw_inputs  # pylint: disable=g-import-not-at-top
+  import jain_wallace_inputs  # pylint: disable=g-import-not-at-top
   data_dir = os.path.join(out, 'data')
-  name, _ = jw_inputs.write_qa_vectorizer(inputs, Vectorizer, data_dir)
+  name, _ = jain_wallace_inputs.write_qa_vectorizer(inputs, Vectorizer, data_dir)
   return datasets[name](argparse.Namespace(data_dir=data_dir, output_dir=os.path.join(out, 'outputs')))
 
 
@@ -55,9 +55,9 @@ def main(argv=None) -> None:
   out = enter(args)
   import numpy as np  # pylint: disable=g-import-not-at-top
   import pandas as pd  # pylint: disable=g-import-not-at-top
-  import jw_inputs  # pylint: disable=g-import-not-at-top
+  import jain_wallace_inputs  # pylint: disable=g-import-not-at-top
   started = time.time()
-  inputs = jw_inputs.read(args.inputs)
+  inputs = jain_wallace_inputs.read(args.inputs)
 
   from Transparency.configurations import configurations_qa  # pylint: disable=g-import-not-at-top
   from Transparency.Trainers.TrainerQA import Trainer, Evaluator  # pylint: disable=g-import-not-at-top

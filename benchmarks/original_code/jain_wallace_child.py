@@ -1,11 +1,11 @@
 """One seed of one configuration through J&W's own code, on attn-jax's inputs.
 
-    python benchmarks/jw_child.py --code=DIR --inputs=FILE.npz --config=lstm \\
+    python benchmarks/original_code/jain_wallace_child.py --code=DIR --inputs=FILE.npz --config=lstm \\
         --seed=0 --out=DIR [--threads=N]
 
-Run by `benchmarks/jw_reference.py` in a process of its own (attn-jax is not
+Run by `benchmarks/original_code/jain_wallace_reference.py` in a process of its own (attn-jax is not
 imported here: only J&W's code, PyTorch and their dependencies). `--code` holds
-the patched copy `Transparency/` (`jw_patches.prepare`). The steps are J&W's
+the patched copy `Transparency/` (`jain_wallace_patches.prepare`). The steps are J&W's
 `ExperimentsBC.train_dataset` and `run_experiments_on_latest_model`, called
 directly (theirs swallow every exception): their dataset loader, config,
 `Trainer.train` (8 epochs, dev ROC-AUC selection), `Evaluator.evaluate`, the
@@ -82,7 +82,7 @@ def enter(args) -> str:
   files relative to the working folder), whose absolute path it returns."""
   sys.path.insert(0, args.code)
   sys.path.insert(1, HERE)
-  sys.path.append(os.path.join(HERE, 'jw_shims'))
+  sys.path.append(os.path.join(HERE, 'jain_wallace_shims'))
   import matplotlib  # pylint: disable=g-import-not-at-top
   matplotlib.use('Agg')
   import torch  # pylint: disable=g-import-not-at-top
@@ -102,15 +102,15 @@ def write_summary(out: str, summary: dict) -> None:
 
 
 def jw_dataset(inputs: dict, out: str):
-  """J&W's `Dataset` of `inputs` (`jw_inputs.read`), their vectorizer pickled
+  """J&W's `Dataset` of `inputs` (`jain_wallace_inputs.read`), their vectorizer pickled
   under `out/data`. Their loaders (`SST_dataset`, ...) are `Dataset(...)` +
   `set_balanced_pos_weight` with their length bounds; the splits come
-  filtered already (jw_inputs), so the bounds here keep every document."""
+  filtered already (jain_wallace_inputs), so the bounds here keep every document."""
   from Transparency.preprocess.vectorizer import Vectorizer  # pylint: disable=g-import-not-at-top
   from Transparency.Trainers.DatasetBC import Dataset, set_balanced_pos_weight  # pylint: disable=g-import-not-at-top
-  import jw_inputs  # pylint: disable=g-import-not-at-top
+  import jain_wallace_inputs  # pylint: disable=g-import-not-at-top
   data_dir = os.path.join(out, 'data')
-  name, relpath = jw_inputs.write_vectorizer(inputs, Vectorizer, data_dir)
+  name, relpath = jain_wallace_inputs.write_vectorizer(inputs, Vectorizer, data_dir)
   dataset = Dataset(name=name, path=relpath, min_length=0, max_length=10**9,
                     args=argparse.Namespace(data_dir=data_dir, output_dir=os.path.join(out, 'outputs')))
   set_balanced_pos_weight(dataset)
@@ -212,9 +212,9 @@ def main(argv=None) -> None:
   out = enter(args)
   import numpy as np  # pylint: disable=g-import-not-at-top
   import pandas as pd  # pylint: disable=g-import-not-at-top
-  import jw_inputs  # pylint: disable=g-import-not-at-top
+  import jain_wallace_inputs  # pylint: disable=g-import-not-at-top
   started = time.time()
-  inputs = jw_inputs.read(args.inputs)
+  inputs = jain_wallace_inputs.read(args.inputs)
 
   from Transparency.Trainers.DatasetBC import DataHolder, sortbylength  # pylint: disable=g-import-not-at-top
   from Transparency.configurations import configurations  # pylint: disable=g-import-not-at-top
@@ -228,7 +228,7 @@ def main(argv=None) -> None:
   evaluator, latest, seconds = train_or_restore(Trainer, Evaluator, dataset, config, args.seed, 8)
   test = dataset.test_data
   if inputs['test_sample'] is not None:
-    # attn-jax's sample (jw_inputs): those documents, in J&W's test order
+    # attn-jax's sample (jain_wallace_inputs): those documents, in J&W's test order
     # (their `sortbylength`), through every experiment; accuracy above is on all.
     sample_x, sample_y = sortbylength([inputs['test'][0][i] for i in inputs['test_sample']],
                                       [inputs['test'][1][i] for i in inputs['test_sample']])

@@ -9,7 +9,7 @@ does its work without a traceback; Ctrl-C passes with one line and no
 traceback. A traceback, an exit 0 on input that cannot be right, or an exit
 without one line fails.
 
-`python benchmarks/fault_injection.py run --only='entry point*'` runs the
+`python tests/fault_tool/fault_injection.py run --only='entry point*'` runs the
 cells; `report` writes the matrix into docs/reliability.md.
 """
 
@@ -148,7 +148,7 @@ def matrix_cases() -> list[Case]:
   study_arm = ('--only=sst_average_dot', '--seeds=1', '--variant=smoke', '--no-progress')
   sst = lambda *a: _sst(*run('--config=configs/sst_bilstm.py:smoke', '--config.train.progress=False',
                              '--config.analyses=', *a))
-  bench = lambda name, *a: _python(f'benchmarks/{name}.py', *a)
+  script = lambda path, *a: _python(path, *a)
   cells = []
   cells += _file_row('run.py --config=FILE', config, damaged_text='def get_config(:\n')
   cells += _folder_row('run.py --workdir=DIR', workdir, lambda i: i.run(('config.json', 'eval.json')),
@@ -198,10 +198,11 @@ def matrix_cases() -> list[Case]:
                 i, f'--manual_dir={i.folder("data")}', f'--directory={i.folder()}')),
             _cell('vectors sst --directory=DIR', 'Ctrl-C', lambda i: vectors(i, f'--directory={i.folder()}'),
                   interrupt_after=15)]
-  cells += _file_row('benchmarks/fault_injection.py report FILE', lambda p: bench('fault_injection', 'report', p))
-  for name, flag in (('jw_reference', '--jw-repo'), ('wp_reference', '--wp-repo'),
-                     ('jw_published_check', '--jw-repo')):
-    cells += _folder_row(f'benchmarks/{name}.py {flag}=DIR', lambda p, n=name, f=flag: bench(n, f'{f}={p}'))
+  cells += _file_row('tests/fault_tool/fault_injection.py report FILE', lambda p: script('tests/fault_tool/fault_injection.py', 'report', p))
+  for name, flag in (('jain_wallace_reference', '--jw-repo'), ('wiegreffe_pinter_reference', '--wp-repo'),
+                     ('jain_wallace_published_check', '--jw-repo')):
+    path = f'benchmarks/original_code/{name}.py'
+    cells += _folder_row(f'{path} {flag}=DIR', lambda p, s=path, f=flag: script(s, f'{f}={p}'))
   return cells
 
 

@@ -1,7 +1,7 @@
 """The fault-injection suite: faults a run can meet, and what the user gets.
 
-    python benchmarks/fault_injection.py run --out results/fault_injection/faults.json [--quick]
-    python benchmarks/fault_injection.py report results/fault_injection/faults.json [--readme docs/reliability.md]
+    python tests/fault_tool/fault_injection.py run --out results/fault_injection/faults.json [--quick]
+    python tests/fault_tool/fault_injection.py report results/fault_injection/faults.json [--readme docs/reliability.md]
 
 `run` trains and analyses a small synthetic model once (the reference) and
 records a fingerprint of its results: the exact arrays of every .npz, every
@@ -55,7 +55,7 @@ from typing import Callable
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(1, os.path.dirname(HERE))
+sys.path.insert(1, os.path.dirname(os.path.dirname(HERE)))
 
 import fault_cases  # noqa: E402
 import fault_matrix  # noqa: E402
@@ -866,7 +866,7 @@ def run(args) -> None:
   os.environ.update(JAX_COMPILATION_CACHE_DIR=cache, JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS='0',
                     JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES='0')
   suite = Suite(scratch, args.seed)
-  command = 'python benchmarks/fault_injection.py run' + (' --quick' if args.quick else '') + f' --seed {args.seed}'
+  command = 'python tests/fault_tool/fault_injection.py run' + (' --quick' if args.quick else '') + f' --seed {args.seed}'
   record = {'command': command, 'config': f'python run.py {" ".join(BASE)} (synthetic smoke: train '
             f'64, test 48 documents, all analyses); sweeps add {" ".join(SWEEP)}; data faults use '
             f'{" ".join(SST)}', 'quick': args.quick, 'seed': args.seed,
@@ -978,11 +978,11 @@ def report_command(args) -> None:
   if args.readme:
     try:
       report.write_block(args.readme, 'fault-injection', report.markdown(rows),
-                          f'python benchmarks/fault_injection.py report {args.json}', [args.json])
+                          f'python tests/fault_tool/fault_injection.py report {args.json}', [args.json])
       matrix = fault_matrix.table_rows(record)
       if len(matrix) > 1:
         report.write_block(args.readme, 'fault-matrix', report.markdown(matrix),
-                            f'python benchmarks/fault_injection.py report {args.json}', [args.json])
+                            f'python tests/fault_tool/fault_injection.py report {args.json}', [args.json])
     except ValueError:  # str.index: a marker is missing
       sys.exit(f'error: {args.readme} lacks the <!-- fault-injection:start/end --> or '
                '<!-- fault-matrix:start/end --> markers; add them where the tables should go')

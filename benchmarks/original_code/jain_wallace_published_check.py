@@ -1,6 +1,6 @@
 """Checks `papers/published.py`'s J&W grids against J&W's own files.
 
-    python benchmarks/jw_published_check.py --jw-repo=~/AttentionExplanation
+    python benchmarks/original_code/jain_wallace_published_check.py --jw-repo=~/AttentionExplanation
 
 Reads `graph_outputs/evaluate/<config>.json` and
 `graph_outputs/CorrStats_kendalltau/<config>.csv` at the checkout's HEAD

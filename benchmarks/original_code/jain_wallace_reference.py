@@ -2,25 +2,25 @@
 reference that says whether a gap to J&W's published numbers is the code's or
 the inputs'.
 
-    pip install -e ".[jw_reference]"    # PyTorch (CPU), pandas, scikit-learn, seaborn, nltk
+    pip install -e ".[original_code]"    # PyTorch (CPU), pandas, scikit-learn, seaborn, nltk
     git clone https://github.com/successar/AttentionExplanation ~/AttentionExplanation
-    python benchmarks/jw_reference.py --jw-repo=~/AttentionExplanation --only='sst_*' --seeds=5 \\
+    python benchmarks/original_code/jain_wallace_reference.py --jw-repo=~/AttentionExplanation --only='sst_*' --seeds=5 \\
         --root=workdirs/jw_reference --save=results/jw_reference
-    python benchmarks/jw_reference.py ... --embeddings=scratch   # both sides from scratch: no vectors
-    python benchmarks/jw_reference.py --jw-repo=~/AttentionExplanation --study=jw_qa \\
+    python benchmarks/original_code/jain_wallace_reference.py ... --embeddings=scratch   # both sides from scratch: no vectors
+    python benchmarks/original_code/jain_wallace_reference.py --jw-repo=~/AttentionExplanation --study=jw_qa \\
         --only='babi*_bilstm_tanh,babi*_average_tanh' --seeds=5 --save=results/jw_qa_reference   # J&W's QA code
-    python benchmarks/jw_reference.py ... --only='imdb_*' --sample-docs=500   # IMDB: a seeded sample
+    python benchmarks/original_code/jain_wallace_reference.py ... --only='imdb_*' --sample-docs=500   # IMDB: a seeded sample
     python -m attn_jax.studies report jw_grid --root=results/jw_grid   # the side-by-side table
 
 For each arm of the J&W grid (`attn_jax.studies.jain_wallace_grid`, names such as
 `sst_bilstm_tanh`; `--only` takes glob patterns) this writes attn-jax's splits,
 vocabulary and starting embedding matrix of that arm's config once
-(`jw_inputs.export`), makes a patched copy of the user's checkout of J&W's
-repository (`jw_patches`: the fewest changes that run it under a current
+(`jain_wallace_inputs.export`), makes a patched copy of the user's checkout of J&W's
+repository (`jain_wallace_patches`: the fewest changes that run it under a current
 PyTorch, each listed with why), and runs each seed 0..N-1 in a child process
-(`jw_child.py`): J&W's loader, config, trainer, evaluator, experiments and τ.
+(`jain_wallace_child.py`): J&W's loader, config, trainer, evaluator, experiments and τ.
 The project ships none of J&W's code. A seed whose `summary.json` exists is
-skipped; a killed seed resumes inside (`jw_child.py`). `--save` copies each
+skipped; a killed seed resumes inside (`jain_wallace_child.py`). `--save` copies each
 finished seed's `summary.json` to `<save>/<arm>/seed<k>/`, which the J&W report
 reads. Progress: one line per finished seed with the time left, from the mean
 time of the seeds finished in this invocation.
@@ -38,8 +38,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import jw_inputs  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
-import jw_patches  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
+import jain_wallace_inputs  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
+import jain_wallace_patches  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
 
 # attn-jax encoder -> J&W's `configurations` key (`_dot` appended for dot attention)
 JW_CONFIGS = {'bilstm': 'lstm', 'cnn': 'cnn', 'average': 'average'}
@@ -73,12 +73,20 @@ def arm_config(arm, embeddings: str, sample_docs: int | None = None, sample_seed
   return cfg
 
 
+# The children's names in plans written before the harnesses moved from
+# benchmarks/ to benchmarks/original_code/ (and spelt the papers in full).
+RENAMED_CHILDREN = {'jw_child.py': 'jain_wallace_child.py', 'jw_qa_child.py': 'jain_wallace_qa_child.py',
+                    'jw_same_weights_child.py': 'jain_wallace_same_weights_child.py',
+                    'wp_child.py': 'wiegreffe_pinter_child.py'}
+
+
 def run_seed(code: str, job: dict, root: str, out: str, threads: int,
              env: dict | None = None) -> subprocess.CompletedProcess:
-  """One job in a child process: `jw_child.py` (`--config`), or the job's
-  own `child` script with its `args` (W&P's code: `wp_reference.py`)."""
+  """One job in a child process: `jain_wallace_child.py` (`--config`), or the job's
+  own `child` script with its `args` (W&P's code: `wiegreffe_pinter_reference.py`)."""
   os.makedirs(out, exist_ok=True)
-  child = job.get('child', 'jw_child.py')
+  child = job.get('child', 'jain_wallace_child.py')
+  child = RENAMED_CHILDREN.get(child, child)  # a plan written before the scripts moved here
   extra = job.get('args', [f"--config={job['config']}"] if 'config' in job else [])
   with open(os.path.join(out, 'log.txt'), 'a') as log:
     return subprocess.run([sys.executable, os.path.join(HERE, child), f'--code={code}',
@@ -99,12 +107,12 @@ def describe(s: dict) -> str:
 def plan_seeds(args, root: str, code: str) -> list[dict]:
   """Writes the inputs and returns one job per (arm, seed) (attn-jax runs here)."""
   jobs, inputs_by_key = [], {}
-  child = {'jw_qa': {'child': 'jw_qa_child.py'}}.get(args.study, {})
+  child = {'jw_qa': {'child': 'jain_wallace_qa_child.py'}}.get(args.study, {})
   for name, arm in arms(args.only, args.embeddings, args.study):
     cfg = arm_config(arm, args.embeddings, args.sample_docs, args.sample_seed)
     key = (cfg.data.dataset, cfg.model.embeddings_file)
     if key not in inputs_by_key:
-      inputs_by_key[key] = jw_inputs.export(cfg, os.path.join(root, 'inputs'))
+      inputs_by_key[key] = jain_wallace_inputs.export(cfg, os.path.join(root, 'inputs'))
     jobs += [{'arm': name, 'config': jw_config(arm), 'seed': s, **child,
               'inputs': os.path.relpath(inputs_by_key[key], root)} for s in range(args.seeds)]
   # Seed by seed across the arms: a run cut short has every arm's first seeds.
@@ -145,12 +153,12 @@ def run_jobs(jobs: list[dict], root: str, code: str, threads: int, parallel: int
 
 def copy_checkout(tool: str, flag: str, repo: str | None, code: str, source) -> None:
   """The patched copy of the user's checkout `repo` in `code/<package>`
-  (`jw_patches.prepare`), or a clear exit naming what is wrong."""
+  (`jain_wallace_patches.prepare`), or a clear exit naming what is wrong."""
   if not repo:
     sys.exit(f'error: give {flag}=PATH, a checkout of {source.name}')
   try:
-    record = jw_patches.prepare(os.path.expanduser(repo), code, source)
-  except jw_patches.PatchError as e:
+    record = jain_wallace_patches.prepare(os.path.expanduser(repo), code, source)
+  except jain_wallace_patches.PatchError as e:
     sys.exit(f'error: {e}')
   print(f"{source.name}: {repo} (commit {record['jw_commit'] or 'unknown'}), "
         f'{len(record["changes"])} changes in {code}/{source.package}')
@@ -183,7 +191,7 @@ def merge_plan(plan_file: str, jobs: list[dict], root_arg: str) -> None:
 
 
 def add_run_options(parser: argparse.ArgumentParser, root: str) -> None:
-  """Where the seeds run and how (this script's and wp_reference.py's)."""
+  """Where the seeds run and how (this script's and wiegreffe_pinter_reference.py's)."""
   parser.add_argument('--root', default=root)
   parser.add_argument('--save', default=None, help='copy each seed\'s summary.json to SAVE/<arm>/seed<k>/')
   parser.add_argument('--threads', type=int, default=0, help='PyTorch threads per seed (0: its default)')
@@ -221,8 +229,8 @@ def main(argv=None) -> None:
       patterns = args.only.split(',')
       jobs = [j for j in jobs if any(fnmatch.fnmatch(j['arm'], p) for p in patterns)]
   else:
-    copy_checkout('jw_reference', '--jw-repo', args.jw_repo, code,
-                  jw_patches.JW_QA if args.study == 'jw_qa' else jw_patches.JW)
+    copy_checkout('jain_wallace_reference', '--jw-repo', args.jw_repo, code,
+                  jain_wallace_patches.JW_QA if args.study == 'jw_qa' else jain_wallace_patches.JW)
     jobs = plan_seeds(args, root, code)
     if not jobs:
       sys.exit(f'error: no grid arm matches --only={args.only!r}')
