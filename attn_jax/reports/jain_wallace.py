@@ -27,7 +27,7 @@ from attn_jax.analysis import statistics
 from attn_jax.core import atomic_io, registry
 from attn_jax.core.errors import ConfigError
 from attn_jax.papers import published
-from attn_jax.reports import render
+from attn_jax.reports import render, seed_spread
 from attn_jax.reports.common import (RunFolder, check_any_marker, load_run, load_stage_results, markdown, plain, read_saved,
                                      root_of, save_run_files, data_source_cell, write_blocks)
 from attn_jax.reports.registry import COMMANDS, SECTIONS, STAGE_ROWS, Command, PaperSections, StageRows
@@ -108,6 +108,12 @@ def published_tau(dataset: str, model: str = JW_MODEL) -> dict:
     return published.JAIN_WALLACE_TAU[dataset]
   tau = {p: v for p, v in _grid_entry(dataset, model).get('tau', {}).items() if v and v[0] is not None}
   return {'overall': tau} if tau else {}
+
+
+def _published_overall(dataset: str, model: str) -> dict:
+  """{'tau_<pair>': J&W's overall mean} for the run's configuration."""
+  overall = published_tau(dataset, model).get('overall', {})
+  return {f'tau_{pair}': value[0] for pair, value in overall.items()}
 
 
 def tau_rows(name: str, dataset: str, kendall: dict, model: str = JW_MODEL) -> list[list[str]]:
@@ -207,6 +213,9 @@ def _analyses(parser, args, argv) -> None:
   print(plain(rows))
   if notes:
     print('Each stage shows its most complete results; the runs also hold:\n' + '\n'.join(notes))
+  for run in runs:  # one seed beside its configuration's seeds (the J&W grid's row)
+    for line in seed_spread.lines(run['path'], _published_overall(run['dataset'], run['model'])):
+      print(line)
   if args.readme:
     sources = [os.path.relpath(run['path'], here) for run in runs]
     command = 'python -m attn_jax.report analyses ' + ' '.join(sources) + (
