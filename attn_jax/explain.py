@@ -31,7 +31,19 @@ from attn_jax.workdirs.restore import Restored, restore
 
 @dataclasses.dataclass(frozen=True)
 class Explanation:
-  """One text as the model reads it; every array is [n], one entry per word."""
+  """One text as the model reads it; every array is [n], one entry per word.
+
+  A notebook shows it as its heatmap (`heatmap_html`).
+
+  Attributes:
+    text: the text as given.
+    words: its n words, as the tokenizer split them.
+    known: [n] bool: the word is in the model's vocabulary (else read as UNK).
+    prob: ŷ: the model's probability of the positive class.
+    alpha: [n] attention weights (sum to 1 over the words).
+    gradient: [n] J&W §B.1: |∂ŷ/∂e_t · e_t|, α detached.
+    loo: [n] J&W §B.2: |ŷ − ŷ with the word deleted|.
+  """
   text: str
   words: list[str]
   known: np.ndarray     # bool: the word is in the model's vocabulary (else read as UNK)
@@ -41,14 +53,23 @@ class Explanation:
   loo: np.ndarray       # J&W §B.2: |ŷ − ŷ with the word deleted|
 
   def table(self) -> str:
-    """The words and their scores, one line each."""
+    """The words and their scores, one line each.
+
+    Returns:
+      A header line, then per word its text (with ' (UNK)' where unknown,
+      cut to 20 characters), α, gradient and LOO.
+    """
     lines = [f'{"word":20} {"alpha":>8} {"gradient":>9} {"loo":>8}']
     for w, k, a, g, l in zip(self.words, self.known, self.alpha, self.gradient, self.loo):
       lines.append(f'{(w if k else w + " (UNK)")[:20]:20} {a:8.4f} {g:9.4f} {l:8.4f}')
     return '\n'.join(lines)
 
   def measures(self) -> dict[str, np.ndarray]:
-    """measure name -> [n] scores, the rows of the heatmap."""
+    """The rows of the heatmap.
+
+    Returns:
+      measure name -> [n] scores: 'α', 'gradient' and 'leave-one-out'.
+    """
     return {'α': self.alpha, 'gradient': self.gradient, 'leave-one-out': self.loo}
 
   def _title(self) -> str:
@@ -56,11 +77,23 @@ class Explanation:
     return f'ŷ = {self.prob:.3f}' + (f'; {unknown} word(s) read as UNK' if unknown else '')
 
   def heatmap_html(self) -> str:
-    """The words coloured by α, gradient and LOO (`attn_jax.plots.heatmaps.html`)."""
+    """The words coloured by α, gradient and LOO (`attn_jax.plots.heatmaps.html`).
+
+    Returns:
+      The heatmap as HTML, titled with ŷ and (where any) the count of words
+      read as UNK.
+    """
     return heatmaps.html(self.words, self.measures(), self._title())
 
   def heatmap_png(self, stem: str) -> list[str]:
-    """Writes `<stem>.png` and `<stem>.svg` of the heatmap; returns their paths."""
+    """Writes `<stem>.png` and `<stem>.svg` of the heatmap; returns their paths.
+
+    Args:
+      stem: the path of the files without the extension.
+
+    Returns:
+      The paths of the files written.
+    """
     return heatmaps.png(self.words, self.measures(), stem, self._title())
 
   def _repr_html_(self) -> str:  # a notebook shows an explanation as its heatmap
@@ -106,28 +139,43 @@ def explain(run: Union[str, Restored, AttentionModel], texts: Union[str, Sequenc
             vocab=None, max_words: int = MAX_WORDS) -> list[Explanation]:
   """Explains each text (a string or a list of them) with a trained model.
 
+  A run's text is tokenized as its dataset's protocol tokenizes and encoded
+  with its own vocabulary; words the vocabulary lacks are read as UNK, and
+  `Explanation.known` says which. The batch layout: `pad_texts`.
+
   Args:
-    run: a workdir written by `run.py`, what `restore` returned for it, or
-      any model in the analyses' interface (`attn_jax.models.interface`;
-      then `params` and `vocab` are needed).
-    texts: raw strings.
-    batch_size: texts computed together.
+    run: a workdir written by `run.py` (a str or os.PathLike), what
+      `restore` returned for it, or any model in the analyses' interface
+      (`attn_jax.models.interface`; then `params` and `vocab` are needed).
+    texts: raw strings: one string or a list (or tuple) of them.
+    batch_size: texts computed together; default 32.
     params: the model's params (a model in the interface only).
     tokenizer: str -> words; default: the run's dataset's tokenizer, or
       `str.split` for a model of one's own.
     vocab: words -> ids: an attn_jax `Vocabulary`, a mapping word -> id
       (unknown words -> UNK = 1; ids 0-3 are PAD, UNK, SOS, EOS) or a
       function; default: the run's vocabulary.
-    max_words: the longest text explained (leave-one-out's memory grows
-      with its square).
+    max_words: the longest text explained, in words; default `MAX_WORDS`
+      (5000: leave-one-out's memory grows with its square).
 
   Returns:
-    One `Explanation` per text: ŷ and, per word, α, gradient and LOO.
+    One `Explanation` per text, in order: ŷ and, per word, α, gradient and
+    LOO ([n] arrays).
 
   Raises:
-    TypeError: `run`, `texts` or `vocab` is of another kind (e.g. None).
-    ValueError: a text has no words once tokenized, or more than `max_words`.
-    InterfaceError: the model is not a two-class model over words.
+    TypeError: `run`, `texts` or `vocab` is of another kind (e.g. None), or
+      a model of one's own comes without `params` or `vocab`.
+    ValueError: a text has no words once tokenized, or more than
+      `max_words`; or the run is a QA/NLI, hierarchical (S&S's HAN) or
+      multi-class model, or its dataset has no tokenizer and none is passed.
+    InterfaceError: the model is not a two-class model over words (e.g. it
+      attends with several heads: pick one with `attn_jax.models.heads`).
+    CheckpointError: `run` is a workdir `restore` cannot load.
+
+  Example:
+    for e in explain('workdirs/sst_bilstm_tanh_softmax', ['a gripping , funny film .']):
+      print(e.prob, e.table())
+    explain(my_model, ['a text'], params=my_params, vocab={'a': 4, 'text': 5})
   """
   if isinstance(run, os.PathLike):
     run = os.fspath(run)

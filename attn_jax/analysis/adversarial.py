@@ -33,6 +33,14 @@ from attn_jax.models.interface import AttentionModel
 
 
 class Adversaries(NamedTuple):
+  """J&W's K adversarial attention distributions per document and what they do (§B.5).
+
+  Attributes:
+    alpha: [B, K, L] the adversarial attention α̃_k.
+    probs: [B, K] their outputs ỹ_k ([B, K, C] for C > 2 classes).
+    jsd: [B, K] JSD(α̃_k, α) to the model's attention (`jw_jsd`).
+    output_change: [B, K] |ỹ_k − ŷ|; with C > 2 classes the TVD, ½ Σ_c |p̃_k,c − p_c|.
+  """
   alpha: jnp.ndarray        # [B, K, L] adversarial attention
   probs: jnp.ndarray        # [B, K] their outputs ỹ ([B, K, C] for C > 2 classes)
   jsd: jnp.ndarray          # [B, K] JSD(α̃_k, α)
@@ -76,16 +84,40 @@ def adversarial_attention(model: AttentionModel, params, hidden: jnp.ndarray, al
                           projection: Projection = projections.softmax) -> Adversaries:
   """J&W's K adversarial attention distributions per document.
 
+  With the encoder and decoder frozen and `hidden` fixed, optimises K
+  log-weights per document with amsgrad to minimise J&W's loss (J&W §B.5,
+  "adversarial_multi"; see the module docstring): far (JSD) from α and from
+  each other, with the output change held within `hinge_epsilon` by a hinge
+  weighted `output_weight`. The log-weights start at −log(length) + 3·N(0, 1),
+  the noise drawn per position, and are mapped to attention by `projection`.
+  Jittable with `model` and the keyword options static.
+
   Args:
-    hidden: [B, L, H] encoder states; alpha: [B, L] the model's attention;
-    mask: [B, L] bool, the words; lengths: [B] (with SOS and EOS);
+    model: the model (`attn_jax.models.interface`).
+    params: its parameters.
+    hidden: [B, L, H] encoder states (`model.encode`).
+    alpha: [B, L] the model's attention.
+    mask: [B, L] bool, the words.
+    lengths: [B] int, document lengths with SOS and EOS.
     keys: [B] PRNG keys, one per document.
+    num_adversaries: K, the adversaries per document.
+    steps: optimisation steps (J&W: 500).
+    learning_rate: amsgrad's learning rate (J&W: 0.01).
+    hinge_epsilon: the output change tolerated in the loss (J&W: 0.01; with
+      more classes an L1 distance, so a TVD of half of it).
+    output_weight: the weight of the output hinge in the loss (J&W: 500).
     projection: (scores, mask) -> α that maps the log-weights to attention:
       J&W's softmax, or the model's own (`model.project`) so a sparsemax or
       sparsegen model's adversaries are attention it could produce (with exact
       zeros). A uniform model's own family is one point: JSD 0.
 
-  Jittable with `model` and the keyword options static.
+  Returns:
+    `Adversaries`: alpha [B, K, L], probs [B, K] ([B, K, C]), jsd [B, K] and
+    output_change [B, K] (the TVD for C > 2 classes).
+
+  Raises:
+    InterfaceError: the model lacks what the analysis needs
+      (`needs.NEEDS['adversarial_attention']`: 'imposes_attention').
   """
   width = alpha.shape[1]
 
@@ -115,7 +147,18 @@ def adversarial_attention(model: AttentionModel, params, hidden: jnp.ndarray, al
 
 
 def max_jsd_within(adversaries: Adversaries, epsilon: float = 0.05) -> jnp.ndarray:
-  """[B] the largest JSD(α̃, α) among adversaries with |ỹ − ŷ| ≤ ε and the
-  original α itself (JSD 0): J&W's "max JS divergence within ε"."""
+  """J&W's "max JS divergence within ε" (§B.5) of each document.
+
+  The largest JSD(α̃, α) among the adversaries with |ỹ − ŷ| ≤ ε (with more
+  classes, a TVD ≤ ε) and the original α itself (JSD 0).
+
+  Args:
+    adversaries: `Adversaries` from `adversarial_attention` (jsd and
+      output_change [B, K]).
+    epsilon: ε, the largest output change allowed (J&W: 0.05).
+
+  Returns:
+    [B] the largest allowed JSD, ≥ 0.
+  """
   allowed = adversaries.output_change <= epsilon
   return jnp.maximum(jnp.max(jnp.where(allowed, adversaries.jsd, 0.0), axis=-1), 0.0)

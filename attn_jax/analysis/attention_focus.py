@@ -14,7 +14,17 @@ import jax.numpy as jnp
 
 
 class Focus(NamedTuple):
-  """Per document ([N] each); α and β are [N, L], zero outside each document's words."""
+  """Where attention α sits on each document, against attention β.
+
+  Per document ([N] each); α and β are [N, L], zero outside each document's words.
+
+  Attributes:
+    max_alpha: [N] max_t α_t: 1 = all mass on one word.
+    shared_mass: [N] Σ_t min(α_t, β_t) = 1 − ½Σ_t|α_t − β_t|: 0 = disjoint supports.
+    argmax: [N] int32: the position α attends most (first on ties).
+    same_argmax: [N] bool: α's and β's most-attended positions agree.
+    argmax_is_last_word: [N] bool: α's most-attended position is the document's last word.
+  """
   max_alpha: jnp.ndarray        # max_t α_t: 1 = all mass on one word
   shared_mass: jnp.ndarray      # Σ_t min(α_t, β_t) = 1 − ½Σ_t|α_t − β_t|: 0 = disjoint supports
   argmax: jnp.ndarray           # int32: the position α attends most (first on ties)
@@ -25,9 +35,20 @@ class Focus(NamedTuple):
 def attention_focus(alpha: jnp.ndarray, beta: jnp.ndarray, lengths: jnp.ndarray) -> Focus:
   """`Focus` of attention `alpha` [N, L] against `beta` [N, L].
 
-  `lengths` [N] counts SOS and EOS as the sequences do (`EncodedSplit.lengths`):
-  the words are positions 1 … lengths − 2, so the last word is lengths − 2.
-  Jittable; float32 in, float32 out.
+  For W&P's ADVERSARY guide (§3.4, Table 3): how peaked one attention is,
+  how much mass it shares with another, and whether their most-attended
+  words agree. Jittable; float32 in, float32 out.
+
+  Args:
+    alpha: [N, L] float32 attention, zero outside each document's words.
+    beta: [N, L] float32 attention to compare it with, zero outside the words.
+    lengths: [N] int, counting SOS and EOS as the sequences do
+      (`EncodedSplit.lengths`): the words are positions 1 … lengths − 2, so
+      the last word is lengths − 2.
+
+  Returns:
+    `Focus`, each field [N]: max_alpha, shared_mass, argmax (int32),
+    same_argmax (bool), argmax_is_last_word (bool).
   """
   argmax = jnp.argmax(alpha, axis=1).astype(jnp.int32)
   return Focus(max_alpha=jnp.max(alpha, axis=1),

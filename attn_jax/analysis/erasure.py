@@ -38,14 +38,39 @@ Path = Literal['auto', 'pooled', 'exact']
 
 
 def erase(alpha: jnp.ndarray, erased: jnp.ndarray) -> jnp.ndarray:
-  """[..., L] α with `erased` items zeroed and the rest renormalised to sum 1
-  (all erased -> all zero)."""
+  """[..., L] α with `erased` items zeroed and the rest renormalised to sum 1.
+
+  S&S's erasure (§4): L1 renormalisation of what is kept; with every item
+  erased (or no mass left) the result is all zero.
+
+  Args:
+    alpha: [..., L] attention.
+    erased: [..., L] bool, the items to erase (broadcastable against `alpha`).
+
+  Returns:
+    [..., L] the erased, renormalised attention (all erased -> all zero).
+  """
   kept = jnp.where(erased, 0.0, alpha)
   total = jnp.sum(kept, axis=-1, keepdims=True)
   return jnp.where(total > 0, kept / jnp.where(total > 0, total, 1.0), 0.0)
 
 
 class SingleErasure(NamedTuple):
+  """S&S §4's single-weight erasure of each document: the top item i* against a random other r.
+
+  p is the output distribution with the model's α, q_i the one with item i
+  erased (`erase`); JS in natural log.
+
+  Attributes:
+    top: [B] int, the position of i* = argmax α (first maximum), or the item passed as `top`.
+    other: [B] int, the position of the random comparison item r.
+    js_top: [B] JS(p, q_{i*}).
+    js_other: [B] JS(p, q_r).
+    flip_top: [B] bool, erasing i* flips the decision.
+    flip_other: [B] bool, erasing r flips the decision.
+    delta_alpha: [B] α_{i*} − α_r.
+    num_items: [B] int, n, the number of words (items) (the tests need n > 1).
+  """
   top: jnp.ndarray          # [B] position of i* = argmax α (first maximum)
   other: jnp.ndarray        # [B] position of the random comparison item r
   js_top: jnp.ndarray       # [B] JS(p, q_{i*})
@@ -67,16 +92,32 @@ def single_weight_erasure(model: AttentionModel, params, hidden: jnp.ndarray, al
                           top: jnp.ndarray | None = None) -> SingleErasure:
   """S&S §4: erase the top item vs a random other item.
 
+  Decodes the fixed states with α, with i* erased and with r erased, and
+  compares the output distributions (JS) and decisions (argmax).
+
   Args:
-    hidden: [B, L, H]; alpha: [B, L]; mask: [B, L] bool, the items
-      (contiguous: the words at 1 .. n, or a HAN's sentences at 0 .. n − 1);
-      keys: [B] PRNG keys.
+    model: the model (`attn_jax.models.interface`).
+    params: its parameters.
+    hidden: [B, L, H] the states (`model.encode`).
+    alpha: [B, L] the model's attention.
+    mask: [B, L] bool, the items (contiguous: the words at 1 .. n, or a HAN's
+      sentences at 0 .. n − 1).
+    keys: [B] PRNG keys, one per document (r is drawn from them).
     random_item: 'paper' draws r uniformly from the items other than i*;
       'code' reproduces S&S's code, which draws item index 1 .. n − 1, so r
       may equal i* and is never the first item.
     top: [B] the item tested as i*; None: the top-attended item, S&S §4.
       App. A.3's Figures 12–13 test the top item of the gradient ranking
       and of the gradient × attention ranking (`top_item`).
+
+  Returns:
+    `SingleErasure`, each field [B]: top, other, js_top, js_other, flip_top,
+    flip_other, delta_alpha, num_items.
+
+  Raises:
+    ValueError: `random_item` is neither 'paper' nor 'code'.
+    InterfaceError: the model lacks what the analysis needs
+      (`needs.NEEDS['single_weight_erasure']`: 'imposes_attention').
   """
   needs.check(model, 'single_weight_erasure')
   width = alpha.shape[1]
@@ -113,9 +154,26 @@ def top_item(scores: jnp.ndarray, mask: jnp.ndarray) -> jnp.ndarray:
 
 
 def decision_gradient(model: AttentionModel, params, hidden: jnp.ndarray, alpha: jnp.ndarray) -> jnp.ndarray:
-  """∂d/∂α [B, L] with d the largest output probability (S&S's
-  exp(max x) / Σ exp(x); max(ŷ, 1 − ŷ) for a binary model) and α an
-  independent input (no projection, no renormalisation in the graph; S&S §5.1)."""
+  """∂d/∂α [B, L], the gradient of the decision function with respect to attention (S&S §5.1).
+
+  d is the largest output probability (S&S's exp(max x) / Σ exp(x);
+  max(ŷ, 1 − ŷ) for a binary model) and α an independent input (no
+  projection, no renormalisation in the graph). One backward pass of the
+  batch sum of d.
+
+  Args:
+    model: the model (`attn_jax.models.interface`).
+    params: its parameters.
+    hidden: [B, L, H] the states (`model.encode`), held fixed.
+    alpha: [B, L] the attention the gradient is taken at.
+
+  Returns:
+    [B, L] ∂d/∂α.
+
+  Raises:
+    InterfaceError: the model lacks what the analysis needs
+      (`needs.NEEDS['decision_gradient']`: 'imposes_attention').
+  """
   needs.check(model, 'decision_gradient')
   def total(a):
     return jnp.sum(jnp.exp(jnp.max(model.log_distribution(model.decode(params, hidden, a)), axis=-1)))
@@ -123,18 +181,46 @@ def decision_gradient(model: AttentionModel, params, hidden: jnp.ndarray, alpha:
 
 
 def ranking(importance: jnp.ndarray, mask: jnp.ndarray) -> jnp.ndarray:
-  """[B, L] scores -> [B, L] positions in descending order of importance,
-  the items first (ties keep position order), everything else after."""
+  """[B, L] scores -> [B, L] positions in descending order of importance.
+
+  Args:
+    importance: [B, L] scores (attention, gradients, ...).
+    mask: [B, L] bool, the items to rank.
+
+  Returns:
+    [B, L] int positions: the items first, most important first (ties keep
+    position order), everything else after.
+  """
   return jnp.argsort(jnp.where(mask, -importance, jnp.inf), axis=-1, stable=True)
 
 
 def random_rankings(keys: jax.Array, mask: jnp.ndarray, num: int) -> jnp.ndarray:
-  """[B] keys -> [B, num, L] uniformly random orders of each document's items."""
+  """[B] keys -> [B, num, L] uniformly random orders of each document's items.
+
+  Each position's draw depends only on its document's key and the position
+  (`position_uniform`), not on the padded width.
+
+  Args:
+    keys: [B] PRNG keys, one per document.
+    mask: [B, L] bool, the items.
+    num: rankings per document (static).
+
+  Returns:
+    [B, num, L] int positions, as `ranking` returns: the items first, in
+    random order, everything else after.
+  """
   noise = jax.vmap(lambda k: position_uniform(k, (num,), mask.shape[1]))(keys)
   return jax.vmap(ranking, in_axes=(1, None), out_axes=1)(noise, mask)
 
 
 class FlipPoint(NamedTuple):
+  """Where erasing items in a ranking's order first flips each document's decision (S&S §5).
+
+  Attributes:
+    items: [B] int, the items erased at the first flip; -1: never flips.
+    fraction: [B] items / n; -1 when it never flips.
+    mass: [B] the original attention of the erased items; -1 when it never flips.
+  """
   items: jnp.ndarray     # [B] items erased at the first flip; -1: never flips
   fraction: jnp.ndarray  # [B] items / n; -1 when it never flips
   mass: jnp.ndarray      # [B] original attention of the erased items; -1 when never
@@ -178,16 +264,31 @@ def resolve_path(model: AttentionModel, path: Path = 'auto') -> str:
 
 def prefix_logits(model: AttentionModel, params, hidden, alpha: jnp.ndarray, mask: jnp.ndarray,
                   order: jnp.ndarray, path: Path = 'auto', chunk: int = 16) -> jnp.ndarray:
-  """[K = L, B] (or [K, B, C]) logits once the first k items of `order` are
-  erased, k = 1 .. L.
+  """[K = L, B] (or [K, B, C]) logits once the first k items of `order` are erased, k = 1 .. L.
+
+  `alpha` is zeroed outside `mask` first. Used by `erase_until_flip`.
 
   Args:
-    hidden: the states; alpha, mask: [B, L]; order: [B, L] as `ranking` returns.
+    model: the model (`attn_jax.models.interface`).
+    params: its parameters.
+    hidden: the states (`model.encode`).
+    alpha: [B, L] the model's attention.
+    mask: [B, L] bool, the items.
+    order: [B, L] positions, as `ranking` returns.
     path: 'exact' decodes the real states with the erased α (`erase`), `chunk`
       prefixes at a time; 'pooled' decodes each prefix's context Σ α'_t h_t
       as one item of weight 1 (`prefix_contexts`), valid only where the
       decoder reads the states through that sum alone ('pooled_decode');
       'auto' takes 'pooled' where the model declares it.
+    chunk: the exact path's prefixes decoded at a time.
+
+  Returns:
+    [K = L, B] logits of a binary model ([K, B, C] with C classes); row k − 1
+    is the prefix with k items erased.
+
+  Raises:
+    ValueError: `path` is not 'auto', 'pooled' or 'exact'.
+    InterfaceError: `path='pooled'` for a model without 'pooled_decode'.
   """
   alpha = jnp.where(mask, alpha, 0.0)
   width = alpha.shape[1]
@@ -208,6 +309,8 @@ def erase_until_flip(model: AttentionModel, params, hidden, alpha: jnp.ndarray,
   """S&S §5: erase items cumulatively in `order` until the decision flips.
 
   Args:
+    model: the model (`attn_jax.models.interface`).
+    params: its parameters.
     hidden: the states (`model.encode`); alpha: [B, L]; mask: [B, L] bool.
     order: [B, L] positions, most important first, the n items before
       anything else (as `ranking` returns).
@@ -218,6 +321,12 @@ def erase_until_flip(model: AttentionModel, params, hidden, alpha: jnp.ndarray,
   Returns:
     `FlipPoint` [B]: erasing all n items counts (pooled: the zero context);
     documents that never flip get -1 (S&S §5.3 exclude them).
+
+  Raises:
+    InterfaceError: the model lacks what the analysis needs
+      (`needs.NEEDS['erase_until_flip']`: 'imposes_attention'), or
+      `path='pooled'` without 'pooled_decode'.
+    ValueError: `path` is not 'auto', 'pooled' or 'exact'.
   """
   needs.check(model, 'erase_until_flip')
   width = alpha.shape[1]
@@ -274,8 +383,17 @@ def removal_comparison(items_a, items_b, num_items) -> dict:
   """S&S's per-document efficiency comparison of ranking B against A.
 
   Among documents with n > 1 where at least one ranking flips the decision:
-  B wins with fewer items, or when only B flips; ties are equal counts.
-  Inputs are numpy [N] arrays (items: -1 = never flips).
+  B wins with fewer items, or when only B flips; ties are equal counts. Runs
+  on the host (numpy).
+
+  Args:
+    items_a: [N] items erased at the first flip under ranking A
+      (`FlipPoint.items`; -1 = never flips).
+    items_b: [N] the same under ranking B.
+    num_items: [N] n, each document's number of items.
+
+  Returns:
+    dict of ints: 'n' (the documents compared), 'b_fewer', 'a_fewer' and 'ties'.
   """
   items_a, items_b = np.asarray(items_a), np.asarray(items_b)
   usable = (np.asarray(num_items) > 1) & ((items_a > 0) | (items_b > 0))

@@ -49,8 +49,12 @@ def every_analysis(model, params, tokens, lengths, key: jax.Array, *, adversary_
                    permutations: int = 100) -> tuple[dict, dict]:
   """Runs each analysis of `needs.NEEDS` that `model` can take.
 
+  Each analysis is jitted on its own; one the model lacks what it needs for
+  is not run but refused, in one line (`needs.refusal`).
+
   Args:
     model: any model in the interface (`attn_jax.models.interface`).
+    params: its parameters.
     tokens: [B, L] int32; lengths: [B] (`attn_jax.data.batching.pad_texts`).
     key: the randomness of the permutations, adversaries and erasure's random item.
     adversary_steps, permutations: J&W's 500 and 100 by default.

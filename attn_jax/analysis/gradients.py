@@ -27,6 +27,8 @@ def embedding_gradient(model: AttentionModel, params, tokens: jnp.ndarray, lengt
   """∂ŷ_b/∂e_{b,t} for every document of a batch in one backward pass.
 
   Args:
+    model: the model (`attn_jax.models.interface`).
+    params: its parameters.
     tokens: [B, L] int32; lengths: [B] (with SOS and EOS).
     target: differentiate σ(z) ('prob', J&W) or the logit z; with more
       classes, the predicted class's softmax probability or its logit.
@@ -35,6 +37,11 @@ def embedding_gradient(model: AttentionModel, params, tokens: jnp.ndarray, lengt
   Returns:
     (gradient [B, L, D], embedded [B, L, D]). Documents are independent, so
     the gradient of the batch sum is each document's own gradient.
+
+  Raises:
+    InterfaceError: the model lacks what the analysis needs
+      (`needs.NEEDS['gradient_importance']`: 'imposes_attention', when
+      `detach_attention`).
   """
   # Detaching α imposes it (a constant) on decode; attached, the pass is the model's own.
   needs.check(model, 'gradient_importance' if detach_attention else 'gradient_importance_attached')
@@ -83,9 +90,30 @@ def gradient_importance(model: AttentionModel, params, tokens: jnp.ndarray, leng
                         reduction: Reduction = 'dot') -> jnp.ndarray:
   """Per-token gradient importance [B, L], 0 off the words (J&W §B.1 by default).
 
-  J&W normalise each row to sum 1 before use; that changes no rank statistic,
+  J&W's |∂ŷ/∂e_t · e_t| with ŷ = σ(z) and α detached; the options give the
+  variants (the logit, α attached, Meister et al.'s L2 norm, eq. 4). J&W
+  normalise each row to sum 1 before use; that changes no rank statistic,
   so the raw scores are returned. Jittable with `model` and the keyword
   options static.
+
+  Args:
+    model: the model (`attn_jax.models.interface`).
+    params: its parameters.
+    tokens: [B, L] int32 token ids.
+    lengths: [B] int, document lengths with SOS and EOS.
+    target: differentiate σ(z) ('prob', J&W) or the logit z ('logit'); with
+      more classes, the predicted class's softmax probability or its logit.
+    detach_attention: treat α as a constant (J&W) or differentiate through it.
+    reduction: 'dot', |g_t · e_t| (J&W), or 'l2', ‖g_t‖₂ (Meister et al. eq. 4).
+
+  Returns:
+    [B, L] raw (unnormalised) scores, 0 off the words (positions 1 .. length − 2).
+
+  Raises:
+    ValueError: `reduction` is neither 'dot' nor 'l2'.
+    InterfaceError: the model lacks what the analysis needs
+      (`needs.NEEDS['gradient_importance']`: 'imposes_attention', when
+      `detach_attention`).
   """
   gradient, embedded = embedding_gradient(model, params, tokens, lengths, target=target,
                                           detach_attention=detach_attention)

@@ -40,8 +40,16 @@ from attn_jax.models.interface import AttentionModel
 
 
 def normalise(scores: jnp.ndarray, lengths: jnp.ndarray) -> jnp.ndarray:
-  """[..., B, L] non-negative scores -> each row over the words divided by its
-  sum; 0 off the words; a row that is 0 on every word stays 0."""
+  """[..., B, L] non-negative scores -> each row over the words divided by its sum.
+
+  Args:
+    scores: [..., B, L] non-negative scores.
+    lengths: [B] int, document lengths with SOS and EOS.
+
+  Returns:
+    [..., B, L] each row summing to 1 over the words (positions
+    1 .. length − 2); 0 off the words; a row that is 0 on every word stays 0.
+  """
   words = jnp.broadcast_to(masks.word_mask(lengths, scores.shape[-1]), scores.shape)
   scores = jnp.where(words, scores, 0.0)
   total = jnp.sum(scores, axis=-1, keepdims=True)
@@ -49,9 +57,19 @@ def normalise(scores: jnp.ndarray, lengths: jnp.ndarray) -> jnp.ndarray:
 
 
 def normalised_entropy(p: jnp.ndarray, lengths: jnp.ndarray) -> jnp.ndarray:
-  """[..., B, L] distributions over the words -> [..., B] H̃(p) = −Σ p log p / log n
-  (Meister et al. footnote 1; 1 = uniform, 0 = one word), 0·log 0 = 0. NaN
-  where a document has fewer than 2 words or p is 0 on every word."""
+  """[..., B, L] distributions over the words -> [..., B] normalised entropy.
+
+  H̃(p) = −Σ p log p / log n (Meister et al. footnote 1; 1 = uniform, 0 = one
+  word), 0·log 0 = 0, n the number of words (SOS and EOS excluded).
+
+  Args:
+    p: [..., B, L] distributions over the words; values off the words are ignored.
+    lengths: [B] int, document lengths with SOS and EOS.
+
+  Returns:
+    [..., B] H̃(p); NaN where a document has fewer than 2 words or p is 0 on
+    every word.
+  """
   words = jnp.broadcast_to(masks.word_mask(lengths, p.shape[-1]), p.shape)
   positive = words & (p > 0)
   plogp = jnp.where(positive, p * jnp.log(jnp.where(positive, p, 1.0)), 0.0)
@@ -63,7 +81,25 @@ def normalised_entropy(p: jnp.ndarray, lengths: jnp.ndarray) -> jnp.ndarray:
 
 def input_gradient(model: AttentionModel, params, tokens: jnp.ndarray, lengths: jnp.ndarray, *,
                    detach_attention: bool = False) -> jnp.ndarray:
-  """g_ŷ(x) [B, L]: ‖∂ŷ/∂e_i‖₂ normalised over the words (eq. 4)."""
+  """g_ŷ(x) [B, L]: ‖∂ŷ/∂e_i‖₂ normalised over the words (Meister et al. eq. 4).
+
+  ŷ = σ(z); the gradient at the word embeddings (`embedding_gradient`).
+
+  Args:
+    model: a two-class model (`attn_jax.models.interface`).
+    params: its parameters.
+    tokens: [B, L] int32 token ids.
+    lengths: [B] int, document lengths with SOS and EOS.
+    detach_attention: treat α as a constant; False (default): α stays in the graph.
+
+  Returns:
+    [B, L] each document's scores summing to 1 over the words, 0 off them.
+
+  Raises:
+    InterfaceError: the model lacks what the analysis needs
+      (`needs.NEEDS['input_gradient']`: two classes; with
+      `detach_attention=True` also 'imposes_attention').
+  """
   needs.check(model, 'input_gradient')
   grad, embedded = embedding_gradient(model, params, tokens, lengths, target='prob',
                                       detach_attention=detach_attention)
@@ -78,8 +114,24 @@ def hidden_gradient(model: AttentionModel, params, tokens: jnp.ndarray, lengths:
                     detach_attention: bool = False) -> jnp.ndarray:
   """g_ŷ(I) [B, L]: ‖∂ŷ/∂h_i‖₂ normalised over the words, h the encoder output.
 
-  With `detach_attention=False` (default) α = φ(score(h)) is differentiated
-  too, so h_i counts both as a value pooled and as what sets the weights."""
+  ŷ = σ(z). With `detach_attention=False` (default) α = φ(score(h)) is
+  differentiated too, so h_i counts both as a value pooled and as what sets
+  the weights.
+
+  Args:
+    model: a two-class model with array states (`attn_jax.models.interface`).
+    params: its parameters.
+    tokens: [B, L] int32 token ids.
+    lengths: [B] int, document lengths with SOS and EOS.
+    detach_attention: treat α as a constant (then ∂ŷ/∂h_i = σ'·α_i·θ).
+
+  Returns:
+    [B, L] each document's scores summing to 1 over the words, 0 off them.
+
+  Raises:
+    InterfaceError: the model lacks what the analysis needs
+      (`needs.NEEDS['hidden_gradient']`: 'array_states', two classes).
+  """
   needs.check(model, 'hidden_gradient')
   mask = model.attention_mask(tokens, lengths)
   hidden = model.encode(params, model.embed(params, tokens), lengths)
@@ -94,10 +146,28 @@ def hidden_gradient(model: AttentionModel, params, tokens: jnp.ndarray, lengths:
 
 
 def attention_deletion(model: AttentionModel, params, tokens: jnp.ndarray, lengths: jnp.ndarray) -> jnp.ndarray:
-  """D_ŷ(I) [B, L]: |ŷ − ŷ_{−i}| normalised over the words, where ŷ_{−i}
-  decodes the same states with position i excluded from the projection's
-  support (α re-projected from the same scores). No re-encoding: all L
-  variants of a batch are one [B, L, L] projection and L decodes."""
+  """D_ŷ(I) [B, L]: |ŷ − ŷ_{−i}| normalised over the words.
+
+  ŷ = σ(z); ŷ_{−i} decodes the same states with position i excluded from the
+  projection's support (α re-projected from the same scores; for softmax
+  S&S's zero-and-renormalise). No re-encoding: all L variants of a batch are
+  one [B, L, L] projection and L decodes.
+
+  Args:
+    model: a two-class model with 'scores' and 'imposes_attention'
+      (`attn_jax.models.interface`).
+    params: its parameters.
+    tokens: [B, L] int32 token ids.
+    lengths: [B] int, document lengths with SOS and EOS.
+
+  Returns:
+    [B, L] each document's scores summing to 1 over the words, 0 off them.
+
+  Raises:
+    InterfaceError: the model lacks what the analysis needs
+      (`needs.NEEDS['attention_deletion']`: 'scores', 'imposes_attention',
+      two classes).
+  """
   needs.check(model, 'attention_deletion')
   fwd = model.forward(params, tokens, lengths)
   width = tokens.shape[1]
@@ -110,8 +180,17 @@ def attention_deletion(model: AttentionModel, params, tokens: jnp.ndarray, lengt
 
 
 def normalised_loo(loo_importance: jnp.ndarray, lengths: jnp.ndarray) -> jnp.ndarray:
-  """D_ŷ(x) [B, L] (eq. 6) from J&W's deletion leave-one-out |ŷ − ŷ_{−i}|
-  (`attn_jax.analysis.loo.leave_one_out(...).importance`)."""
+  """D_ŷ(x) [B, L] (Meister et al. eq. 6) from J&W's deletion leave-one-out |ŷ − ŷ_{−i}|.
+
+  Args:
+    loo_importance: [B, L] |ŷ − ŷ_{−i}|
+      (`attn_jax.analysis.loo.leave_one_out(...).importance`).
+    lengths: [B] int, document lengths with SOS and EOS.
+
+  Returns:
+    [B, L] each document's scores summing to 1 over the words, 0 off them
+    (`normalise`).
+  """
   return normalise(loo_importance, lengths)
 
 
@@ -149,14 +228,31 @@ def _state_rows(model: AttentionModel, params, tokens, lengths, layer: int, chun
 
 def state_gradient(model: AttentionModel, params, tokens: jnp.ndarray, lengths: jnp.ndarray, *,
                    layer: int = -1, chunk: int = 16) -> jnp.ndarray:
-  """g_{h_p}(x) [B, L(p), L(i)] (eq. 5): row p is ‖∂‖h_p‖₂/∂e_i‖₂ normalised
-  over the words i; rows p off the words are 0.
+  """g_{h_p}(x) [B, L(p), L(i)] (Meister et al. eq. 5): ‖∂‖h_p‖₂/∂e_i‖₂ per position p.
 
   h = `model.encode_layers(...)[layer]` (−1: the encoder output attention
   pools). One backward pass per position p (documents of a batch together:
   they are independent), `chunk` positions at a time, so the [L, B, L, D]
   Jacobian never exists whole. Meister et al.'s App. A per-dimension variant
-  is not computed (they report it nearly identical)."""
+  is not computed (they report it nearly identical). A zero state (padding)
+  has norm 0 with gradient 0.
+
+  Args:
+    model: a model with 'layer_states' (`attn_jax.models.interface`).
+    params: its parameters.
+    tokens: [B, L] int32 token ids.
+    lengths: [B] int, document lengths with SOS and EOS.
+    layer: which of `model.encode_layers`' outputs is h (−1: the encoder output attention pools).
+    chunk: positions p differentiated at a time.
+
+  Returns:
+    [B, L(p), L(i)]: row p is ‖∂‖h_p‖₂/∂e_i‖₂ normalised over the words i;
+    rows p off the words are 0.
+
+  Raises:
+    InterfaceError: the model lacks what the analysis needs
+      (`needs.NEEDS['state_gradient']`: 'layer_states').
+  """
   rows = _state_rows(model, params, tokens, lengths, layer, chunk, lambda r: r)
   words = masks.word_mask(lengths, tokens.shape[1])
   return jnp.where(words[:, :, None], rows, 0.0)
@@ -164,9 +260,27 @@ def state_gradient(model: AttentionModel, params, tokens: jnp.ndarray, lengths: 
 
 def state_gradient_entropy(model: AttentionModel, params, tokens: jnp.ndarray, lengths: jnp.ndarray, *,
                            layer: int = -1, chunk: int = 16) -> jnp.ndarray:
-  """H̃(g_{h_p}(x)) [B, L]: the normalised entropy of each row p of
-  `state_gradient` (Meister et al. Table 1), NaN off the words; only [C, B, L]
-  rows are alive at a time."""
+  """H̃(g_{h_p}(x)) [B, L]: the normalised entropy of each row p of `state_gradient`.
+
+  Meister et al. Table 1 (`normalised_entropy` of each row); only [C, B, L]
+  rows are alive at a time (C = `chunk`).
+
+  Args:
+    model: a model with 'layer_states' (`attn_jax.models.interface`).
+    params: its parameters.
+    tokens: [B, L] int32 token ids.
+    lengths: [B] int, document lengths with SOS and EOS.
+    layer: which of `model.encode_layers`' outputs is h (−1: the encoder output attention pools).
+    chunk: positions p differentiated at a time.
+
+  Returns:
+    [B, L] the entropy of row p at position p; NaN off the words (and where
+    `normalised_entropy` gives NaN).
+
+  Raises:
+    InterfaceError: the model lacks what the analysis needs
+      (`needs.NEEDS['state_gradient']`: 'layer_states').
+  """
   entropy = _state_rows(model, params, tokens, lengths, layer, chunk,
                         lambda r: normalised_entropy(r, lengths))
   return jnp.where(masks.word_mask(lengths, tokens.shape[1]), entropy, jnp.nan)

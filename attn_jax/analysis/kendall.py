@@ -133,12 +133,18 @@ def summarize(values: np.ndarray, predicted: np.ndarray, p_value: np.ndarray | N
   """J&W's summary of a per-document statistic, overall and by predicted class.
 
   Args:
+    values: [N] numpy, the statistic per document (e.g. τ from `kendall_tau`).
+    predicted: [N] numpy, each document's predicted class (used by the default groups).
+    p_value: [N] numpy p-values, or None; given, each group also reports the
+      fraction with p ≤ 0.05 ('pval_sig').
     groups: name -> [N] bool rows (default: 'overall', and 'neg' and 'pos'
       by `predicted` — a binary model's).
 
   Returns:
     {'overall'|'neg'|'pos' (or `groups`' names): {'mean', 'std' (NaN-propagating,
-    ddof 0), 'nanmean', 'nanstd', 'n', 'n_nan', and 'pval_sig' when p-values are given}}.
+    ddof 0), 'nanmean', 'nanstd', 'n', 'n_nan', and 'pval_sig' when p-values are given}};
+    'nanmean' and 'nanstd' over the finite values; a statistic is None where
+    its group (or its finite part) is empty.
   """
   if groups is None:
     groups = {'overall': np.ones(len(values), bool), 'neg': predicted == 0, 'pos': predicted == 1}

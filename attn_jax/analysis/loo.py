@@ -37,6 +37,13 @@ Mode = Literal['delete', 'replace']
 
 
 class LeaveOneOut(NamedTuple):
+  """Leave-one-out importance of every word of every document (J&W §B.2).
+
+  Attributes:
+    importance: [B, L] |ŷ₋ₜ − ŷ| (C > 2 classes: Σ_c |p₋ₜ,c − p_c|), 0 off the words.
+    probs_without: [B, L] ŷ₋ₜ, the output without word t ([B, L, C]), 0 off the words.
+    probs: [B] ŷ, the output of the whole document ([B, C]).
+  """
   importance: jnp.ndarray     # [B, L] |ŷ₋ₜ − ŷ| (C > 2 classes: Σ_c |p₋ₜ,c − p_c|), 0 off the words
   probs_without: jnp.ndarray  # [B, L] ŷ₋ₜ ([B, L, C]), 0 off the words
   probs: jnp.ndarray          # [B] ŷ ([B, C])
@@ -119,8 +126,16 @@ def leave_one_out(model: AttentionModel, params, tokens: jnp.ndarray, lengths: j
                   reencode: bool = False, windows: bool = True) -> LeaveOneOut:
   """Leave-one-out importance of every word of every document.
 
+  J&W §B.2: the output change when a word is deleted (the sequence
+  re-encoded one shorter), or replaced by PAD (`mode`); every position of
+  every document in one program, by the fastest path the model declares
+  (`fast_path`; see the module docstring).
+
   Args:
-    tokens: [B, L] int32, L >= 3; lengths: [B] (with SOS and EOS).
+    model: the model (`attn_jax.models.interface`).
+    params: its parameters.
+    tokens: [B, L] int32 token ids, L >= 3.
+    lengths: [B] int, document lengths with SOS and EOS.
     mode: 'delete' (J&W) or 'replace' (by PAD).
     docs_per_chunk: documents run together; peak memory grows with it
       (each document is L − 2 sequences of length L). Not used by the
@@ -133,6 +148,17 @@ def leave_one_out(model: AttentionModel, params, tokens: jnp.ndarray, lengths: j
       states; for checks and benchmarks.
 
   Jittable with `model`, `mode`, `docs_per_chunk`, `reencode` and `windows` static.
+
+  Returns:
+    `LeaveOneOut`: importance [B, L] (|ŷ₋ₜ − ŷ|, or Σ_c |p₋ₜ,c − p_c| with
+    C > 2 classes), probs_without [B, L] ([B, L, C]) and probs [B] ([B, C]);
+    the [B, L] fields are 0 off the words.
+
+  Raises:
+    ValueError: `mode` is neither 'delete' nor 'replace' (raised where the variants
+      are built: every path but the windowed one).
+    InterfaceError: the model does not take the analysis
+      (`needs.NEEDS['leave_one_out']`).
   """
   needs.check(model, 'leave_one_out')
   probs = model.probabilities(model.forward(params, tokens, lengths).logits)

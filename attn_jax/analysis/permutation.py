@@ -19,6 +19,15 @@ from attn_jax.models.interface import AttentionModel
 
 
 class Permutation(NamedTuple):
+  """J&W's permutation experiment (§B.4) on a batch of documents.
+
+  Attributes:
+    differences: [B, P] |ŷ_perm − ŷ| of each of the P permutations (C > 2
+      classes: the TVD, ½ Σ_c |p_perm,c − p_c|).
+    median: [B] median over the P permutations.
+    probs: [B] ŷ with the model's own attention ([B, C]).
+    max_attention: [B] max_t α_t, J&W's binning variable.
+  """
   differences: jnp.ndarray  # [B, P] |ŷ_perm − ŷ| (C > 2 classes: the TVD)
   median: jnp.ndarray       # [B] median over the P permutations
   probs: jnp.ndarray        # [B] ŷ ([B, C])
@@ -44,7 +53,9 @@ def word_permutations(keys: jax.Array, lengths: jnp.ndarray, width: int,
   Args:
     keys: [B] PRNG keys, one per document (a document's permutations do not
       depend on its batch or padding).
-    lengths: [B] (with SOS and EOS); width: padded length L.
+    lengths: [B] int, document lengths with SOS and EOS.
+    width: the padded length L.
+    num_permutations: P, the permutations per document.
 
   Returns:
     [B, P, L] int32 `g` with α_perm[t] = α[g[t]]: a random permutation of
@@ -74,9 +85,23 @@ def permute_attention(model: AttentionModel, params, hidden: jnp.ndarray, alpha:
                       permutations: jnp.ndarray) -> Permutation:
   """Decodes `hidden` with every permutation of `alpha`.
 
+  The same hidden states are decoded with α shuffled among the words; all
+  permutations of all documents are one vmapped decoder call (J&W §B.4).
+
   Args:
-    hidden: the states (`model.encode`: [B, L, H] or any pytree); alpha: [B, L]; permutations: [B, P, L] from
-      `word_permutations`.
+    model: the model (`attn_jax.models.interface`).
+    params: its parameters.
+    hidden: the states (`model.encode`: [B, L, H] or any pytree).
+    alpha: [B, L] the model's attention.
+    permutations: [B, P, L] int32 gather indices from `word_permutations`.
+
+  Returns:
+    `Permutation`: differences [B, P], median [B], probs [B] ([B, C]) and
+    max_attention [B].
+
+  Raises:
+    InterfaceError: the model lacks what the analysis needs
+      (`needs.NEEDS['permutation_test']`: 'imposes_attention').
   """
   needs.check(model, 'permutation_test')
   probs = model.probabilities(model.decode(params, hidden, alpha))
@@ -92,7 +117,24 @@ def permutation_test(model: AttentionModel, params, tokens: jnp.ndarray, lengths
                      keys: jax.Array, num_permutations: int = 100) -> Permutation:
   """J&W's permutation experiment on a batch: encode once, decode P shuffles.
 
-  Jittable with `model` and `num_permutations` static.
+  J&W §B.4: the statistic is the median over permutations of |ŷ_perm − ŷ|
+  (the TVD with more classes). Jittable with `model` and `num_permutations` static.
+
+  Args:
+    model: the model (`attn_jax.models.interface`).
+    params: its parameters.
+    tokens: [B, L] int32 token ids.
+    lengths: [B] int, document lengths with SOS and EOS.
+    keys: [B] PRNG keys, one per document (`word_permutations`).
+    num_permutations: P (J&W: 100).
+
+  Returns:
+    `Permutation`: differences [B, P], median [B], probs [B] ([B, C]) and
+    max_attention [B].
+
+  Raises:
+    InterfaceError: the model lacks what the analysis needs
+      (`needs.NEEDS['permutation_test']`: 'imposes_attention').
   """
   fwd = model.forward(params, tokens, lengths)
   perms = word_permutations(keys, lengths, tokens.shape[1], num_permutations)

@@ -43,10 +43,16 @@ def pad_texts(texts: Sequence[Sequence[int]], multiple: int = 16) -> tuple[np.nd
       shapes to compile across calls).
 
   Returns:
-    (tokens [B, L] int32, lengths [B] int32).
+    (tokens [B, L] int32, lengths [B] int32), L the longest row (n + 2)
+    rounded up to `multiple`.
 
   Raises:
-    ValueError: a text without words, or an id that is one of the specials.
+    ValueError: a text without words, or an id that is one of the specials
+      PAD, SOS or EOS (UNK is a word id).
+
+  Example:
+    tokens, lengths = pad_texts([[5, 9, 7], [4, 1]])
+    # tokens [2, 16]: [2, 5, 9, 7, 3, 0, ..], [2, 4, 1, 3, 0, ..]; lengths [5, 4]
   """
   rows = [np.asarray(t, dtype=np.int32).reshape(-1) for t in texts]
   for i, row in enumerate(rows):

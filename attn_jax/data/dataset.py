@@ -175,11 +175,29 @@ def load_dataset(cfg: ml_collections.ConfigDict, wanted: Sequence[str] = ('train
                  vocab: Optional[Vocabulary] = None) -> Dataset:
   """Prepares (once) and encodes the splits of `cfg.dataset`.
 
+  The splits are prepared by the dataset's registered protocol, or
+  generated for a synthetic dataset.
+
   Args:
-    cfg: `config.data`.
-    wanted: splits to return.
+    cfg: `config.data`: `dataset`, `manual_dir`, `tfds_data_dir`, `min_df`,
+      `max_docs_per_split` (each split subsampled to at most this many
+      documents; None: all).
+    wanted: splits to return; default ('train', 'dev', 'test').
     vocab: an existing vocabulary (e.g. a restored model's); by default one is
       built from the train split with `cfg.min_df` (None: J&W's value).
+
+  Returns:
+    A `Dataset`: `name`, `vocab`, `splits` (split name -> `EncodedSplit`,
+    whose `sequences` are each int32 [n + 2]: SOS, n word ids, EOS, and
+    `labels` [N] int32), `fingerprint`, `source` (what the data was prepared
+    from) and `classes`.
+
+  Raises:
+    KeyError: `cfg.dataset` is not a registered dataset.
+    DataError: no `vocab` and no train split asked for; a split empty after
+      the length filter; a document with fewer than two tokens; or the
+      dataset's files missing, truncated or malformed.
+    StorageError: the tfds data dir is full or not writable.
   """
   spec = DATASETS[cfg.dataset]
   if spec.generate is not None:

@@ -35,9 +35,27 @@ _WITHOUT_PARAMS = frozenset({'project'})  # (scores, mask) -> α
 
 @dataclasses.dataclass(frozen=True)
 class FunctionModel(AttentionModel):
-  """An `AttentionModel` from pure functions; `methods` holds the
-  capabilities' extra methods as (name, function) pairs. Hashable (its
-  functions are compared by identity), so analyses can jit with it static."""
+  """An `AttentionModel` from pure functions, as `from_functions` and the other adapters build it.
+
+  Hashable (its functions are compared by identity), so analyses can jit
+  with it static. A capability's extra method (`model.score`, ...) is looked
+  up by name in `methods`; a name it lacks raises `AttributeError` naming
+  the adapter argument to pass.
+
+  Attributes:
+    embed_fn: (params, tokens [B, L] int32) -> embeddings [B, L, D].
+    encode_fn: (params, embedded [B, L, D], lengths [B]) -> states (any
+      pytree of [B, ...] arrays).
+    attend_fn: (params, states, mask [B, L] bool) -> α [B, L].
+    decode_fn: (params, states, α [B, L]) -> logits [B] or [B, C].
+    num_classes: 2 (default) for one logit (sigmoid), C for logits [B, C].
+    capabilities: frozenset of names from `interface.CAPABILITIES`; default
+      `DEFAULT_CAPABILITIES` ('imposes_attention').
+    mask_fn: (tokens, lengths) -> [B, L] bool; None (default): the words of
+      `[SOS] words [EOS]`.
+    methods: the capabilities' extra methods as (name, function) pairs.
+    num_heads: with 'heads', how many (`attn_jax.models.heads`); else None.
+  """
   embed_fn: Callable
   encode_fn: Callable
   attend_fn: Callable
@@ -95,21 +113,39 @@ def from_functions(embed: Callable, encode: Callable, attend: Callable, decode: 
                    **methods: Callable) -> FunctionModel:
   """A model from pure functions of (params, ...).
 
+  The four functions take the params first (`attn_jax.models.interface`).
+  Only what is declared is used: 'imposes_attention' is declared by default,
+  because `decode` takes α as an input; declare the others only where they
+  hold.
+
   Args:
-    embed, encode, attend, decode: the four functions, params first
-      (`attn_jax.models.interface`).
+    embed: (params, tokens [B, L] int32) -> embeddings [B, L, D].
+    encode: (params, embedded [B, L, D], lengths [B]) -> states (any pytree
+      of [B, ...] arrays).
+    attend: (params, states, mask [B, L] bool) -> α [B, L].
+    decode: (params, states, α [B, L]) -> logits [B] or [B, C].
     num_classes: 2 for one logit (sigmoid), C for logits [B, C].
-    capabilities: names from `interface.CAPABILITIES` that hold for it.
+    capabilities: names from `interface.CAPABILITIES` that hold for it;
+      default ('imposes_attention',).
     attention_mask: (tokens, lengths) -> [B, L] bool; default the words of
       `[SOS] words [EOS]`.
     num_heads: with 'heads', how many (`attn_jax.models.heads`).
-    **methods: the extra methods the capabilities need (`METHODS`).
+    **methods: the extra methods the capabilities need (`METHODS`), e.g.
+      `score=` (params, states) -> [B, L] and `project=` (scores, mask) -> α
+      for 'scores'.
 
   Returns:
     A hashable `FunctionModel`.
 
   Raises:
-    InterfaceError: an unknown capability, or one without its methods.
+    InterfaceError: an unknown capability, one without its methods,
+      `num_classes` not an int of at least 2, or 'heads' without
+      `num_heads`.
+
+  Example:
+    model = from_functions(embed, encode, attend, decode, score=score, project=projections.softmax,
+                           capabilities=('imposes_attention', 'scores'))
+    grads = attn_jax.analysis.gradient_importance(model, params, tokens, lengths)  # [B, L]
   """
   caps = _checked(capabilities, methods, num_classes)
   if 'heads' in caps and not num_heads:
@@ -166,16 +202,35 @@ def from_linen(module, *, embed: Union[str, Callable] = 'embed', encode: Union[s
                num_classes: int = 2, capabilities: Sequence[str] = DEFAULT_CAPABILITIES,
                attention_mask: Optional[Callable] = None, num_heads: Optional[int] = None,
                **methods: Union[str, Callable]) -> FunctionModel:
-  """A model from a Flax linen module's methods; params are its
-  `variables['params']`.
+  """A model from a Flax linen module's methods; params are its `variables['params']`.
+
+  Each named method is called as `module.apply({'params': params}, *args,
+  method=name)`; it takes the interface's arguments without params and runs
+  deterministically (no dropout).
 
   Args:
     module: the (unbound) linen module.
-    embed, encode, attend, decode: its methods' names (or functions of
-      (params, ...)); each method takes the interface's arguments without
-      params and runs deterministically (no dropout).
-    num_classes, capabilities, attention_mask, num_heads, **methods: as
-      `from_functions` (method names or functions).
+    embed: its method's name (default 'embed'), or a function of
+      (params, tokens [B, L] int32) -> [B, L, D].
+    encode: its method's name (default 'encode'), or a function of
+      (params, embedded, lengths) -> states.
+    attend: its method's name (default 'attend'), or a function of
+      (params, states, mask) -> α [B, L].
+    decode: its method's name (default 'decode'), or a function of
+      (params, states, α) -> logits [B] or [B, C].
+    num_classes: as `from_functions`.
+    capabilities: as `from_functions`.
+    attention_mask: as `from_functions`.
+    num_heads: as `from_functions`.
+    **methods: as `from_functions`, each a method name or a function of
+      (params, ...); `project` only as a function of (scores, mask).
+
+  Returns:
+    A hashable `FunctionModel`.
+
+  Raises:
+    InterfaceError: as `from_functions`; or a method given as neither a
+      name nor a function, or `project=` given as a method name.
 
   Example:
     model = from_linen(MyClassifier(vocab=100), capabilities=('imposes_attention', 'pooled_decode'))
@@ -190,13 +245,34 @@ def from_nnx(graphdef, *, embed: Union[str, Callable] = 'embed', encode: Union[s
              num_classes: int = 2, capabilities: Sequence[str] = DEFAULT_CAPABILITIES,
              attention_mask: Optional[Callable] = None, num_heads: Optional[int] = None,
              **methods: Union[str, Callable]) -> FunctionModel:
-  """A model from a Flax NNX module: `graphdef, params = nnx.split(module)`;
-  the analyses take `params` (the module's state) as the params pytree.
+  """A model from a Flax NNX module: `graphdef, params = nnx.split(module)`.
+
+  The analyses take `params` (the module's state) as the params pytree.
+  Each named method is called on `nnx.merge(graphdef, state)`, the module
+  rebuilt from its split state inside the traced function, so it stays pure.
 
   Args:
     graphdef: the module's graph definition from `nnx.split`.
-    embed, encode, attend, decode, num_classes, capabilities,
-      attention_mask, num_heads, **methods: as `from_linen`.
+    embed: as `from_linen` (a method name, default 'embed', or a function).
+    encode: as `from_linen` (default 'encode').
+    attend: as `from_linen` (default 'attend').
+    decode: as `from_linen` (default 'decode').
+    num_classes: as `from_functions`.
+    capabilities: as `from_functions`.
+    attention_mask: as `from_functions`.
+    num_heads: as `from_functions`.
+    **methods: as `from_linen`.
+
+  Returns:
+    A hashable `FunctionModel`.
+
+  Raises:
+    InterfaceError: as `from_linen`.
+
+  Example:
+    graphdef, params = nnx.split(BagOfWords(rngs=nnx.Rngs(0)))
+    model = from_nnx(graphdef, capabilities=('imposes_attention', 'array_states', 'pooled_decode'))
+    fwd = model.forward(params, tokens, lengths)
   """
   return _from_methods(lambda name: _NnxMethod(graphdef, name), embed, encode, attend, decode,
                        num_classes, capabilities, attention_mask, num_heads, methods)

@@ -45,9 +45,16 @@ _READ_ONLY = _MULTI | {'imposes_attention', 'deletion_states', 'replacement_stat
 
 
 def rollout_matrix(layers: jnp.ndarray) -> jnp.ndarray:
-  """[K, B, heads, L, L] attention weights (row i: what position i attends
-  to) -> [B, L, L] rollout R = Â_K ··· Â_1, Â = ½·mean_heads(A) + ½·I with
-  rows renormalised (Abnar & Zuidema 2020)."""
+  """The attention rollout of every layer's weights (Abnar & Zuidema 2020).
+
+  Args:
+    layers: [K, B, heads, L, L] attention weights, layer 1 first (row i:
+      what position i attends to).
+
+  Returns:
+    [B, L, L] rollout R = Â_K ··· Â_1, Â = ½·mean_heads(A) + ½·I with rows
+    renormalised.
+  """
   width = layers.shape[-1]
   mixed = 0.5 * jnp.mean(layers, axis=2) + 0.5 * jnp.eye(width, dtype=layers.dtype)[None, None]
   mixed = mixed / jnp.sum(mixed, axis=-1, keepdims=True)
@@ -61,9 +68,26 @@ def rollout_matrix(layers: jnp.ndarray) -> jnp.ndarray:
 class HeadView(AttentionModel):
   """A multi-head model seen through one α [B, L] (see the module docstring).
 
-  base: the model that declares 'heads'; kind: 'head', 'mean' or 'rollout';
-  index: the head (kind 'head'); query: the position whose rollout row is
-  read (kind 'rollout').
+  Built by `head`, `mean_over_heads` and `rollout`. Its `forward` gives the
+  model's own output (every head its own α) beside this view's α. Only a
+  'head' view can be imposed: its `decode` replaces that head's weights and
+  keeps every other head's own; the others' `decode` raises
+  `InterfaceError`. Constructing a view raises `InterfaceError` where the
+  base lacks the interface or 'heads' or `num_heads`, the kind is not one
+  of the three, the index is not a head, or a rollout's base lacks
+  'layer_attention'.
+
+  Attributes:
+    base: the model that declares 'heads' (and `num_heads`).
+    kind: 'head', 'mean' or 'rollout'.
+    index: the head (kind 'head'); default 0.
+    query: the position whose rollout row is read (kind 'rollout'); default
+      0, the CLS / SOS token.
+    num_classes: (property) the base's.
+    capabilities: (property) the base's, less 'heads', 'layer_attention',
+      'pooled_decode', 'scores' and 'array_states'; a 'mean' or 'rollout'
+      view also less 'imposes_attention', 'deletion_states',
+      'replacement_states' and 'variant_windows' (read-only).
   """
   base: Any
   kind: str
@@ -113,12 +137,37 @@ class HeadView(AttentionModel):
     return row / jnp.maximum(jnp.sum(row, axis=-1, keepdims=True), jnp.finfo(row.dtype).tiny)
 
   def forward_embedded(self, params, embedded, lengths, mask) -> Forward:
-    """The model's own output (every head its own α) beside this view's α."""
+    """The model's own output (every head its own α) beside this view's α.
+
+    Args:
+      params: the model's params pytree.
+      embedded: [B, L, D].
+      lengths: [B] int32, each row's length with SOS and EOS.
+      mask: [B, L] bool, the items α weighs.
+
+    Returns:
+      `Forward` with the base's logits, this view's α [B, L], scores None,
+      the base's states, `embedded` and `mask`.
+    """
     states = self.base.encode(params, embedded, lengths)
     logits = self.base.decode(params, states, self.base.attend(params, states, mask))
     return Forward(logits, self.attend(params, states, mask), None, states, embedded, mask)
 
   def decode(self, params, states, alpha):
+    """The base's output with head `index`'s weights replaced by `alpha`.
+
+    Args:
+      params: the model's params pytree.
+      states: from `encode`.
+      alpha: α [B, L] imposed on head `index`; every other head keeps its own.
+
+    Returns:
+      Logits [B] or [B, C].
+
+    Raises:
+      InterfaceError: the view is the mean or the rollout, which cannot be
+        imposed.
+    """
     if self.kind != 'head':
       raise InterfaceError(f'the {self.kind} of the heads cannot be imposed: no one α per head follows '
                            'from it; impose one head (attn_jax.models.heads.head) instead')
@@ -127,20 +176,72 @@ class HeadView(AttentionModel):
 
 
 def head(model, index: int) -> HeadView:
-  """Head `index`'s α; imposing α replaces that head's weights only."""
+  """Head `index`'s α; imposing α replaces that head's weights only.
+
+  The view declares 'imposes_attention' where the model does, so the
+  analyses that impose α (permutation, adversaries, erasure) run per head.
+
+  Args:
+    model: a model that declares 'heads' and `num_heads`.
+    index: the head, 0 .. num_heads − 1.
+
+  Returns:
+    A `HeadView` of kind 'head'.
+
+  Raises:
+    InterfaceError: the model lacks the interface, 'heads' or `num_heads`,
+      or `index` is not one of its heads.
+
+  Example:
+    view = head(transformer, 0)
+    fwd = view.forward(params, tokens, lengths)  # fwd.alpha [B, L]: head 0's weights
+    loo = attn_jax.analysis.leave_one_out(view, params, tokens, lengths)
+  """
   return HeadView(model, 'head', index)
 
 
 def mean_over_heads(model) -> HeadView:
-  """The heads' mean α; read-only (the analyses that impose α refuse it)."""
+  """The heads' mean α; read-only (the analyses that impose α refuse it).
+
+  Args:
+    model: a model that declares 'heads' and `num_heads`.
+
+  Returns:
+    A `HeadView` of kind 'mean', without 'imposes_attention'.
+
+  Raises:
+    InterfaceError: the model lacks the interface, 'heads' or `num_heads`.
+  """
   return HeadView(model, 'mean')
 
 
 def rollout(model, query: int = 0) -> HeadView:
-  """Attention rollout's α from position `query`; read-only."""
+  """Attention rollout's α from position `query`; read-only.
+
+  α_t = R[query, t] of `rollout_matrix` over the mask, renormalised to sum 1.
+
+  Args:
+    model: a model that declares 'heads', `num_heads` and 'layer_attention'
+      (`layer_attention(params, states)` -> [K, B, heads, L, L]).
+    query: the query position; 0 (default): the CLS / SOS token.
+
+  Returns:
+    A `HeadView` of kind 'rollout', without 'imposes_attention'.
+
+  Raises:
+    InterfaceError: the model lacks the interface, 'heads', `num_heads` or
+      'layer_attention'.
+  """
   return HeadView(model, 'rollout', query=query)
 
 
 def each_head(model) -> tuple[HeadView, ...]:
-  """Every head's view, for a statistic reported per head."""
+  """Every head's view, for a statistic reported per head.
+
+  Args:
+    model: a model that declares 'heads' and `num_heads`.
+
+  Returns:
+    `num_heads` `HeadView`s, `head(model, k)` for k = 0 .. num_heads − 1.
+  """
   return tuple(head(model, k) for k in range(model.num_heads))

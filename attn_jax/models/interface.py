@@ -80,12 +80,31 @@ CAPABILITIES = {
 
 
 class InterfaceError(AttnJaxError, ValueError):
-  """A model lacks what an analysis needs, or a fast path it declared does
-  not hold for it."""
+  """A model lacks what an analysis needs, or a fast path it declared does not hold for it.
+
+  Both an `AttnJaxError` (a problem with the input, not with attn-jax) and a
+  `ValueError`. `require` raises it before anything is traced.
+
+  Args:
+    *args: the message, as for any exception: one line naming the problem
+      (what is missing) and the fix.
+  """
 
 
 class Forward(NamedTuple):
-  """Everything one forward pass computes; all [B, ...]."""
+  """Everything one forward pass computes; all [B, ...].
+
+  Attributes:
+    logits: [B] (two classes) or [B, C].
+    alpha: α [B, L], the attention under test ([B, heads, L] from a model
+      that declares 'heads').
+    scores: [B, L], the scores before projection (None without 'scores').
+    hidden: the states: [B, L, H], or any pytree of [B, ...].
+    embedded: [B, L, D], the embeddings the pass started from.
+    mask: [B, L] bool, the attention mask.
+    probs: (property) P(y = 1) [B] of a binary model; the class
+      distribution [B, C] otherwise (`output_probs`).
+  """
   logits: jnp.ndarray    # [B] (two classes) or [B, C]
   alpha: jnp.ndarray     # [B, L]
   scores: Any            # [B, L] before projection (None without 'scores')
@@ -100,42 +119,119 @@ class Forward(NamedTuple):
 
 
 def output_probs(logits: jnp.ndarray) -> jnp.ndarray:
-  """One forward pass's logits [B] (binary: sigmoid) or [B, C] (softmax) ->
-  probabilities, same shape."""
+  """One forward pass's logits -> probabilities, same shape.
+
+  Which one is read off the rank of `logits`, not off a model.
+
+  Args:
+    logits: [B] (binary) or [B, C].
+
+  Returns:
+    The sigmoid of [B] logits (P(y = 1) [B]), or the softmax over the last
+    axis of [B, C] logits (the class distribution [B, C]).
+  """
   return jax.nn.sigmoid(logits) if logits.ndim == 1 else jax.nn.softmax(logits, axis=-1)
 
 
 class AttentionModel:
-  """The interface (see the module docstring); subclasses define `embed`,
-  `encode`, `attend`, `decode`, `num_classes` and `capabilities`, and the
-  methods of the capabilities they declare. The rest derives from those."""
+  """The interface every analysis takes: a model as pure functions of a params pytree.
+
+  See the module docstring for the batch layout and what α must be.
+  Subclasses define `embed`, `encode`, `attend`, `decode`, `num_classes`
+  and `capabilities`, and the methods of the capabilities they declare
+  (`CAPABILITIES`). The rest (`attention_mask`, `forward`,
+  `probabilities`, ...) derives from those. A model must be hashable:
+  analyses are jitted with it static. The project's own `Model` subclasses
+  it; `attn_jax.models.adapters` builds one from functions or a Flax module.
+
+  Attributes:
+    num_classes: 2 (the default): one logit [B] and a sigmoid; C > 2:
+      logits [B, C] and a softmax over C.
+    capabilities: frozenset of names from `CAPABILITIES` that hold for the
+      model; by default none.
+    hierarchical: (property) whether it declares 'hierarchical': reads
+      documents × sentences × words (S&S's HAN).
+  """
 
   num_classes: int = 2
   capabilities: frozenset = frozenset()
 
   def embed(self, params, tokens: jnp.ndarray) -> jnp.ndarray:
-    """tokens [B, L] int32 -> embeddings [B, L, D] (the gradient analyses
-    differentiate with respect to these)."""
+    """Embeds the tokens; the gradient analyses differentiate with respect to these.
+
+    Args:
+      params: the model's params pytree.
+      tokens: [B, L] int32 token ids in the `pad_texts` layout ([B, S, W]
+        for a 'hierarchical' model).
+
+    Returns:
+      Embeddings [B, L, D].
+    """
     raise NotImplementedError
 
   def encode(self, params, embedded: jnp.ndarray, lengths: jnp.ndarray) -> Any:
-    """[B, L, D], lengths [B] -> the states decode reads (any pytree)."""
+    """Encodes the embeddings into the states `attend` and `decode` read.
+
+    Args:
+      params: the model's params pytree.
+      embedded: [B, L, D], from `embed`.
+      lengths: [B] int32, each row's length with SOS and EOS.
+
+    Returns:
+      The states: any pytree of [B, ...] arrays.
+    """
     raise NotImplementedError
 
   def attend(self, params, states: Any, mask: jnp.ndarray) -> jnp.ndarray:
-    """states, mask [B, L] -> α [B, L]: the attention under test."""
+    """The attention under test.
+
+    Args:
+      params: the model's params pytree.
+      states: from `encode`.
+      mask: [B, L] bool, the items α weighs (`attention_mask`).
+
+    Returns:
+      α [B, L]: 0 off the mask, summing to 1 over it ([B, heads, L] for a
+      model that declares 'heads').
+    """
     raise NotImplementedError
 
   def decode(self, params, states: Any, alpha: jnp.ndarray) -> jnp.ndarray:
-    """states, α [B, L] -> logits [B] (two classes) or [B, C]."""
+    """The output from the states and α, which is an input so another α can be imposed.
+
+    Args:
+      params: the model's params pytree.
+      states: from `encode`.
+      alpha: α [B, L], the model's own or an imposed one (only a model that
+        declares 'imposes_attention' promises the latter is meaningful).
+
+    Returns:
+      Logits [B] (two classes) or [B, C].
+    """
     raise NotImplementedError
 
   def attention_mask(self, tokens: jnp.ndarray, lengths: jnp.ndarray) -> jnp.ndarray:
-    """[B, L] bool: the items attention weighs; by default the words of the
-    `[SOS] words [EOS]` layout (positions 1 .. length − 2), PAD excluded."""
+    """The items attention weighs.
+
+    Args:
+      tokens: [B, L] int32 token ids.
+      lengths: [B] int32, each row's length with SOS and EOS.
+
+    Returns:
+      [B, L] bool; by default the words of the `[SOS] words [EOS]` layout
+      (positions 1 .. length − 2), PAD excluded.
+    """
     return masks.attention_mask(tokens, lengths)
 
   def has(self, capability: str) -> bool:
+    """Whether the model declares `capability`.
+
+    Args:
+      capability: a name from `CAPABILITIES`.
+
+    Returns:
+      True if it is in `capabilities`.
+    """
     return capability in self.capabilities
 
   @property
@@ -144,45 +240,101 @@ class AttentionModel:
     return self.has('hierarchical')
 
   def probabilities(self, logits: jnp.ndarray) -> jnp.ndarray:
-    """Logits [..., B] (binary) or [..., B, C] -> ŷ = σ(z), same shape, or
-    the softmax over the C classes: what J&W's analyses compare."""
+    """The output probabilities: what J&W's analyses compare.
+
+    Args:
+      logits: [..., B] (binary) or [..., B, C].
+
+    Returns:
+      ŷ = σ(z), same shape, or the softmax over the C classes.
+    """
     return jax.nn.sigmoid(logits) if self.num_classes <= 2 else jax.nn.softmax(logits, axis=-1)
 
   def distribution(self, logits: jnp.ndarray) -> jnp.ndarray:
-    """Logits [..., B] (binary) or [..., B, C] -> the output distribution
-    [..., B, C]; [1 − ŷ, ŷ] for a binary model (S&S's p, §D.0)."""
+    """The output distribution over the classes (S&S's p, §D.0).
+
+    Args:
+      logits: [..., B] (binary) or [..., B, C].
+
+    Returns:
+      [..., B, C]; [1 − ŷ, ŷ] for a binary model, the softmax otherwise.
+    """
     if self.num_classes > 2:
       return jax.nn.softmax(logits, axis=-1)
     p = jax.nn.sigmoid(logits)
     return jnp.stack([1.0 - p, p], axis=-1)
 
   def log_distribution(self, logits: jnp.ndarray) -> jnp.ndarray:
-    """`distribution` in log space: [log(1 − ŷ), log ŷ] from a binary logit
-    without cancellation; log-softmax otherwise."""
+    """`distribution` in log space.
+
+    Args:
+      logits: [..., B] (binary) or [..., B, C].
+
+    Returns:
+      [..., B, C]: [log(1 − ŷ), log ŷ] from a binary logit without
+      cancellation; the log-softmax otherwise.
+    """
     if self.num_classes > 2:
       return jax.nn.log_softmax(logits, axis=-1)
     return jnp.stack([jax.nn.log_sigmoid(-logits), jax.nn.log_sigmoid(logits)], axis=-1)
 
   def scores_of(self, params, states) -> Optional[jnp.ndarray]:
-    """The scores before projection where the model declares 'scores', else None."""
+    """The scores before projection where the model declares 'scores', else None.
+
+    Args:
+      params: the model's params pytree.
+      states: from `encode`.
+
+    Returns:
+      `score(params, states)` [B, L] with 'scores'; None without.
+    """
     return self.score(params, states) if self.has('scores') else None  # pytype: disable=attribute-error
 
   def forward_embedded(self, params, embedded: jnp.ndarray, lengths: jnp.ndarray,
                        mask: jnp.ndarray) -> Forward:
-    """The pass from given embeddings (for gradients with respect to them)."""
+    """The pass from given embeddings (for gradients with respect to them).
+
+    Args:
+      params: the model's params pytree.
+      embedded: [B, L, D], e.g. from `embed`.
+      lengths: [B] int32, each row's length with SOS and EOS.
+      mask: [B, L] bool, the items α weighs (`attention_mask`).
+
+    Returns:
+      `Forward`: the logits of `decode` with the model's own α, α, the
+      scores (`scores_of`), the states, `embedded` and `mask`.
+    """
     hidden = self.encode(params, embedded, lengths)
     alpha = self.attend(params, hidden, mask)
     return Forward(self.decode(params, hidden, alpha), alpha, self.scores_of(params, hidden), hidden,
                    embedded, mask)
 
   def forward(self, params, tokens: jnp.ndarray, lengths: jnp.ndarray) -> Forward:
-    """tokens [B, L] int32, lengths [B] (with SOS and EOS) -> `Forward`."""
+    """One forward pass from the tokens.
+
+    Args:
+      params: the model's params pytree.
+      tokens: [B, L] int32 token ids in the `pad_texts` layout.
+      lengths: [B] int32, each row's length with SOS and EOS.
+
+    Returns:
+      `Forward` (`forward_embedded` from `embed(params, tokens)` and
+      `attention_mask(tokens, lengths)`).
+    """
     return self.forward_embedded(params, self.embed(params, tokens), lengths,
                                  self.attention_mask(tokens, lengths))
 
 
 def describe(model) -> str:
-  """The model's class name and its declared capabilities, for messages."""
+  """The model's class name and its declared capabilities, for messages.
+
+  Args:
+    model: any model; its `capabilities` are read where it has them.
+
+  Returns:
+    A string such as 'Model (declares imposes_attention, scores)', the
+    capabilities sorted, or '... (declares no capabilities)'.
+  """
   caps = sorted(getattr(model, 'capabilities', ()) or ())
   return f'{type(model).__name__} (declares {", ".join(caps) if caps else "no capabilities"})'
 
@@ -190,6 +342,11 @@ def describe(model) -> str:
 def require(model, analysis: str, *capabilities: str, binary: bool = False,
             single_attention: bool = True) -> None:
   """Refuses, in one line, a model `analysis` cannot run on.
+
+  Called before anything is traced. Checks, in order: the methods `embed`,
+  `encode`, `attend`, `decode` and `attention_mask`; that every declared
+  capability is known; one α (with `single_attention`); each capability in
+  `capabilities`; two classes (with `binary`).
 
   Args:
     model: the model handed to the analysis.
@@ -199,8 +356,14 @@ def require(model, analysis: str, *capabilities: str, binary: bool = False,
     single_attention: the analysis needs one α [B, L] (a multi-head model
       must have one head, their mean or the rollout selected first).
 
+  Returns:
+    None, where the model has all the analysis needs.
+
   Raises:
-    InterfaceError: naming the first thing missing and what to do.
+    InterfaceError: naming the first thing missing and what to do: a
+      method of the interface, a declared capability that is unknown, one α
+      (the model declares 'heads' and `single_attention` is set), a
+      capability the analysis needs, or two classes (`binary`).
   """
   missing_methods = [m for m in ('embed', 'encode', 'attend', 'decode', 'attention_mask')
                      if not callable(getattr(model, m, None))]

@@ -268,8 +268,32 @@ def build_encoder(cfg: ml_collections.ConfigDict, items: str = 'words') -> nn.Mo
 
 
 def build_model(cfg: ml_collections.ConfigDict, vocab_size: int) -> Model:
-  """The model described by `config.model`: J&W's flat models, S&S's FLAN,
-  or with `hierarchical` S&S's HAN (the same encoder and scorer at both levels)."""
+  """The model described by `config.model`.
+
+  J&W's flat models, S&S's FLAN, or with `hierarchical` S&S's HAN (the same
+  encoder and scorer at both levels); with `query`, J&W's QA/NLI model.
+
+  Args:
+    cfg: `config.model`: the encoder family (`encoder`), the scorer
+      (`attention`), the projection (`projection`, `sparsegen_lambda`),
+      `embed_dim`, `embed_init_std`, and optionally `classes` (default 2),
+      the dropouts, `init`, `hierarchical` and `query`.
+    vocab_size: the rows of the embedding (the vocabulary's size).
+
+  Returns:
+    A `Model` (an `AttentionModel`) whose params come from `model.init(rng)`.
+
+  Raises:
+    ValueError: an unregistered encoder, a HAN from an encoder family that
+      cannot be in one, or a QA model from another encoder or attention than
+      J&W's.
+    KeyError: an unknown attention (scorer) or projection.
+
+  Example:
+    model = build_model(config.model, len(vocab))
+    params = model.init(jax.random.PRNGKey(0))
+    fwd = model.forward(params, tokens, lengths)
+  """
   if cfg.get('query', False):
     return _qa_model(cfg, vocab_size)
   if cfg.get('hierarchical', False):

@@ -17,7 +17,19 @@ from attn_jax.training import trainer
 
 @dataclasses.dataclass(frozen=True)
 class Restored:
-  """A trained model: `model.forward(params, tokens, lengths)` and friends."""
+  """A trained model: `model.forward(params, tokens, lengths)` and friends.
+
+  What `restore` returns; `explain` takes it too.
+
+  Attributes:
+    model: the `Model` its config describes (`build_model`).
+    params: the selected model's params pytree.
+    config: the workdir's config (today's defaults overlaid with the saved
+      values).
+    vocab: its vocabulary.
+    data: data.json: dataset, fingerprint, split sizes.
+    selection: which epoch was selected, on what.
+  """
   model: Model
   params: Any
   config: ml_collections.ConfigDict
@@ -30,10 +42,31 @@ def restore(workdir: str) -> Restored:
   """Loads the selected model of `workdir` (written by `run.py`).
 
   Writes nothing, so a workdir on a read-only mount or of a colleague loads.
+  Never waits for a run still training it: that gives the model selected so
+  far, with a warning (`UserWarning`) saying so. Where the best checkpoint is
+  damaged or missing and the latest, saved at the selected step, stands in,
+  a warning says so too.
+
+  Args:
+    workdir: the path of a workdir written by `run.py`.
+
+  Returns:
+    `Restored`: the model, its params, config, vocabulary, data.json and
+    selection.
 
   Raises:
-    CheckpointError: the workdir has no finished model, or its checkpoint is
-      damaged (one line naming the step folder) or does not fit its config.
+    CheckpointError: the workdir has no finished model (no config.json, or
+      no selected model yet), config.json is not an attn-jax config, one of
+      its JSON files (config, vocabulary, data) is missing or damaged, or its
+      checkpoint is damaged (one line naming the step folder) or does not fit
+      its config.
+    IntegrityError: config.json, vocab.json or data.json differs from the
+      sha256 checksums.json records for it (damaged or edited).
+
+  Example:
+    run = restore('workdirs/sst_bilstm_tanh_softmax')
+    fwd = run.model.forward(run.params, tokens, lengths)  # tokens, lengths from pad_texts
+    print(run.config.data.dataset, run.selection)
   """
   cfg = workdir_lib.load_config(workdir)
   training = os.path.join(workdir, 'training' + leases.SUFFIX)
