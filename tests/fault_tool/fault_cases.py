@@ -34,7 +34,7 @@ def _forty(workdir: str) -> list:
 def _start(command: list, log: str, extra_env=None) -> subprocess.Popen:
   """`command` with stdout and stderr into files (a paused process never blocks a pipe)."""
   return subprocess.Popen(command, cwd=faults.ROOT, env=faults.env(extra_env), stdout=open(log + '.out', 'w'),
-                          stderr=open(log + '.err', 'w'), text=True)
+                          stderr=open(log + '.err', 'w'), text=True, preexec_fn=faults.default_ctrl_c)
 
 
 def _wait_for(log: str, text: str, proc: subprocess.Popen, timeout: float = 600) -> bool:

@@ -880,11 +880,14 @@ def run(args) -> None:
     cases = all_cases(suite, args.quick)
     if args.only:  # these cases again; the record keeps the other cases' last outcomes
       patterns = [p.strip() for p in args.only.split(',') if p.strip()]
-      chosen = lambda kind: any(fnmatch.fnmatch(kind, p) for p in patterns)
-      cases = [c for c in cases if chosen(c.kind)]
+      # a pattern names a kind, or one case as 'kind | name' (e.g. '*| *Ctrl-C')
+      chosen = lambda kind, name: any(fnmatch.fnmatch(kind, p) or fnmatch.fnmatch(f'{kind} | {name}', p)
+                                      for p in patterns)
+      cases = [c for c in cases if chosen(c.kind, c.name)]
       if os.path.exists(args.out):
         earlier = json_of(args.out)
-        record['attempts'] = [a for f in earlier['faults'] for a in f['attempts'] if not chosen(a['kind'])]
+        record['attempts'] = [a for f in earlier['faults'] for a in f['attempts']
+                              if not chosen(a['kind'], a.get('name', ''))]
         record['command'] = f'{earlier["command"]}; then {command} --only=\'{args.only}\''
         record['earlier_wall_seconds'] = earlier.get('wall_seconds', 0) + earlier.get('earlier_wall_seconds', 0)
     budget = args.budget_minutes * 60
@@ -1000,8 +1003,8 @@ def main(argv=None) -> None:
   r.add_argument('--scratch', default=None, help='where the workdirs go (default: the temp folder)')
   r.add_argument('--keep', action='store_true', help='keep the scratch workdirs')
   r.add_argument('--only', default=None,
-                 help='comma-separated glob patterns of fault kinds to run again; the others keep '
-                 'their outcomes from --out')
+                 help="comma-separated glob patterns of fault kinds, or of one case as 'kind | name' "
+                 "(e.g. 'entry point*| *Ctrl-C'), to run again; the others keep their outcomes from --out")
   p = sub.add_parser('report', help='print the table; --readme rewrites its README block')
   p.add_argument('json')
   p.add_argument('--readme', default=None)

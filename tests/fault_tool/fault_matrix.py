@@ -35,7 +35,8 @@ def _python(*args) -> list:
 def _interrupt(command: list, after: float, log: str) -> tuple[str, str]:
   """Ctrl-C `after` seconds into `command`: one line and no traceback passes."""
   proc = subprocess.Popen(command, cwd=faults.ROOT, env=faults.env(), stdout=open(log + '.out', 'w'),
-                          stderr=open(log + '.err', 'w'), start_new_session=True)
+                          stderr=open(log + '.err', 'w'), start_new_session=True,
+                          preexec_fn=faults.default_ctrl_c)
   time.sleep(after)
   if proc.poll() is not None:
     return 'not interrupted', f'it ended (exit {proc.returncode}) within {after} s'

@@ -169,6 +169,13 @@ class Result:
   killed_after: Optional[str] = None  # the last log line seen before a kill
 
 
+def default_ctrl_c() -> None:
+  """(In a child, before exec.) Ctrl-C as a terminal's: a suite started in the
+  background (`nohup ... &`) has SIGINT ignored, and an ignored signal stays
+  ignored across exec, so its children would never see the Ctrl-C under test."""
+  signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def env(extra: Optional[dict] = None) -> dict:
   """The environment of a child run: CPU, unbuffered logs, and `extra`."""
   e = dict(os.environ, JAX_PLATFORMS='cpu', PYTHONUNBUFFERED='1')
