@@ -17,7 +17,7 @@ from attn_jax.core.registry import EXPERIMENTS, STAGES
 from attn_jax.workdirs import workdir as workdir_lib
 from attn_jax.core import errors
 from attn_jax.core.errors import AttnJaxError
-from attn_jax.stages import store
+from attn_jax.stages import stage_store as store
 from attn_jax.training import checkpoints as checkpoint_files
 
 
@@ -119,7 +119,7 @@ def _stage_lines(folder: str) -> list[str]:
 
 def _experiment_lines(folder: str) -> list[str]:
   """Each experiment's result folders (the one `report wp` shows starred)."""
-  from attn_jax.experiments import store as experiment_store  # pylint: disable=g-import-not-at-top  (heavy: only when listing)
+  from attn_jax.experiments import experiment_store  # pylint: disable=g-import-not-at-top  (heavy: only when listing)
   lines = []
   for name in EXPERIMENTS.names():
     shown = experiment_store.latest(folder, name)

@@ -24,8 +24,8 @@ from attn_jax.data.dataset import load_dataset
 from attn_jax.models import build_model
 from attn_jax.plots.training_curves import plot_training_curves
 from attn_jax.workdirs import initial_params as initial_params_lib, model_axis, workdir as workdir_lib
-from attn_jax.stages import store as stage_store
-from attn_jax.stages.runner import run_analyses
+from attn_jax.stages import stage_store
+from attn_jax.stages.stage_runner import run_analyses
 from attn_jax.training import step as train_step_lib, trainer
 from attn_jax.training.evaluation import evaluate_split
 

@@ -44,13 +44,13 @@ import numpy as np
 import machine
 from attn_jax.core import atomic_io
 from attn_jax.workdirs import workdir as workdir_lib
-from attn_jax.analysis import erasure as er, gradients as gi, loo as lo, permutation as perm_lib
+from attn_jax.analysis import attention_erasure as er, gradients as gi, loo as lo, attention_permutation as perm_lib
 from attn_jax.data.batching import bucket_lengths
 from attn_jax.data.dataset import EncodedSplit, load_dataset
 from attn_jax.data.vocabulary import PAD
 from attn_jax.workdirs.restore import restore
 from attn_jax.core.registry import STAGES
-from attn_jax.stages.base import AnalysisContext
+from attn_jax.stages.stage import AnalysisContext
 from attn_jax.stages import adversarial as adv_stage, permutation as perm_stage
 
 ANALYSES = ('gradient', 'loo', 'permutation', 'adversarial', 'erasure')

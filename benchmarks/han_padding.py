@@ -18,7 +18,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from attn_jax.config.serrano_smith import ss_config  # pylint: disable=wrong-import-position
+from attn_jax.config.serrano_smith_config import ss_config  # pylint: disable=wrong-import-position
 from attn_jax.core import atomic_io  # pylint: disable=wrong-import-position
 from attn_jax.data import split_batches  # pylint: disable=wrong-import-position
 from attn_jax.data.dataset import load_dataset  # pylint: disable=wrong-import-position

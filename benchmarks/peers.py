@@ -110,7 +110,7 @@ def first_of_each_width(batches):
 def jax_runner(setting, analysis, args):
   """per_batch(batch) -> [real rows, ...] numpy, for attn-jax."""
   import jax  # pylint: disable=g-import-not-at-top
-  from attn_jax.analysis import gradients, loo, permutation  # pylint: disable=g-import-not-at-top
+  from attn_jax.analysis import gradients, loo, attention_permutation as permutation  # pylint: disable=g-import-not-at-top
   model, params = setting.model, setting.params
   if analysis == 'forward':
     fn = jax.jit(lambda p, t, l: jax.nn.sigmoid(model.forward(p, t, l).logits))

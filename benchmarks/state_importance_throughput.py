@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import machine  # pylint: disable=g-import-not-at-top,wrong-import-position
 from attn_jax import config as config_lib
 from attn_jax.core import atomic_io  # pylint: disable=g-import-not-at-top
-from attn_jax.analysis.importance import state_gradient_entropy
+from attn_jax.analysis.importance_measures import state_gradient_entropy
 from attn_jax.data.batching import bucket_lengths, eval_batches
 from attn_jax.data.dataset import load_dataset
 from attn_jax.models import build_model

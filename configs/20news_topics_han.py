@@ -1,6 +1,6 @@
 """S&S's HAN on 20news_topics (App. A.1). Variants: [rnn|conv|noenc][,previous][,smoke], e.g. ':conv' or ':noenc,smoke'."""
 
-from attn_jax.config.serrano_smith import ss_config
+from attn_jax.config.serrano_smith_config import ss_config
 
 
 def get_config(variant: str = ''):

@@ -4,7 +4,7 @@ import json
 import os
 
 from attn_jax import config as config_lib, pipeline
-from attn_jax.stages import store
+from attn_jax.stages import stage_store as store
 
 TESTS = os.path.dirname(os.path.abspath(__file__))  # tests/: the helpers, conftest, scripts
 ROOT = os.path.dirname(TESTS)  # the checkout

@@ -3,7 +3,7 @@
 import jax
 import numpy as np
 
-from attn_jax.config.serrano_smith import ss_config
+from attn_jax.config.serrano_smith_config import ss_config
 from attn_jax.data.vocabulary import EOS, SOS
 from attn_jax.models import build_model
 

@@ -15,20 +15,20 @@ Kendall τ runs on the host (scipy) over the arrays these return.
 """
 
 from attn_jax.analysis import needs
-from attn_jax.analysis.adversarial import Adversaries, adversarial_attention, max_jsd_within
+from attn_jax.analysis.adversarial_search import Adversaries, adversarial_attention, max_jsd_within
 from attn_jax.analysis.attention_focus import Focus, attention_focus
 from attn_jax.analysis.divergences import attention_kl, binary_js, jw_jsd, jw_kl, wp_tvd
 from attn_jax.analysis.every import every_analysis
-from attn_jax.analysis.erasure import (FlipPoint, SingleErasure, decision_gradient, erase,
+from attn_jax.analysis.attention_erasure import (FlipPoint, SingleErasure, decision_gradient, erase,
                                        erase_until_flip, prefix_logits, random_rankings, ranking,
                                        removal_comparison, single_weight_erasure)
 from attn_jax.analysis.gradients import embedding_gradient, gradient_importance
-from attn_jax.analysis.importance import (attention_deletion, hidden_gradient, input_gradient,
+from attn_jax.analysis.importance_measures import (attention_deletion, hidden_gradient, input_gradient,
                                           normalise, normalised_entropy, normalised_loo,
                                           state_gradient, state_gradient_entropy)
 from attn_jax.analysis.kendall import kendall_tau, summarize
 from attn_jax.analysis.loo import LeaveOneOut, leave_one_out
-from attn_jax.analysis.permutation import Permutation, permutation_test, permute_attention, word_permutations
+from attn_jax.analysis.attention_permutation import Permutation, permutation_test, permute_attention, word_permutations
 
 __all__ = [
     'Adversaries', 'FlipPoint', 'Focus', 'LeaveOneOut', 'Permutation', 'SingleErasure',

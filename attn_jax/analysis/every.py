@@ -11,12 +11,12 @@ the analysis stages of `run.py` are the resumable, keyed way over a split.
 import jax
 
 from attn_jax.analysis import needs
-from attn_jax.analysis.adversarial import adversarial_attention, max_jsd_within
-from attn_jax.analysis.erasure import decision_gradient, erase_until_flip, ranking, single_weight_erasure
+from attn_jax.analysis.adversarial_search import adversarial_attention, max_jsd_within
+from attn_jax.analysis.attention_erasure import decision_gradient, erase_until_flip, ranking, single_weight_erasure
 from attn_jax.analysis.gradients import gradient_importance
-from attn_jax.analysis.importance import attention_deletion, hidden_gradient, input_gradient, state_gradient
+from attn_jax.analysis.importance_measures import attention_deletion, hidden_gradient, input_gradient, state_gradient
 from attn_jax.analysis.loo import leave_one_out
-from attn_jax.analysis.permutation import permutation_test
+from attn_jax.analysis.attention_permutation import permutation_test
 
 
 def _calls(model, adversary_steps: int, permutations: int) -> dict:

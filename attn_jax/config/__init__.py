@@ -9,7 +9,7 @@ Stages and experiments own their sections; the lists of them (`ANALYSES`,
 `CHOICES`, `KEY_HELP`) are derived from their registries when read.
 """
 
-from attn_jax.config.cli import describe, from_file, key_help, load_file, unknown_override
+from attn_jax.config.command_line import describe, from_file, key_help, load_file, unknown_override
 from attn_jax.config.keys import (ANALYSIS_SECTIONS, added_keys, flat_items, get_key, runtime_keys,
                                   none_from_command_line, result_items, set_key, training_items,
                                   unknown_key_message)

@@ -28,7 +28,7 @@ OWN_RUNTIME_KEYS = frozenset({
 # stay valid. Stages and experiments (`Section.added`) and encoder families
 # (`Encoder.added`) declare their own; `added_keys()` has them all.
 OWN_ADDED_KEYS = {'train.update_only': None, 'train.attention_lr_scale': 1.0,
-                  # S&S's models and recipe (attn_jax.config.serrano_smith)
+                  # S&S's models and recipe (attn_jax.config.serrano_smith_config)
                   'data.max_batch_tokens': None, 'model.hierarchical': False, 'model.classes': 2,
                   'model.input_dropout': 0.0, 'model.sentence_dropout': 0.0,
                   'model.output_dropout': 0.0, 'vectors.method': 'fasttext',

@@ -160,7 +160,7 @@ def _model(dataset: str, encoder: str, variant: str) -> ml_collections.ConfigDic
     m.update(family.keys(dataset, variant))
   m.dropout = 0.0  # the Transformer's (its recipe: 0.1)
   # S&S's HAN (documents × sentences × words; the final attention is over
-  # sentences), its classes and dropouts (attn_jax.config.serrano_smith).
+  # sentences), its classes and dropouts (attn_jax.config.serrano_smith_config).
   m.hierarchical = False
   # J&W's QA/NLI model (attn_jax.models.qa): attention over the passage with
   # the query (a question, a hypothesis); the datasets with two texts.

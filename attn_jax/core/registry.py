@@ -171,7 +171,7 @@ class Registry:
 
 # The registries below config: it derives its stage, experiment, encoder and
 # dataset keys, choices and help from them (attn_jax/config). The reports' own
-# registries are in attn_jax/reports/registry.py.
+# registries are in attn_jax/reports/report_registry.py.
 STAGES = Registry('analysis', 'attn_jax.stages')
 EXPERIMENTS = Registry('experiment', 'attn_jax.experiments')
 ENCODERS = Registry('encoder', 'attn_jax.models.encoders')

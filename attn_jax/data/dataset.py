@@ -11,7 +11,7 @@ from typing import Optional, Sequence
 import ml_collections
 import numpy as np
 
-from attn_jax.data import builders, jain_wallace, source_record
+from attn_jax.data import builders, jain_wallace_protocol as jain_wallace, source_record
 from attn_jax.data.vocabulary import Vocabulary
 from attn_jax.core.errors import DataError
 from attn_jax.core.registry import DATASETS

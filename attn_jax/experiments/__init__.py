@@ -10,15 +10,15 @@ Each lives in its own module, registers itself in
 `attn_jax.core.registry.EXPERIMENTS` with its paper and owns its section
 `config.experiment.<name>` (its defaults, checks and results); nothing here
 lists them. Results go to `<out>/experiments/<name>/<key>/`
-(`attn_jax.experiments.store`). The W&P experiments (Wiegreffe & Pinter 2019,
+(`attn_jax.experiments.experiment_store`). The W&P experiments (Wiegreffe & Pinter 2019,
 ALGORITHMS.md §C): `uniform` (§C.1), `seeds` (§C.2), `consistent_adversary`
 (§C.4) and `guides` (§C.3). Meister et al.'s (2021, ALGORITHMS.md §E):
 `sparsegen_sweep` (Table 2, Figure 3) and `adversary_regimes` (Table 5).
 """
 
 from attn_jax.core.registry import EXPERIMENTS
-from attn_jax.experiments.base import Experiment
-from attn_jax.experiments.runner import names, run_experiments, stage_requirements
-from attn_jax.experiments.store import load_summaries
+from attn_jax.experiments.experiment import Experiment
+from attn_jax.experiments.experiment_runner import names, run_experiments, stage_requirements
+from attn_jax.experiments.experiment_store import load_summaries
 
 __all__ = ['EXPERIMENTS', 'Experiment', 'load_summaries', 'names', 'run_experiments', 'stage_requirements']

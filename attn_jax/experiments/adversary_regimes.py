@@ -23,12 +23,12 @@ import numpy as np
 from attn_jax.core import atomic_io
 from attn_jax.core.errors import TrainingError
 from attn_jax.core.registry import EXPERIMENTS, Section
-from attn_jax.experiments.base import DIVERGED, Experiment, comma_floats
+from attn_jax.experiments.experiment import DIVERGED, Experiment, comma_floats
 from attn_jax.experiments.consistent_adversary import (adversary_rows, adversary_targets,
                                                        check_schedule, choose_by_training_data,
                                                        member_name)
 from attn_jax.plots import meister_figures
-from attn_jax.stages.base import params_digest
+from attn_jax.stages.stage import params_digest
 from attn_jax.training.consistency_loss import consistency_objective
 from attn_jax.training.evaluation import evaluate_probs
 

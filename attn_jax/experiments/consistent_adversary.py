@@ -24,10 +24,10 @@ from attn_jax.core import atomic_io
 from attn_jax.analysis.divergences import jw_jsd
 from attn_jax.core.errors import TrainingError
 from attn_jax.core.registry import EXPERIMENTS, Section
-from attn_jax.experiments.base import DIVERGED, Experiment, comma_floats, lambda_problem
+from attn_jax.experiments.experiment import DIVERGED, Experiment, comma_floats, lambda_problem
 from attn_jax.plots import wiegreffe_pinter_figures
-from attn_jax.stages import store as stage_store
-from attn_jax.stages.base import params_digest
+from attn_jax.stages import stage_store
+from attn_jax.stages.stage import params_digest
 from attn_jax.training.consistency_loss import consistency_objective
 from attn_jax.training.evaluation import evaluate_probs
 

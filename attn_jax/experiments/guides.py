@@ -36,7 +36,7 @@ from attn_jax.analysis.attention_focus import attention_focus
 from attn_jax.core import atomic_io
 from attn_jax.core.errors import CheckpointError, ConfigError, TrainingError
 from attn_jax.core.registry import EXPERIMENTS, Section
-from attn_jax.experiments.base import DIVERGED, Experiment, metrics_row
+from attn_jax.experiments.experiment import DIVERGED, Experiment, metrics_row
 from attn_jax.experiments.consistent_adversary import adversary_workdir, choose_by_training_data, lambdas
 from attn_jax.core.registry import ENCODERS
 from attn_jax.plots import wiegreffe_pinter_figures

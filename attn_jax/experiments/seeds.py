@@ -20,9 +20,9 @@ import numpy as np
 from attn_jax.analysis.divergences import jw_jsd
 from attn_jax.core.errors import ConfigError, TrainingError
 from attn_jax.core.registry import EXPERIMENTS, Section
-from attn_jax.experiments.base import DIVERGED, Experiment
+from attn_jax.experiments.experiment import DIVERGED, Experiment
 from attn_jax.plots import wiegreffe_pinter_figures
-from attn_jax.stages import store as stage_store
+from attn_jax.stages import stage_store
 from attn_jax.training.evaluation import evaluate_probs
 
 WP_SEEDS = '50,257,500231,100078,12504,90754789,8988812,2'  # seeds.txt, less the base's 10

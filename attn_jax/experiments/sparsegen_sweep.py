@@ -21,11 +21,11 @@ from ml_collections import config_dict
 
 from attn_jax.core.errors import TrainingError
 from attn_jax.core.registry import EXPERIMENTS, Section
-from attn_jax.experiments.base import DIVERGED, Experiment, comma_floats, lambda_problem, metrics_row
+from attn_jax.experiments.experiment import DIVERGED, Experiment, comma_floats, lambda_problem, metrics_row
 from attn_jax.models import build_model
 from attn_jax.plots import meister_figures
-from attn_jax.stages import store as stage_store
-from attn_jax.stages.runner import run_analyses
+from attn_jax.stages import stage_store
+from attn_jax.stages.stage_runner import run_analyses
 from attn_jax.stages.importance import MEASURES
 
 LAMBDAS = '-64,-16,-4,-1,-0.25,0,0.25,0.5,0.75,0.9'

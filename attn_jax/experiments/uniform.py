@@ -14,7 +14,7 @@ from ml_collections import config_dict
 
 from attn_jax.core.errors import TrainingError
 from attn_jax.core.registry import EXPERIMENTS, Section
-from attn_jax.experiments.base import DIVERGED, Experiment, metrics_row
+from attn_jax.experiments.experiment import DIVERGED, Experiment, metrics_row
 from attn_jax.plots import wiegreffe_pinter_figures
 
 

@@ -29,7 +29,7 @@ from attn_jax.core.registry import ENCODERS
 from attn_jax.models import han, masks, projections, qa
 from attn_jax.models.decoder import Decoder
 from attn_jax.models.embedding import Embedding
-from attn_jax.models.encoders.base import fast_path
+from attn_jax.models.encoders.encoder import fast_path
 from attn_jax.models.han import HierarchicalEncoder
 from attn_jax.models.interface import AttentionModel, Forward, output_probs  # pylint: disable=unused-import
 from attn_jax.models.scorers import SCORERS

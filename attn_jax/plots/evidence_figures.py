@@ -1,5 +1,5 @@
 """Known evidence: how well each importance measure ranks bAbI's supporting
-facts' words (`attn_jax.analysis.evidence`), per model and per study."""
+facts' words (`attn_jax.analysis.evidence_ranking`), per model and per study."""
 
 import os
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from attn_jax.core import atomic_io
 from attn_jax.reports.common import markdown, plain, read_record, root_of, write_blocks
-from attn_jax.reports.registry import COMMANDS, Command
+from attn_jax.reports.report_registry import COMMANDS, Command
 
 
 def benchmark_rows(reports: list[dict]) -> list[list[str]]:
@@ -59,13 +59,14 @@ def _tabulate(args, rows_of, block: str) -> None:
 
 
 def model_axis_rows(reports: list[dict]) -> list[list[str]]:
-  rows = [['dataset', 'encoder', 'models', 'one program, vmapped: tokens/s', 'one program, looped: tokens/s',
+  rows = [['dataset', 'encoder', 'models', 'batch orders', 'one program, vmapped: tokens/s', 'one program, looped: tokens/s',
            'separate runs: tokens/s', 'vmapped / separate', 'looped / separate',
            'compile s (vmap / loop / separate)', 'peak RSS MB (vmap / loop / separate)']]
   for bench in reports:
     for r in bench['rows']:
       arms = ('vmap', 'loop', 'sequential')
-      rows.append([bench['dataset'], r['encoder'], str(r['models']),
+      # Records before --orders trained every model on one order.
+      rows.append([bench['dataset'], r['encoder'], str(r['models']), r.get('order', 'shared'),
                    *[f'{r[a]["tokens_per_second"]:.0f}' for a in arms],
                    f'{r["speedup"]["vmap"]:.2f}x', f'{r["speedup"]["loop"]:.2f}x',
                    ' / '.join(f'{r[a]["compile_seconds"]:.0f}' for a in arms),

@@ -22,9 +22,9 @@ import numpy as np
 
 from attn_jax.workdirs import workdir as workdir_lib
 from attn_jax.data.dataset import load_dataset
-from attn_jax.stages.runner import limit_split
+from attn_jax.stages.stage_runner import limit_split
 from attn_jax.core.errors import AttnJaxError
-from attn_jax.stages import store
+from attn_jax.stages import stage_store as store
 
 # The heatmap rows, named as `Explanation` names them.
 ALPHA, GRADIENT, LOO = 'α', 'gradient', 'leave-one-out'

@@ -15,9 +15,9 @@ from typing import Callable, Sequence
 
 from attn_jax.core import atomic_io, errors, leases
 from attn_jax.core.registry import EXPERIMENTS, STAGES
-from attn_jax.experiments import store as experiment_store
-from attn_jax.stages import store as stage_store
-from attn_jax.stages.store import SELF_HASH
+from attn_jax.experiments import experiment_store
+from attn_jax.stages import stage_store
+from attn_jax.stages.stage_store import SELF_HASH
 
 RESULT_FILES = ('eval.json', 'metrics.jsonl', 'config.json', 'data.json')
 SAVED = 'saved_copy'  # marks a summary a `--save` wrote: a record, without its results
@@ -308,7 +308,7 @@ def save_summary(run_path: str, target: str, folder: str, summary: dict, name: s
 
 def load_experiment_summaries(run_path: str) -> dict:
   """{experiment: summary}: the run's newest intact results
-  (`attn_jax.experiments.store`), else a copy a `--save` wrote. A run's own
+  (`attn_jax.experiments.experiment_store`), else a copy a `--save` wrote. A run's own
   pointer copy whose results are damaged is not shown."""
   summaries = experiment_store.load_summaries(run_path)
   base = os.path.join(run_path, 'experiments')
@@ -322,7 +322,7 @@ def load_experiment_summaries(run_path: str) -> dict:
 
 
 def load_stage_results(run: str) -> dict:
-  """stage -> its most complete results in `run` (`attn_jax.stages.store.find`)."""
+  """stage -> its most complete results in `run` (`attn_jax.stages.stage_store.find`)."""
   out = {}
   for stage in STAGES.names():
     found = stage_store.most_complete(run, stage)

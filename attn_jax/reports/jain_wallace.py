@@ -30,8 +30,8 @@ from attn_jax.papers import published
 from attn_jax.reports import render, seed_spread
 from attn_jax.reports.common import (RunFolder, check_any_marker, load_run, load_stage_results, markdown, plain, read_saved,
                                      root_of, save_run_files, data_source_cell, write_blocks)
-from attn_jax.reports.registry import COMMANDS, SECTIONS, STAGE_ROWS, Command, PaperSections, StageRows
-from attn_jax.stages import store
+from attn_jax.reports.report_registry import COMMANDS, SECTIONS, STAGE_ROWS, Command, PaperSections, StageRows
+from attn_jax.stages import stage_store as store
 from attn_jax.training.metrics import classification_metrics
 
 TAU_PAIRS = {'attention_gradient': 'τ(α, gradient)', 'attention_loo': 'τ(α, LOO)',
@@ -257,7 +257,7 @@ def training_rows(runs: list[dict]) -> list[list[str]]:
 
 def measure_splits() -> dict:
   """dataset -> split -> [n, negatives, positives], plus the vocabulary size."""
-  from attn_jax.data import builders, jain_wallace  # pylint: disable=g-import-not-at-top
+  from attn_jax.data import builders, jain_wallace_protocol as jain_wallace  # pylint: disable=g-import-not-at-top
   from attn_jax.data.dataset import load_dataset  # pylint: disable=g-import-not-at-top
   measured = {}
   for dataset in DATASETS:

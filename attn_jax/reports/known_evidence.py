@@ -18,9 +18,9 @@ from attn_jax.plots import evidence_figures
 from attn_jax.reports import render
 from attn_jax.reports.common import RunFolder
 from attn_jax.reports.jain_wallace import HEADER, alternatives, analysis_rows
-from attn_jax.reports.registry import SECTIONS, STAGE_ROWS, PaperSections, StageRows
+from attn_jax.reports.report_registry import SECTIONS, STAGE_ROWS, PaperSections, StageRows
 from attn_jax.reports.study_results import cell, models as collect_models
-from attn_jax.stages import store
+from attn_jax.stages import stage_store as store
 
 # The measures a table shows, in this order, and their column names.
 LABELS = {'alpha': 'α', 'gradient': 'J&W gradient', 'gradient_logit': 'gradient (logit)',

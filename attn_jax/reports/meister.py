@@ -21,9 +21,9 @@ from attn_jax.papers import published
 from attn_jax.reports import render
 from attn_jax.reports.common import (PaperTable, check_markers, load_experiment_summaries, load_run, made_tables,
                                      publish, save_summary, saved_runs)
-from attn_jax.reports.registry import COMMANDS, SECTIONS, Command, PaperSections
+from attn_jax.reports.report_registry import COMMANDS, SECTIONS, Command, PaperSections
 from attn_jax.reports.wiegreffe_pinter import save as save_experiments
-from attn_jax.stages import store as stage_store
+from attn_jax.stages import stage_store
 from attn_jax.stages.importance import MEASURES
 
 MEAN_CLOSE = 0.05  # a mean within this of Meister's is "as published" (Tables 1, 3, 5)

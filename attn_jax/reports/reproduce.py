@@ -29,7 +29,7 @@ from attn_jax.reports import chosen_documents, render, run_command
 from attn_jax.reports.common import RunFolder, data_source_cell
 from attn_jax.reports.jain_wallace import TAU_PAIRS
 from attn_jax.reports.meister import NAMES as MEISTER_NAMES
-from attn_jax.reports.registry import COMMANDS, SECTIONS, Command
+from attn_jax.reports.report_registry import COMMANDS, SECTIONS, Command
 from attn_jax.workdirs.restore import restore
 
 TITLE = 'attn-jax reproduction report'

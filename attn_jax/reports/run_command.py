@@ -27,7 +27,7 @@ from attn_jax.core import atomic_io
 from attn_jax.core.errors import AttnJaxError, ConfigError
 from attn_jax.core.registry import ENCODERS
 from attn_jax.reports.common import load_experiment_summaries, load_stage_results
-from attn_jax.stages.runner import with_requirements_of
+from attn_jax.stages.stage_runner import with_requirements_of
 
 PACKAGE = 'attn-jax'
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout's root

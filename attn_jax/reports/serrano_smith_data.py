@@ -4,7 +4,7 @@
     python -m attn_jax.report ss-data results/ss_data --readme docs/serrano_smith.md
 
 Measures `imdb_ratings` and `20news_topics` as their protocols prepare them
-(`attn_jax.data.serrano_smith`; the files under $ATTN_JAX_DATA) and prints
+(`attn_jax.data.serrano_smith_documents`; the files under $ATTN_JAX_DATA) and prints
 them beside S&S's Table 1. With `--save` the numbers go to
 `<save>/statistics.json`; given a folder, its saved numbers are shown
 instead of measured, and the README block is made from that file.
@@ -14,9 +14,9 @@ import os
 
 from attn_jax.core import atomic_io
 from attn_jax.core.registry import DATASETS
-from attn_jax.data import builders, serrano_smith
+from attn_jax.data import builders, serrano_smith_documents as serrano_smith
 from attn_jax.reports.common import plain, read_saved, root_of, with_notes, write_blocks
-from attn_jax.reports.registry import COMMANDS, Command
+from attn_jax.reports.report_registry import COMMANDS, Command
 
 # S&S Table 1: words (s.d.), sentences (s.d.), train + dev, test, classes.
 PUBLISHED = {

@@ -8,7 +8,7 @@ from typing import Optional
 
 from attn_jax.core import atomic_io, errors
 from attn_jax.reports import common
-from attn_jax.stages import store as stage_store
+from attn_jax.stages import stage_store
 
 FAMILIES, ENCODERS = ('HAN', 'FLAN'), ('rnn', 'conv', 'noenc')
 MODELS = tuple(f + e for f in FAMILIES for e in ENCODERS)

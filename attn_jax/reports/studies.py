@@ -25,12 +25,12 @@ from attn_jax.core import atomic_io, errors
 from attn_jax.core.registry import STAGES
 from attn_jax.papers import published
 from attn_jax.analysis import statistics
-from attn_jax.reports import jain_wallace_reference, serrano_smith_models, serrano_smith_recipe
+from attn_jax.reports import jain_wallace_reference, serrano_smith_models_report as serrano_smith_models, serrano_smith_recipe
 from attn_jax.reports import study_results
 from attn_jax.reports.common import embeddings_source, markdown, plain, root_of, with_notes, write_blocks
-from attn_jax.reports.registry import STUDY_TABLES, StudyTable
+from attn_jax.reports.report_registry import STUDY_TABLES, StudyTable
 from attn_jax.reports.study_results import STATISTICS, cell, collect_arm, models as collect_models, varies as collect_varies
-from attn_jax.stages import feature_importance, store
+from attn_jax.stages import feature_importance, stage_store as store
 
 MODEL_FILES = ('eval.json', 'config.json', 'metrics.jsonl', 'data.json', 'embeddings.json')
 
@@ -44,7 +44,7 @@ def wall_seconds(root: str, arm: str):
 
 def analysed_cell(docs: list) -> str:
   """How many documents the seeds' analyses cover (their most complete
-  results: `attn_jax.stages.store`), e.g. '1725' or '400–1725'."""
+  results: `attn_jax.stages.stage_store`), e.g. '1725' or '400–1725'."""
   docs = sorted({d for d in docs if d is not None})
   return '–' if not docs else str(docs[0]) if len(docs) == 1 else f'{docs[0]}–{docs[-1]}'
 

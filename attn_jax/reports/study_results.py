@@ -6,7 +6,7 @@ reads the statistic of each model and gives the Student-t interval over the
 models (attn_jax.analysis.statistics); a model whose analysis has not run yet is
 simply not counted for that statistic (`n` says how many were). A study's
 root also holds `study.json`, the wall time of each arm's invocations
-(`read_record`; written by `attn_jax.studies.runner`).
+(`read_record`; written by `attn_jax.studies.study_runner`).
 """
 
 import json
@@ -15,7 +15,7 @@ from typing import Callable, Optional
 
 from attn_jax.core import atomic_io, errors
 from attn_jax.analysis import statistics
-from attn_jax.stages import store
+from attn_jax.stages import stage_store as store
 
 
 def record_path(root: str) -> str:
@@ -55,7 +55,7 @@ def _plus_one(value):
 
 
 def _summary(member: str, stage: str):
-  """The model's most complete intact results of `stage` (attn_jax.stages.store)."""
+  """The model's most complete intact results of `stage` (attn_jax.stages.stage_store)."""
   found = store.most_complete(member, stage)
   return found.summary if found is not None and found.intact else None
 

@@ -9,7 +9,7 @@ import os
 from attn_jax.analysis import statistics
 from attn_jax.reports import jain_wallace_reference, study_results
 from attn_jax.reports.common import plain, root_of, with_notes, write_blocks
-from attn_jax.reports.registry import STUDY_TABLES, StudyTable
+from attn_jax.reports.report_registry import STUDY_TABLES, StudyTable
 from attn_jax.reports.studies import root_variant, saved, totals
 from attn_jax.reports.study_results import STATISTICS, cell, collect_arm, models as collect_models
 

@@ -2,7 +2,7 @@
 
     python -m attn_jax.report wp RUN ... [--save results/wp] [--readme FILE]
 
-Reads each run's experiment summaries (`attn_jax.experiments.store`, or the
+Reads each run's experiment summaries (`attn_jax.experiments.experiment_store`, or the
 copies `--save` writes) and makes six tables, each a README block: W&P
 Table 2 (uniform attention, `wp-table2`), Table 3 (the MLP with guide
 attention, `wp-table3`), the ADVERSARY guide along λ (`wp-adversary-guides`:
@@ -21,7 +21,7 @@ from attn_jax.papers import published
 from attn_jax.reports import render
 from attn_jax.reports.common import (SAVED, PaperTable, check_markers, load_experiment_summaries, load_run,
                                      made_tables, no_results_reason, publish, save_run_files, save_summary)
-from attn_jax.reports.registry import COMMANDS, SECTIONS, Command, PaperSections
+from attn_jax.reports.report_registry import COMMANDS, SECTIONS, Command, PaperSections
 
 UNIFORM_CLOSE = 0.02  # W&P's reading of Table 2: uniform F1 within this of learned
 FAR_BELOW = 0.10      # Table 3: an adversary guide this much below the base guide is "far below"

@@ -5,11 +5,11 @@ import jax.numpy as jnp
 import numpy as np
 from ml_collections import config_dict
 
-from attn_jax.analysis import adversarial as adv_lib, statistics
+from attn_jax.analysis import adversarial_search as adv_lib, statistics
 from attn_jax.core.registry import STAGES, Section
 from attn_jax.models import projections
 from attn_jax.plots import analysis_figures
-from attn_jax.stages.base import Stage, class_groups, predicted_classes
+from attn_jax.stages.stage import Stage, class_groups, predicted_classes
 
 KEY_STREAM = 4
 

@@ -8,7 +8,7 @@ H̃(α) = −Σ_t α_t log α_t / log n over the n words (Meister et al. footnot
 import numpy as np
 
 from attn_jax.core.registry import STAGES
-from attn_jax.stages.base import Stage
+from attn_jax.stages.stage import Stage
 
 MAX_ATTENTION_BINS = (0.0, 0.25, 0.5, 0.75, 1.0)  # J&W's permutation / adversarial bins
 

@@ -3,11 +3,11 @@
 import jax
 import numpy as np
 
-from attn_jax.analysis import erasure as er
+from attn_jax.analysis import attention_erasure as er
 from attn_jax.plots import analysis_figures
 from attn_jax.core.registry import STAGES, Section
 from attn_jax.models.model import output_probs
-from attn_jax.stages.base import Stage
+from attn_jax.stages.stage import Stage
 
 SINGLE_KEY_STREAM, RANDOM_KEY_STREAM = 1, 2
 # S&S App. A.3, Figures 12–13: the single-weight test rerun on the top item

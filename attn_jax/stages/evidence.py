@@ -1,6 +1,6 @@
 """Stage `evidence`: each importance measure scored by how well it ranks the
 known evidence (bAbI's supporting facts' words) among the passage's words
-(`attn_jax.analysis.evidence`: average precision, and whether the top word is
+(`attn_jax.analysis.evidence_ranking`: average precision, and whether the top word is
 evidence), beside a random ranking's exact expected AP.
 
 The measures, over the passage's words with the question fixed:
@@ -17,10 +17,10 @@ and are not scored.
 
 import numpy as np
 
-from attn_jax.analysis import erasure as er, evidence as ev, statistics
+from attn_jax.analysis import attention_erasure as er, evidence_ranking as ev, statistics
 from attn_jax.core.registry import STAGES
 from attn_jax.plots import evidence_figures
-from attn_jax.stages.base import Stage
+from attn_jax.stages.stage import Stage
 from attn_jax.stages.feature_importance import GRADIENT_VARIANTS
 
 MEASURES = ('alpha', *GRADIENT_VARIANTS, 'loo', 'decision_gradient', 'decision_gradient_x_attention')

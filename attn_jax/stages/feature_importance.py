@@ -6,7 +6,7 @@ import numpy as np
 from attn_jax.analysis import gradients as gi, kendall, loo as loo_lib, statistics
 from attn_jax.plots import analysis_figures
 from attn_jax.core.registry import STAGES, Section
-from attn_jax.stages.base import Stage, class_groups, predicted_classes
+from attn_jax.stages.stage import Stage, class_groups, predicted_classes
 
 # Variants of gradient importance: (target, detach_attention, reduction).
 # `gradient` is J&W's; `gradient_l2` is Meister et al.'s eq. 4 (attention in the graph).

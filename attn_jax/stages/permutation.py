@@ -2,10 +2,10 @@
 
 import numpy as np
 
-from attn_jax.analysis import permutation as perm_lib
+from attn_jax.analysis import attention_permutation as perm_lib
 from attn_jax.plots import analysis_figures
 from attn_jax.core.registry import STAGES, Section
-from attn_jax.stages.base import Stage, class_groups, predicted_classes
+from attn_jax.stages.stage import Stage, class_groups, predicted_classes
 
 # J&W's max-attention bins (Permutation_MAvDY): [0, .25), [.25, .5), [.5, .75), [.75, 1].
 BIN_EDGES = (0.0, 0.25, 0.5, 0.75, 1.0)

@@ -12,10 +12,10 @@ the per-document mean is reported beside it).
 
 import numpy as np
 
-from attn_jax.analysis import importance as imp
+from attn_jax.analysis import importance_measures as imp
 from attn_jax.core.registry import STAGES, Section
 from attn_jax.plots import meister_figures
-from attn_jax.stages.base import Stage
+from attn_jax.stages.stage import Stage
 
 # The runner pads only the last axis of an array, so each layer is its own
 # [N, L] array; names for far more layers than any configuration uses.

@@ -26,7 +26,7 @@ root).
 
 from attn_jax.studies import (batch_seeds, fidelity, jain_wallace_grid, jain_wallace_qa, serrano_smith_models,
                               vector_seeds, vector_workers, wiegreffe_pinter_table2)
-from attn_jax.reports.registry import COMMANDS, Command
+from attn_jax.reports.report_registry import COMMANDS, Command
 from attn_jax.studies.arms import Arm, Study
 
 STUDIES = {

@@ -7,7 +7,7 @@ import time
 from attn_jax import config as config_lib
 from attn_jax.core import errors
 from attn_jax.core.errors import AttnJaxError, ConfigError
-from attn_jax.studies import STUDIES, runner
+from attn_jax.studies import STUDIES, study_runner as runner
 
 
 def analysis_overrides(settings) -> dict:

@@ -4,7 +4,7 @@ import dataclasses
 import ml_collections
 
 from attn_jax import config as config_lib
-from attn_jax.config import serrano_smith
+from attn_jax.config import serrano_smith_config as serrano_smith
 
 
 @dataclasses.dataclass(frozen=True)
@@ -15,7 +15,7 @@ class Arm:
   dataset, encoder, variant: which `configs/` recipe it starts from.
   overrides: {dotted key: value} on top of that recipe.
   family: '' for J&W's recipe; 'han' or 'flan' for S&S's
-    (`attn_jax.config.serrano_smith`), whose encoders are S&S's names
+    (`attn_jax.config.serrano_smith_config`), whose encoders are S&S's names
     (rnn, conv, noenc).
   """
   name: str
@@ -53,7 +53,7 @@ class Study:
   analyses: str
   seeds: int
   description: str
-  # which table its report prints (attn_jax.reports.registry.STUDY_TABLES): 'grid', 'fidelity',
+  # which table its report prints (attn_jax.reports.report_registry.STUDY_TABLES): 'grid', 'fidelity',
   # 'ss' (S&S's tables), 'vector_seeds' (two intervals beside the J&W grid's)
   # or 'wp_table2' (learned vs uniform beside W&P's code)
   kind: str = 'grid'

@@ -6,11 +6,11 @@ erasure tests on each model's final attention layer.
 S&S trained one model per configuration; so does this study by default
 (`--seeds=N` trains N per arm, as one program, in folders of their own).
 `--variant=previous` trains the recipe attn-jax used before S&S's code was
-followed (`attn_jax.config.serrano_smith`), in `<arm>-previous` folders.
+followed (`attn_jax.config.serrano_smith_config`), in `<arm>-previous` folders.
 The arms run cheapest first: the FLANs, then the HANs.
 """
 
-from attn_jax.config.serrano_smith import DATASETS, ENCODERS, model_name
+from attn_jax.config.serrano_smith_config import DATASETS, ENCODERS, model_name
 from attn_jax.studies.arms import Arm
 
 ANALYSES = 'erasure'

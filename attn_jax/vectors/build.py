@@ -39,7 +39,7 @@ import tqdm
 from attn_jax.core import atomic_io, estimates, leases
 from attn_jax.core.registry import DATASETS
 from attn_jax.data import builders, sources
-from attn_jax.data.datasets.base import corpus_sources
+from attn_jax.data.datasets.dataset_spec import corpus_sources
 from attn_jax.data.vocabulary import Vocabulary
 from attn_jax.core.errors import ConfigError
 from attn_jax.vectors import corpus, fasttext

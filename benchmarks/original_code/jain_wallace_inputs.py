@@ -12,7 +12,7 @@ sizes), so the child builds J&W's `Dataset` with bounds that keep every
 document — a second pass of `filterbylength` would drop each split's longest
 documents again — and their sorting and positive-class weight apply as in
 their loaders. With `analysis.sample_docs` set, the file also holds the
-indices of the sampled test documents (`attn_jax.stages.runner.sample_indices`):
+indices of the sampled test documents (`attn_jax.stages.stage_runner.sample_indices`):
 the child runs J&W's experiments on those (accuracy stays on the whole split).
 
 Nothing here imports J&W's code at module level: the child passes its
@@ -66,7 +66,7 @@ def export(cfg, folder: str, log=print) -> str:
   if sample is not None:
     # The test documents attn-jax's analyses see (`analysis.sample_docs`), by
     # the same function: J&W's experiments run on these, accuracy on all.
-    from attn_jax.stages.runner import sample_indices  # pylint: disable=g-import-not-at-top
+    from attn_jax.stages.stage_runner import sample_indices  # pylint: disable=g-import-not-at-top
     seed = cfg.analysis.get('sample_seed', 0)
     record['test_sample'] = {'docs': sample, 'seed': seed}
     tag += f'-sample{sample}s{seed}'

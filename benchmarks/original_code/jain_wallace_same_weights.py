@@ -89,7 +89,7 @@ def compare(ours: dict, theirs: dict) -> dict:
 
 def one_run(run: str, code: str, root: str, threads: int) -> dict:
   from attn_jax.workdirs.restore import restore  # pylint: disable=g-import-not-at-top
-  from attn_jax.stages import store  # pylint: disable=g-import-not-at-top
+  from attn_jax.stages import stage_store as store  # pylint: disable=g-import-not-at-top
   restored = restore(run)
   cfg = restored.config
   found = store.most_complete(run, 'kendall')

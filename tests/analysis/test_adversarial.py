@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from attn_jax.analysis import Adversaries, adversarial_attention, jw_jsd, max_jsd_within
-from attn_jax.analysis.adversarial import adversarial_loss
+from attn_jax.analysis.adversarial_search import adversarial_loss
 from analysis_helpers import documents, pad, setup, sigmoid
 
 WIDTH = 11

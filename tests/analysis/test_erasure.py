@@ -12,7 +12,7 @@ import pytest
 
 from attn_jax.analysis import (binary_js, decision_gradient, erase, erase_until_flip,
                                random_rankings, ranking, removal_comparison, single_weight_erasure)
-from attn_jax.analysis.erasure import top_item
+from attn_jax.analysis.attention_erasure import top_item
 from analysis_helpers import documents, js_binary, pad, setup, sigmoid
 
 # Jitted so that tests with the same shapes share one compilation.

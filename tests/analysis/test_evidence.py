@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from attn_jax import config as config_lib
-from attn_jax.analysis import evidence as ev
+from attn_jax.analysis import evidence_ranking as ev
 from attn_jax.core.errors import ConfigError
 from attn_jax.data.dataset import load_dataset
 from attn_jax.stages import evidence as evidence_stage

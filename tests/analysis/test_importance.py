@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from attn_jax.analysis import importance as imp
+from attn_jax.analysis import importance_measures as imp
 from analysis_helpers import documents, pad, setup, to_f64, x64_lengths
 
 WIDTH = 11

@@ -10,7 +10,7 @@ import pytest
 
 import attn_jax as aj
 from attn_jax import analysis
-from attn_jax.analysis import erasure as er, loo as loo_lib, needs
+from attn_jax.analysis import attention_erasure as er, loo as loo_lib, needs
 from attn_jax.models import adapters, heads, projections
 from attn_jax.models.interface import InterfaceError
 from analysis_helpers import documents, pad, setup

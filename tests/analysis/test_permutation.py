@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from attn_jax.analysis import permutation, permutation_test, permute_attention, word_permutations
+from attn_jax.analysis import attention_permutation as permutation, permutation_test, permute_attention, word_permutations
 from analysis_helpers import documents, pad, setup, sigmoid, single, to_f64
 
 WIDTH = 11

@@ -11,8 +11,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from attn_jax.analysis import gradient_importance, leave_one_out
-from attn_jax.analysis.adversarial import adversarial_loss
-from attn_jax.analysis.permutation import permutation_test, word_permutations
+from attn_jax.analysis.adversarial_search import adversarial_loss
+from attn_jax.analysis.attention_permutation import permutation_test, word_permutations
 from attn_jax.models import build_model, qa
 from analysis_helpers import to_f64, x64_lengths
 from conftest import tiny_model_config

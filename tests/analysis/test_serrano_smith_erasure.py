@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from attn_jax.analysis import erasure as er
+from attn_jax.analysis import attention_erasure as er
 from attn_jax.data import hierarchical
 from serrano_smith_helpers import flat_and_lengths, model_of, random_documents
 

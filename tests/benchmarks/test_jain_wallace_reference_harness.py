@@ -120,7 +120,7 @@ def test_inputs_reach_jw_format_unchanged(tmp_path):
 
 def test_a_sample_is_the_documents_attn_jax_analyses(tmp_path):
   from attn_jax.data.dataset import load_dataset  # pylint: disable=g-import-not-at-top
-  from attn_jax.stages.runner import limit_split  # pylint: disable=g-import-not-at-top
+  from attn_jax.stages.stage_runner import limit_split  # pylint: disable=g-import-not-at-top
   cfg = synthetic_config()
   cfg.analysis.sample_docs, cfg.analysis.sample_seed = 7, 2
   path = jain_wallace_inputs.export(cfg, str(tmp_path))

@@ -181,3 +181,30 @@ def test_the_core_takes_values_not_the_run_config(tmp_path):
   # registry.Section.check receives (section, cfg) by contract: a callback a
   # component supplies, not a core function that reads the config itself.
   assert run_config_parameters(core) == []
+
+
+# Parallel packages whose modules are one per dataset (docs/architecture.md, Layers).
+PARALLEL = (('attn_jax.data.builders', 'attn_jax.data.datasets'),)
+
+
+def shared_names(found: dict[str, str]) -> dict[str, list[str]]:
+  """File name -> the modules that share it, less `__init__`/`__main__` and
+  the parallel packages' one-per-dataset modules."""
+  by_name = {}
+  for module, path in found.items():
+    name = os.path.basename(path)
+    if name not in ('__init__.py', '__main__.py'):
+      by_name.setdefault(name, []).append(module)
+  parallel = lambda modules: len(modules) == 2 and any(
+      sorted(m.rpartition('.')[0] for m in modules) == sorted(pair) for pair in PARALLEL)
+  return {n: sorted(ms) for n, ms in by_name.items() if len(ms) > 1 and not parallel(ms)}
+
+
+def test_the_name_check_finds_a_shared_name():
+  assert shared_names({'attn_jax.a.runner': 'a/runner.py', 'attn_jax.b.runner': 'b/runner.py',
+                       'attn_jax.data.builders.sst': 'x/sst.py', 'attn_jax.data.datasets.sst': 'y/sst.py'}) == {
+                           'runner.py': ['attn_jax.a.runner', 'attn_jax.b.runner']}
+
+
+def test_no_two_modules_share_a_file_name():
+  assert shared_names(modules()) == {}

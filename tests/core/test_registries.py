@@ -5,10 +5,10 @@ closing lines all name what they hold, and nothing else."""
 import pytest
 
 from attn_jax import config as config_lib, papers
-from attn_jax.config.serrano_smith import ss_config
+from attn_jax.config.serrano_smith_config import ss_config
 from attn_jax.core.registry import EXPERIMENTS, STAGES, Registry
-from attn_jax.reports import cli as report_cli
-from attn_jax.reports.registry import COMMANDS, SECTIONS, STAGE_ROWS
+from attn_jax.reports import report_command_line as report_cli
+from attn_jax.reports.report_registry import COMMANDS, SECTIONS, STAGE_ROWS
 
 import helpers
 

@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from attn_jax.data import builders, jain_wallace, sources
-from attn_jax.data.builders.base import NonstandardDataWarning
+from attn_jax.data import builders, jain_wallace_protocol as jain_wallace, sources
+from attn_jax.data.builders.builder import NonstandardDataWarning
 from attn_jax.data.builders.imdb import AclImdb
 from attn_jax.core.errors import DataError
 import archives

@@ -17,10 +17,10 @@ from attn_jax.core import atomic_io, leases
 from attn_jax.core.registry import DATASETS
 from attn_jax.data import builders, dataset as dataset_lib, network, source_record, sources
 from attn_jax.data.builders import staging
-from attn_jax.data.builders.base import NonstandardDataWarning
+from attn_jax.data.builders.builder import NonstandardDataWarning
 from attn_jax.data.builders.imdb import AclImdb
 from attn_jax.data.builders.sst import SstTrees
-from attn_jax.data.datasets.base import with_files
+from attn_jax.data.datasets.dataset_spec import with_files
 from attn_jax.core.errors import DataError, StorageError
 import archives
 import helpers

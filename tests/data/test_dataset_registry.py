@@ -13,10 +13,10 @@ import pytest
 from attn_jax import config as config_lib, papers
 from attn_jax.core.errors import ConfigError, DataError
 from attn_jax.core.registry import DATASETS
-from attn_jax.data import builders, jain_wallace, sources
+from attn_jax.data import builders, jain_wallace_protocol as jain_wallace, sources
 from attn_jax.data.dataset import load_dataset
 from attn_jax.data.datasets import babi, snli
-from attn_jax.data.datasets.base import DatasetSpec, corpus_sources, with_files
+from attn_jax.data.datasets.dataset_spec import DatasetSpec, corpus_sources, with_files
 from attn_jax.vectors import corpus
 
 REAL_DATA = os.environ.get(sources.ENV_VAR)

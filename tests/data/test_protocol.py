@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from attn_jax.data import jain_wallace
-from attn_jax.data.jain_wallace import TokenizedSplit
+from attn_jax.data import jain_wallace_protocol as jain_wallace
+from attn_jax.data.jain_wallace_protocol import TokenizedSplit
 
 
 def split_of(lengths):

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from attn_jax import config as config_lib
-from attn_jax.config.serrano_smith import model_name, parse_variant, ss_config
+from attn_jax.config.serrano_smith_config import model_name, parse_variant, ss_config
 from attn_jax.core.errors import ConfigError
-from attn_jax.data import serrano_smith, sentences
+from attn_jax.data import serrano_smith_documents as serrano_smith, sentences
 from attn_jax.data.vocabulary import Vocabulary
-from attn_jax.reports import serrano_smith_models
+from attn_jax.reports import serrano_smith_models_report as serrano_smith_models
 from attn_jax.training.evaluation import cross_entropy_mean
 from attn_jax.training.loss import mean_cross_entropy
 from attn_jax.training.metrics import multiclass_metrics

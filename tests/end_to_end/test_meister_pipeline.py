@@ -11,7 +11,7 @@ import pytest
 from attn_jax import experiments
 from attn_jax.core.errors import ConfigError
 from attn_jax.workdirs.restore import restore
-from attn_jax.stages import store as stage_store
+from attn_jax.stages import stage_store
 import helpers
 
 pytestmark = pytest.mark.usefixtures('optax_promotion')

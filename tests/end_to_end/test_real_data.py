@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from attn_jax import config as config_lib
-from attn_jax.data import builders, jain_wallace
+from attn_jax.data import builders, jain_wallace_protocol as jain_wallace
 from attn_jax.data.dataset import load_dataset
 from attn_jax.core.errors import DataError
 from attn_jax.core.registry import STAGES

@@ -9,7 +9,8 @@ import pytest
 
 from attn_jax import experiments
 from attn_jax.core.errors import ConfigError
-from attn_jax.experiments import store
+from attn_jax.core.registry import EXPERIMENTS
+from attn_jax.experiments import experiment_store as store
 from attn_jax.workdirs.restore import restore
 from attn_jax.training import trainer
 import helpers
@@ -200,8 +201,9 @@ def test_every_adversary_guides_one_more_model_per_other_lambda(suite):
 
 
 def test_a_setting_added_later_keeps_earlier_keys_at_its_old_behaviour():
-  from attn_jax.experiments.runner import _settings  # pylint: disable=g-import-not-at-top
+  from attn_jax.experiments.experiment_runner import _settings  # pylint: disable=g-import-not-at-top
+  guides = EXPERIMENTS['guides']
   cfg = wp_config()
-  assert 'every_adversary' not in _settings(cfg, 'guides')
+  assert 'every_adversary' not in _settings(cfg, guides)
   cfg.experiment.guides.every_adversary = True
-  assert _settings(cfg, 'guides')['every_adversary'] is True
+  assert _settings(cfg, guides)['every_adversary'] is True

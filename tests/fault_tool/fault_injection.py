@@ -192,7 +192,7 @@ def kill_cases(suite: Suite, quick: bool) -> list[Case]:
   by_label: dict = {}
   for p in phases(suite.timing('single', single)):
     by_label.setdefault(p[0], []).append(p)
-  from attn_jax.stages import runner as stages_lib  # pylint: disable=g-import-not-at-top
+  from attn_jax.stages import stage_runner as stages_lib  # pylint: disable=g-import-not-at-top
   stages = [l for l in by_label if l in stages_lib.STAGES]
   computing = [s for s in stages if s in stages_lib.STAGES and stages_lib.STAGES[s].compute]
   rng = suite.rng
@@ -305,7 +305,7 @@ def partial_cases(quick: bool) -> list[Case]:
   def make(how):
     def do(suite: Suite) -> dict:
       ref = suite.references['single']
-      from attn_jax.stages import runner as stages_lib  # pylint: disable=g-import-not-at-top
+      from attn_jax.stages import stage_runner as stages_lib  # pylint: disable=g-import-not-at-top
       stage = 'loo' if 'loo' in stages_lib.STAGES else next(iter(stages_lib.STAGES))
       workdir = suite.fresh(f'partial-{how}')
       args = run_py(workdir)

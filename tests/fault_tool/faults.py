@@ -355,7 +355,7 @@ def _poison_batches(epoch: int, batch: int) -> None:
 
 
 def _kill_in(stage_name: str, after: int) -> None:
-  from attn_jax.stages import runner as stages  # pylint: disable=g-import-not-at-top
+  from attn_jax.stages import stage_runner as stages  # pylint: disable=g-import-not-at-top
   stage = stages.STAGES[stage_name]
   calls = [0]
 
@@ -391,7 +391,7 @@ def main(argv=None) -> None:
   args = parser.parse_args(argv)
   sys.path.insert(0, ROOT)
   if args.save_every is not None:
-    from attn_jax.stages import runner  # pylint: disable=g-import-not-at-top
+    from attn_jax.stages import stage_runner as runner  # pylint: disable=g-import-not-at-top
     runner.SAVE_EVERY_SECONDS = args.save_every
   if args.log_writes:
     _log_writes(args.log_writes)

@@ -14,7 +14,7 @@ from attn_jax.analysis import leave_one_out
 from attn_jax.core.errors import ConfigError
 from attn_jax.core.registry import ENCODERS
 from attn_jax.models import build_model, masks
-from attn_jax.models.encoders.base import Encoder, of_module
+from attn_jax.models.encoders.encoder import Encoder, of_module
 from conftest import tiny_model_config
 
 

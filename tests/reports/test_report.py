@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from attn_jax.reports import cli as report
+from attn_jax.reports import report_command_line as report
 
 
 def fake_run(root, name, dataset, accuracy):
@@ -123,7 +123,7 @@ def test_model_axis_and_vector_tables_from_their_files(tmp_path, capsys):
   report.main(['model-axis', str(bench), '--readme', str(readme)])
   report.main(['vectors', str(vectors), '--save', str(tmp_path / 'saved'), '--readme', str(readme)])
   text = readme.read_text()
-  assert '| sst | bilstm | 5 | 1000 | 2100 | 2000 | 0.50x | 1.05x | 10 / 10 / 50 | +100 / +100 / +100 |' in text
+  assert '| sst | bilstm | 5 | shared | 1000 | 2100 | 2000 | 0.50x | 1.05x | 10 / 10 / 50 | +100 / +100 / +100 |' in text
   assert '| sst | fastText CBOW | sst 8 (3) | 100 | 9 of 10 (90.0%) | – | 5 | 12 |' in text
   assert (tmp_path / 'saved' / 'sst.json').exists() and '`saved/sst.json`' in text
 

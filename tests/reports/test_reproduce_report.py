@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from attn_jax import config as config_lib
-from attn_jax.reports import cli as report, run_command
-from attn_jax.stages import store
+from attn_jax.reports import report_command_line as report, run_command
+from attn_jax.stages import stage_store as store
 from attn_jax.reports.common import SAVED
 import helpers
 

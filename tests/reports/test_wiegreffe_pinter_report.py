@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from attn_jax.core import digests
-from attn_jax.reports import cli as report, wiegreffe_pinter as wp_report
+from attn_jax.reports import report_command_line as report, wiegreffe_pinter as wp_report
 from attn_jax.plots import wiegreffe_pinter_figures
-from attn_jax.stages.store import SELF_HASH
+from attn_jax.stages.stage_store import SELF_HASH
 
 
 def uniform_summary(learned=0.83, uniform=0.82):

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 from attn_jax import config as config_lib
-from attn_jax.stages import runner as stages_lib
-from attn_jax.analysis import importance as imp, kendall, loo as loo_lib
+from attn_jax.stages import stage_runner as stages_lib
+from attn_jax.analysis import importance_measures as imp, kendall, loo as loo_lib
 from attn_jax.data.dataset import load_dataset
 from attn_jax.core.errors import ConfigError
 from attn_jax.models import build_model
-from attn_jax.stages import runner, store
+from attn_jax.stages import stage_runner as runner, stage_store as store
 
 DOCS = 6
 Analysed = collections.namedtuple('Analysed', 'cfg model params data tokens lengths out summaries')

@@ -12,10 +12,10 @@ import pytest
 
 from attn_jax import contents, pipeline
 from attn_jax.core import atomic_io
-from attn_jax.reports import cli as report, jain_wallace as reproduction
+from attn_jax.reports import report_command_line as report, jain_wallace as reproduction
 from attn_jax.core.errors import IntegrityError, StorageError
 from attn_jax.workdirs.restore import restore
-from attn_jax.stages import store
+from attn_jax.stages import stage_store as store
 import helpers
 
 pytestmark = pytest.mark.usefixtures('optax_promotion')
@@ -72,7 +72,7 @@ def test_two_settings_coexist_and_the_report_shows_the_most_complete(copy, capsy
 
 def test_a_sample_analyses_the_same_documents_for_every_seed_and_keys_them(copy):
   import numpy as np  # pylint: disable=g-import-not-at-top
-  from attn_jax.stages.runner import sample_indices  # pylint: disable=g-import-not-at-top
+  from attn_jax.stages.stage_runner import sample_indices  # pylint: disable=g-import-not-at-top
   full = {stage: store.load_arrays(store.most_complete(str(copy), stage).directory,
                                    store.most_complete(str(copy), stage).summary)
           for stage in ('gradient', 'kendall')}

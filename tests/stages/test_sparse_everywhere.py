@@ -13,11 +13,11 @@ import pytest
 
 from attn_jax.workdirs import initial_params as initial_params_lib
 from attn_jax import config as config_lib, experiments
-from attn_jax.stages import runner as stages_lib
-from attn_jax.analysis import adversarial as adv_lib
+from attn_jax.stages import stage_runner as stages_lib
+from attn_jax.analysis import adversarial_search as adv_lib
 from attn_jax.data.dataset import load_dataset
 from attn_jax.core.errors import ConfigError
-from attn_jax.experiments import store as experiment_store
+from attn_jax.experiments import experiment_store
 from attn_jax.models import projections
 from attn_jax.models.model import build_model
 from attn_jax.workdirs.restore import restore

@@ -5,7 +5,7 @@ import ml_collections
 
 from attn_jax import config as config_lib
 from attn_jax.core.registry import STAGES, Section
-from attn_jax.stages.base import Stage
+from attn_jax.stages.stage import Stage
 
 
 def toy(section: Section) -> Stage:

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from attn_jax import config as config_lib
-from attn_jax.stages import runner as stages_lib
+from attn_jax.stages import stage_runner as stages_lib
 from attn_jax.analysis import gradient_importance
 from attn_jax.data.dataset import load_dataset
 from attn_jax.core.errors import ConfigError
 from attn_jax.workdirs.restore import restore
-from attn_jax.stages import runner
+from attn_jax.stages import stage_runner as runner
 from attn_jax.stages.feature_importance import GRADIENT_VARIANTS
 import helpers
 

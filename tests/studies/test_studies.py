@@ -6,7 +6,7 @@ import jax
 import pytest
 
 from attn_jax.reports import studies as report, study_results as collect
-from attn_jax.studies import Arm, Study, runner
+from attn_jax.studies import Arm, Study, study_runner as runner
 
 pytestmark = [pytest.mark.usefixtures('optax_promotion'), pytest.mark.slow]  # slow: scheduled first
 TINY = Study('tiny', (Arm('synthetic_bilstm_tanh', 'synthetic', 'bilstm', {'model.attention': 'tanh'}, 'smoke'),

@@ -26,7 +26,7 @@ import numpy as np
 from attn_jax.core import atomic_io, estimates
 from attn_jax.data import network, source_record, sources
 from attn_jax.data.builders import staging
-from attn_jax.data.builders.base import NonstandardDataWarning
+from attn_jax.data.builders.builder import NonstandardDataWarning
 from attn_jax.core.errors import StorageError
 from attn_jax.core.registry import DATASETS
 

@@ -6,7 +6,7 @@ import io
 
 import tensorflow_datasets as tfds
 
-from attn_jax.data.builders import base
+from attn_jax.data.builders import builder as base
 
 CLASSES = ('World', 'Sports', 'Business', 'Sci/Tech')
 

@@ -5,7 +5,7 @@ import re
 import numpy as np
 import tensorflow_datasets as tfds
 
-from attn_jax.data.builders import base
+from attn_jax.data.builders import builder as base
 
 _REVIEW = re.compile(r'^(\d+)_(\d+)\.txt$')
 

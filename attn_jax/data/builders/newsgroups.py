@@ -2,7 +2,7 @@
 
 import tensorflow_datasets as tfds
 
-from attn_jax.data.builders import base
+from attn_jax.data.builders import builder as base
 
 GROUPS = (
     'alt.atheism', 'comp.graphics', 'comp.os.ms-windows.misc',

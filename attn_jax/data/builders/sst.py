@@ -3,7 +3,7 @@
 import tensorflow_datasets as tfds
 
 from attn_jax.data import ptb_tree
-from attn_jax.data.builders import base
+from attn_jax.data.builders import builder as base
 
 
 class SstTrees(base.ArchiveBuilder, skip_registration=True):

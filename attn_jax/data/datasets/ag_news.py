@@ -4,9 +4,9 @@ Only test.csv is distributed beside the project: training needs train.csv."""
 import os
 
 from attn_jax.core.registry import DATASETS
-from attn_jax.data import jain_wallace, tokenize
+from attn_jax.data import jain_wallace_protocol as jain_wallace, tokenize
 from attn_jax.data.builders.ag_news import AgNewsCsv
-from attn_jax.data.datasets.base import DatasetSpec
+from attn_jax.data.datasets.dataset_spec import DatasetSpec
 from attn_jax.data.sources import KnownFile, Source
 
 # The CSVs as torchtext fetches them (Zhang et al.'s own copy sits behind a

@@ -27,9 +27,9 @@ import tensorflow_datasets as tfds
 
 from attn_jax.core.errors import DataError
 from attn_jax.core.registry import DATASETS
-from attn_jax.data import jain_wallace
-from attn_jax.data.builders import base
-from attn_jax.data.datasets.base import DatasetSpec
+from attn_jax.data import jain_wallace_protocol as jain_wallace
+from attn_jax.data.builders import builder as base
+from attn_jax.data.datasets.dataset_spec import DatasetSpec
 from attn_jax.data.sources import KnownFile, Source
 
 URL = 'http://www.thespermwhale.com/jaseweston/babi/tasks_1-20_v1-2.tar.gz'

@@ -4,9 +4,9 @@ words, 80/20 train/dev, a 20 % sample of test (§A.1)."""
 import os
 
 from attn_jax.core.registry import DATASETS
-from attn_jax.data import jain_wallace, tokenize
+from attn_jax.data import jain_wallace_protocol as jain_wallace, tokenize
 from attn_jax.data.builders.imdb import AclImdb
-from attn_jax.data.datasets.base import DatasetSpec
+from attn_jax.data.datasets.dataset_spec import DatasetSpec
 from attn_jax.data.sources import KnownFile, Source
 
 URL = 'https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz'

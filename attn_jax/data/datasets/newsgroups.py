@@ -3,9 +3,9 @@
 import os
 
 from attn_jax.core.registry import DATASETS
-from attn_jax.data import jain_wallace, newsgroups_text, tokenize
+from attn_jax.data import jain_wallace_protocol as jain_wallace, newsgroups_text, tokenize
 from attn_jax.data.builders.newsgroups import Newsgroups20Bydate
-from attn_jax.data.datasets.base import DatasetSpec
+from attn_jax.data.datasets.dataset_spec import DatasetSpec
 from attn_jax.data.sources import KnownFile, Source
 
 URL = 'http://qwone.com/~jason/20Newsgroups/20news-bydate.tar.gz'

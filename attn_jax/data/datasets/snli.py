@@ -24,9 +24,9 @@ import tensorflow_datasets as tfds
 
 from attn_jax.core.errors import DataError
 from attn_jax.core.registry import DATASETS
-from attn_jax.data import jain_wallace, tokenize
-from attn_jax.data.builders import base
-from attn_jax.data.datasets.base import DatasetSpec
+from attn_jax.data import jain_wallace_protocol as jain_wallace, tokenize
+from attn_jax.data.builders import builder as base
+from attn_jax.data.datasets.dataset_spec import DatasetSpec
 from attn_jax.data.sources import KnownFile, Source
 
 URL = 'https://nlp.stanford.edu/projects/snli/snli_1.0.zip'

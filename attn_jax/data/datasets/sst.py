@@ -4,9 +4,9 @@ sentences dropped, 5 < words (§A.1)."""
 import os
 
 from attn_jax.core.registry import DATASETS
-from attn_jax.data import jain_wallace, tokenize
+from attn_jax.data import jain_wallace_protocol as jain_wallace, tokenize
 from attn_jax.data.builders.sst import SstTrees
-from attn_jax.data.datasets.base import DatasetSpec
+from attn_jax.data.datasets.dataset_spec import DatasetSpec
 from attn_jax.data.sources import KnownFile, Source
 
 URL = 'https://nlp.stanford.edu/sentiment/trainDevTestTrees_PTB.zip'

@@ -1,8 +1,8 @@
-"""The synthetic planted-words task (`attn_jax.data.synthetic`): no files."""
+"""The synthetic planted-words task (`attn_jax.data.synthetic_task`): no files."""
 
 from attn_jax.core.registry import DATASETS
-from attn_jax.data import synthetic
-from attn_jax.data.datasets.base import DatasetSpec
+from attn_jax.data import synthetic_task as synthetic
+from attn_jax.data.datasets.dataset_spec import DatasetSpec
 
 
 

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 
 from attn_jax.core.registry import ENCODERS
 from attn_jax.models import initializers, masks
-from attn_jax.models.encoders.base import Encoder
+from attn_jax.models.encoders.encoder import Encoder
 from attn_jax.models.encoders.bilstm import reverse_within_length
 
 

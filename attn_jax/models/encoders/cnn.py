@@ -8,7 +8,7 @@ import jax.numpy as jnp
 
 from attn_jax.core.registry import ENCODERS
 from attn_jax.models import masks
-from attn_jax.models.encoders.base import Encoder
+from attn_jax.models.encoders.encoder import Encoder
 from attn_jax.models.initializers import torch_uniform
 
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from attn_jax.core.registry import ENCODERS
 from attn_jax.models import masks
-from attn_jax.models.encoders.base import Encoder
+from attn_jax.models.encoders.encoder import Encoder
 
 
 def sinusoidal_positions(width: int, dim: int) -> np.ndarray:

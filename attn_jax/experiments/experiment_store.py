@@ -13,7 +13,7 @@
                         a copy of the newest finished summary, with `folder`
 
 One folder per key (base model, data, settings, inputs), as for analysis
-stages (`attn_jax.stages.store`, whose integrity checks are reused): other
+stages (`attn_jax.stages.stage_store`, whose integrity checks are reused): other
 settings sit beside, never replace, earlier results.
 """
 
@@ -21,7 +21,7 @@ import os
 from typing import Optional
 
 from attn_jax.core import atomic_io
-from attn_jax.stages import store as stage_store
+from attn_jax.stages import stage_store
 
 SUMMARY = stage_store.SUMMARY
 RESULTS = stage_store.RESULTS

@@ -26,7 +26,7 @@ import numpy as np
 
 from attn_jax.data import newsgroups_text, sentences, tokenize
 from attn_jax.data.builders.newsgroups import GROUPS
-from attn_jax.data.jain_wallace import Prepared, TokenizedSplit, _stratified_split
+from attn_jax.data.jain_wallace_protocol import Prepared, TokenizedSplit, _stratified_split
 from attn_jax.core.errors import DataError
 
 STARS = (1, 2, 3, 4, 7, 8, 9, 10)

@@ -19,10 +19,10 @@ import tqdm
 from attn_jax import config as config_lib
 from attn_jax.core import atomic_io, digests, leases
 from attn_jax.core.registry import EXPERIMENTS
-from attn_jax.experiments import store
-from attn_jax.experiments.base import Experiment, ExperimentContext
-from attn_jax.stages import store as stage_store
-from attn_jax.stages.base import params_digest
+from attn_jax.experiments import experiment_store as store
+from attn_jax.experiments.experiment import Experiment, ExperimentContext
+from attn_jax.stages import stage_store
+from attn_jax.stages.stage import params_digest
 
 
 def _hash(value) -> str:

@@ -5,7 +5,7 @@ what they require (`run_analyses`).
 A stage computes per-document arrays batch by batch (`Stage.compute`), then
 summarises them (`Stage.finalize`) and draws its figures. Its files go to a
 folder named by the key of what was computed (checkpoint, data, split,
-document count, settings, inputs; see `attn_jax.stages.store`), so other
+document count, settings, inputs; see `attn_jax.stages.stage_store`), so other
 settings never replace them. A stage whose folder is finished and intact
 (every file's sha256 as recorded) is skipped; a damaged one is recomputed.
 While computing, `partial.npz` is saved every `SAVE_EVERY_SECONDS`, so a
@@ -33,8 +33,8 @@ from attn_jax.core.errors import IntegrityError
 from attn_jax.core.registry import STAGES, with_requirements
 from attn_jax.data.dataset import EncodedSplit
 from attn_jax.models import Model
-from attn_jax.stages import store
-from attn_jax.stages.base import AnalysisContext, Arrays, Stage
+from attn_jax.stages import stage_store as store
+from attn_jax.stages.stage import AnalysisContext, Arrays, Stage
 
 SAVE_EVERY_SECONDS = 60.0
 

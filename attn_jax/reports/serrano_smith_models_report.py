@@ -19,11 +19,11 @@ from attn_jax.papers import published
 from attn_jax.reports import serrano_smith_appendix, serrano_smith_recipe
 from attn_jax.reports.common import (PaperTable, check_markers, made_tables, publish, save_run_files, save_summary,
                                      saved_runs)
-from attn_jax.reports.registry import COMMANDS, Command
+from attn_jax.reports.report_registry import COMMANDS, Command
 from attn_jax.reports.serrano_smith_runs import (DATASET_LABELS, ENCODERS, FAMILIES, MODELS, RANKINGS, ModelRun,  # noqa: F401
                                       _by, _pct, comparison, datasets, load, median_removed, ratio, share,
                                       single_cells)
-from attn_jax.stages import store as stage_store
+from attn_jax.stages import stage_store
 
 
 

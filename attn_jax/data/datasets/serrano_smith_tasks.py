@@ -1,11 +1,11 @@
 """S&S's multi-class document tasks on the files that are here
-(`attn_jax.data.serrano_smith`): aclImdb's star ratings and all 20 groups
+(`attn_jax.data.serrano_smith_documents`): aclImdb's star ratings and all 20 groups
 of 20 Newsgroups, with sentences for the HAN; they read IMDB's and 20
 Newsgroups' files."""
 
 from attn_jax.core.registry import DATASETS
-from attn_jax.data import serrano_smith
-from attn_jax.data.datasets.base import DatasetSpec
+from attn_jax.data import serrano_smith_documents as serrano_smith
+from attn_jax.data.datasets.dataset_spec import DatasetSpec
 from attn_jax.data.builders.newsgroups import GROUPS
 
 

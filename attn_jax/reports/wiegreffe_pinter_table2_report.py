@@ -11,7 +11,7 @@ from attn_jax.analysis import statistics
 from attn_jax.papers import published
 from attn_jax.reports import jain_wallace_reference, study_results
 from attn_jax.reports.common import plain, root_of, with_notes, write_blocks
-from attn_jax.reports.registry import STUDY_TABLES, StudyTable
+from attn_jax.reports.report_registry import STUDY_TABLES, StudyTable
 from attn_jax.reports.studies import saved, totals
 
 SELECTIONS = (('devsel', "W&P's code, dev selection"), ('testsel', "W&P's code as W&P ran it (test selection)"))

@@ -11,7 +11,7 @@ from typing import Sequence
 import ml_collections
 import numpy as np
 
-from attn_jax.data.jain_wallace import Prepared, TokenizedSplit
+from attn_jax.data.jain_wallace_protocol import Prepared, TokenizedSplit
 
 
 def generate(cfg: ml_collections.ConfigDict, wanted: Sequence[str]) -> Prepared:
