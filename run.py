@@ -153,9 +153,7 @@ def _more_analyses(cfg) -> list[str]:
     ran = config_lib.analyses(cfg)
   except AttnJaxError:
     return []
-  if cfg.model.get('hierarchical') or cfg.model.get('classes', 2) > 2:
-    return []  # S&S's models have the erasure stage only
-  others = [s for s in STAGES.names() if s not in ran]
+  others = [s for s in config_lib.usable_stages(cfg) if s not in ran]  # what the model and data allow
   if not others:
     return []
   groups = ', '.join(f'{",".join(s for s in others if STAGES[s].paper == p)} ({PAPERS[p].label})'

@@ -3,7 +3,7 @@
 - `schema`: J&W's recipe as `default_config(dataset, encoder, variant)`, its
   checks (`validate`), and which stages and experiments a config asks for;
 - `keys`: dotted keys, and which of them key a result;
-- `cli`: `run.py --help`, unknown-key messages, config files.
+- `command_line`: `run.py --help`, unknown-key messages, config files.
 
 Stages and experiments own their sections; the lists of them (`ANALYSES`,
 `CHOICES`, `KEY_HELP`) are derived from their registries when read.
@@ -13,7 +13,7 @@ from attn_jax.config.command_line import describe, from_file, key_help, load_fil
 from attn_jax.config.keys import (ANALYSIS_SECTIONS, added_keys, flat_items, get_key, runtime_keys,
                                   none_from_command_line, result_items, set_key, training_items,
                                   unknown_key_message)
-from attn_jax.config.schema import VARIANTS, analyses, choices, default_config, experiments, validate
+from attn_jax.config.schema import VARIANTS, analyses, choices, default_config, experiments, usable_stages, validate
 
 
 def __getattr__(name: str):
@@ -27,6 +27,6 @@ def __getattr__(name: str):
 
 
 __all__ = ['ADDED_KEYS', 'ANALYSIS_SECTIONS', 'DATASETS', 'RUNTIME_KEYS', 'VARIANTS', 'analyses',
-           'choices', 'default_config', 'describe', 'experiments', 'flat_items', 'from_file', 'get_key', 'key_help', 'load_file', 'none_from_command_line',
+           'choices', 'default_config', 'describe', 'experiments', 'usable_stages', 'flat_items', 'from_file', 'get_key', 'key_help', 'load_file', 'none_from_command_line',
            'result_items', 'set_key', 'training_items', 'unknown_key_message', 'unknown_override',
            'validate']

@@ -331,6 +331,28 @@ def experiments(cfg: ml_collections.ConfigDict) -> tuple[str, ...]:
   return with_requirements(EXPERIMENTS, _names(cfg.experiments, EXPERIMENTS, 'experiments'))
 
 
+def _fits_model(stage, cfg: ml_collections.ConfigDict) -> bool:
+  """Whether `stage` runs on the config's model: every stage on a binary
+  model over words; `multi_class` ones on more classes too; only `any_model`
+  ones on S&S's HAN, whose items are sentences."""
+  return stage.any_model or not (cfg.model.hierarchical or (cfg.model.classes > 2 and not stage.multi_class))
+
+
+def usable_stages(cfg: ml_collections.ConfigDict) -> tuple[str, ...]:
+  """The stages the config's model and dataset can run, in running order.
+
+  Args:
+    cfg: a run config.
+
+  Returns:
+    The names of the registered stages that fit its model (`Stage.any_model`,
+    `multi_class`) and whose needs its dataset meets (`needs_evidence`).
+  """
+  evidence = DATASETS[cfg.data.dataset].evidence
+  return tuple(n for n in STAGES.names()
+               if _fits_model(STAGES[n], cfg) and (evidence or not STAGES[n].needs_evidence))
+
+
 def validate(cfg: ml_collections.ConfigDict) -> None:
   """Raises ConfigError naming any unknown key or invalid value, and the valid ones.
 
@@ -352,10 +374,9 @@ def validate(cfg: ml_collections.ConfigDict) -> None:
                       'attn_jax.config.default_config()')
   for name in analyses(cfg):
     stage = STAGES[name]
-    if not stage.any_model and (cfg.model.hierarchical or (cfg.model.classes > 2 and not stage.multi_class)):
+    if not _fits_model(stage, cfg):
       kind = 'a HAN (its items are sentences)' if cfg.model.hierarchical else 'a multi-class model'
-      usable = [n for n in STAGES.names() if STAGES[n].any_model
-                or (STAGES[n].multi_class and not cfg.model.hierarchical)]
+      usable = [n for n in STAGES.names() if _fits_model(STAGES[n], cfg)]
       raise ConfigError(f'analysis stage {name!r} is for {"binary " if not stage.multi_class else ""}'
                         f'models over words, not {kind}; run --config.analyses={",".join(usable)}')
     if stage.needs_evidence and not DATASETS[cfg.data.dataset].evidence:

@@ -183,3 +183,11 @@ def test_experiments_on_a_model_of_many_classes_are_refused_in_one_line():
     config_lib.validate(cfg)
   cfg.experiments, cfg.analyses = '', 'gradient,loo,erasure'  # S&S's erasure takes any model
   config_lib.validate(cfg)
+
+
+def test_usable_stages_follow_the_model_and_the_data():
+  from attn_jax.config.serrano_smith_config import ss_config  # pylint: disable=g-import-not-at-top
+  binary, qa = config_lib.default_config('sst', 'bilstm'), config_lib.default_config('babi1', 'bilstm')
+  assert 'evidence' not in config_lib.usable_stages(binary)  # SST names no evidence
+  assert {'evidence', 'kendall'} <= set(config_lib.usable_stages(qa)) and 'importance' not in config_lib.usable_stages(qa)
+  assert config_lib.usable_stages(ss_config('imdb_ratings', 'han', 'conv')) == ('erasure',)  # a HAN: sentences

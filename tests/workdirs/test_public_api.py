@@ -42,7 +42,7 @@ def test_the_top_level_exports_what_the_readme_names():
 
 
 def test_the_readme_block_runs_and_explains_each_text(workdir, capsys):
-  code = readme_block().replace("'runs/synthetic'", repr(workdir))
+  code = readme_block().replace("'workdirs/synthetic'", repr(workdir))
   scope = {}
   with jax.numpy_dtype_promotion('standard'):
     exec(compile(code, 'README.md', 'exec'), scope)  # pylint: disable=exec-used
