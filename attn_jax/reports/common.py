@@ -306,6 +306,16 @@ def save_summary(run_path: str, target: str, folder: str, summary: dict, name: s
   atomic_io.write_json(os.path.join(target, folder, name), {**copied, 'figures': figures, **(extra or {})})
 
 
+def save_experiment_run(path: str, name: str, summaries: dict, directory: str) -> str:
+  """Copies a run's small files, its experiment summaries (file hashes
+  dropped, marked as saved copies) and their figures to `<directory>/<name>/`;
+  returns that folder."""
+  target = save_run_files({'name': name, 'path': path}, directory)
+  for experiment, summary in summaries.items():
+    save_summary(path, target, os.path.join('experiments', experiment), summary, extra={SAVED: True})
+  return target
+
+
 def load_experiment_summaries(run_path: str) -> dict:
   """{experiment: summary}: the run's newest intact results
   (`attn_jax.experiments.experiment_store`), else a copy a `--save` wrote. A run's own

@@ -20,9 +20,8 @@ from attn_jax.core.registry import EXPERIMENTS, STAGES
 from attn_jax.papers import published
 from attn_jax.reports import render
 from attn_jax.reports.common import (PaperTable, check_markers, load_experiment_summaries, load_run, made_tables,
-                                     publish, save_summary, saved_runs)
+                                     publish, save_experiment_run, save_summary, saved_runs)
 from attn_jax.reports.report_registry import COMMANDS, SECTIONS, Command, PaperSections
-from attn_jax.reports.wiegreffe_pinter import save as save_experiments
 from attn_jax.stages import stage_store
 from attn_jax.stages.importance import MEASURES
 
@@ -262,7 +261,7 @@ def tables(runs: list) -> dict:
 def save(run: dict, directory: str) -> str:
   """Copies a run's small files, stage summaries (with figures) and experiment
   summaries to `<directory>/<name>/`; returns that folder."""
-  target = save_experiments(run['path'], os.path.basename(os.path.normpath(run['path'])),
+  target = save_experiment_run(run['path'], os.path.basename(os.path.normpath(run['path'])),
                             run['experiments'], directory)
   for stage, summary in run['stages'].items():
     save_summary(run['path'], target, os.path.join('analyses', stage), summary, stage_store.SUMMARY)

@@ -19,8 +19,8 @@ from attn_jax.core import atomic_io, errors
 from attn_jax.core.registry import EXPERIMENTS
 from attn_jax.papers import published
 from attn_jax.reports import render
-from attn_jax.reports.common import (SAVED, PaperTable, check_markers, load_experiment_summaries, load_run,
-                                     made_tables, no_results_reason, publish, save_run_files, save_summary)
+from attn_jax.reports.common import (PaperTable, check_markers, load_experiment_summaries, load_run,
+                                     made_tables, no_results_reason, publish, save_experiment_run)
 from attn_jax.reports.report_registry import COMMANDS, SECTIONS, Command, PaperSections
 
 UNIFORM_CLOSE = 0.02  # W&P's reading of Table 2: uniform F1 within this of learned
@@ -283,16 +283,6 @@ def load(path: str) -> tuple[str, str, dict]:
   return os.path.basename(os.path.normpath(path)), dataset, summaries
 
 
-def save(path: str, name: str, summaries: dict, directory: str) -> str:
-  """Copies a run's small files, its experiment summaries (file hashes
-  dropped, marked as saved copies) and their figures to `<directory>/<name>/`;
-  returns that folder."""
-  target = save_run_files({'name': name, 'path': path}, directory)
-  for experiment, summary in summaries.items():
-    save_summary(path, target, os.path.join('experiments', experiment), summary, extra={SAVED: True})
-  return target
-
-
 def table3_notes(runs: list) -> list[str]:
   """How each run's adversary guide was chosen."""
   return [f'{name} ({dataset}): ADVERSARY guide λ = {s["adversary_lambda"]:g}: {s.get("adversary_choice", "?")}'
@@ -333,7 +323,7 @@ def write(paths: list[str], save_to=None, readme=None) -> dict:
         '--config.experiments=' + ','.join(e.name for e in EXPERIMENTS.of_paper('wp'))
         + '): rerun it with them, or give a run that has them')
   if save_to:
-    paths = [save(p, name, summaries, save_to) for p, (name, _, summaries) in zip(paths, runs)]
+    paths = [save_experiment_run(p, name, summaries, save_to) for p, (name, _, summaries) in zip(paths, runs)]
     runs = [load(p) for p in paths]
   return publish(tables(runs), 'wp', paths, ('experiments',), readme)
 
