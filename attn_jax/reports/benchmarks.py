@@ -24,9 +24,9 @@ import re
 
 import numpy as np
 
-from attn_jax.core import atomic_io
+from attn_jax.core import atomic_io, errors
 from attn_jax.reports.common import markdown, plain, read_record, root_of, write_blocks
-from attn_jax.reports.report_registry import COMMANDS, Command
+from attn_jax.reports.report_registry import COMMANDS, TABLES, Command, Table
 
 
 def benchmark_rows(reports: list[dict]) -> list[list[str]]:
@@ -46,11 +46,37 @@ def benchmark_rows(reports: list[dict]) -> list[list[str]]:
   return rows
 
 
-def _tabulate(args, rows_of, block: str) -> None:
+def record_rows(records: list[dict]) -> list[list[str]]:
+  """The table a benchmark of its own carries in its record, as the
+  `benchmark` command prints it: the first record's header, every record's rows.
+
+  Args:
+    records: benchmark records, each with `table`: {'block': README block,
+      'header': [column names], 'rows': [[cell, ...], ...]}.
+
+  Returns:
+    The header, then the rows (cells as text).
+
+  Raises:
+    AttnJaxError: a record without such a table, or records of different headers or blocks.
+  """
+  tables = [r.get('table') for r in records]
+  if not all(isinstance(t, dict) and {'block', 'header', 'rows'} <= set(t) for t in tables):
+    raise errors.AttnJaxError("a record carries no table ({'table': {'block', 'header', 'rows'}}); give the "
+                              'records a benchmark of its own writes, or the command of its kind (--help)')
+  if len({(t['block'], tuple(t['header'])) for t in tables}) > 1:
+    raise errors.AttnJaxError('the records are of different tables (blocks or headers); report one kind at a time')
+  return [list(map(str, tables[0]['header']))] + [[str(c) for c in row] for t in tables for row in t['rows']]
+
+
+def _tabulate(args, rows_of, block) -> None:
   """Prints the table `rows_of` makes from the JSON files `args.runs`, and
-  rewrites the `--readme` file's `block` with it."""
+  rewrites the `--readme` file's `block` (or `block(records)`) with it."""
   here = root_of(args.readme)
-  rows = rows_of([read_record(p, 'a benchmark\'s --out file (the .json the command in the report\'s help wrote)') for p in args.runs])
+  records = [read_record(p, 'a benchmark\'s --out file (the .json the command in the report\'s help wrote)')
+             for p in args.runs]
+  rows = rows_of(records)
+  block = block(records) if callable(block) else block
   print(plain(rows))
   if args.readme:
     sources = [os.path.relpath(p, here) for p in args.runs]
@@ -246,25 +272,46 @@ def first_run_rows(reports: list[dict]) -> list[list[str]]:
   return rows
 
 
-def _tabulating(rows_of, block: str):
-  return lambda parser, args, argv: _tabulate(args, rows_of, block)
+def register_benchmark(table: Table) -> Table:
+  """Registers a benchmark's table and the report command that prints it.
+
+  Args:
+    table: a `Table` of kind 'benchmark': its `rows` take the benchmark's
+      records (the JSON files its `--out` wrote), its name is its README block.
+
+  Returns:
+    `table`, registered in `TABLES`, with `python -m attn_jax.report <command>` in `COMMANDS`.
+  """
+  TABLES.register(table)
+  COMMANDS.register(Command(table.command, table.order, table.usage, table.title,
+                            lambda parser, args, argv: _tabulate(args, table.rows, table.name)))
+  return table
 
 
-# The benchmark tables: (command, order, usage, what it prints, rows, block).
-TABULATED = (
-    ('benchmarks', 60, 'BENCHMARK.json ...', 'analysis throughput against the loops', benchmark_rows,
-     'analysis-benchmarks'),
-    ('model-axis', 70, 'MODEL_AXIS.json ...', 'one program against separate runs', model_axis_rows,
-     'model-axis-benchmarks'),
-    ('state-importance', 80, 'STATE_IMPORTANCE.json ...', "Meister's g_{h_p}(x): documents/s and FLOPs",
-     state_importance_rows, 'state-importance-benchmarks'),
-    ('train-throughput', 85, 'TRAIN_THROUGHPUT.json ...', 'training tokens/s: host memory kept against system malloc',
-     training_rows, 'training-benchmarks'),
-    ('vector-build', 95, 'VECTOR_BUILD.json ...', 'building the vectors: seconds per epoch by gensim threads',
-     vector_build_rows, 'vector-build-benchmarks'),
-    ('first-run', 96, 'FIRST_RUN.json ...', 'a README command from cold caches, by phase', first_run_rows,
-     'first-run-benchmarks'))
-for _name, _order, _usage, _about, _rows, _block in TABULATED:
-  COMMANDS.register(Command(_name, _order, _usage, _about, _tabulating(_rows, _block)))
+# The benchmark tables; each makes its report command (`command`, `usage`, and `title` as its help line).
+BENCHMARK_TABLES = (
+    Table('analysis-benchmarks', 'benchmark', 60, benchmark_rows, command='benchmarks',
+          usage='BENCHMARK.json ...', title='analysis throughput against the loops'),
+    Table('model-axis-benchmarks', 'benchmark', 70, model_axis_rows, command='model-axis',
+          usage='MODEL_AXIS.json ...', title='one program against separate runs'),
+    Table('state-importance-benchmarks', 'benchmark', 80, state_importance_rows, command='state-importance',
+          usage='STATE_IMPORTANCE.json ...', title="Meister's g_{h_p}(x): documents/s and FLOPs"),
+    Table('training-benchmarks', 'benchmark', 85, training_rows, command='train-throughput',
+          usage='TRAIN_THROUGHPUT.json ...', title='training tokens/s: host memory kept against system malloc'),
+    Table('vector-build-benchmarks', 'benchmark', 95, vector_build_rows, command='vector-build',
+          usage='VECTOR_BUILD.json ...', title='building the vectors: seconds per epoch by gensim threads'),
+    Table('first-run-benchmarks', 'benchmark', 96, first_run_rows, command='first-run',
+          usage='FIRST_RUN.json ...', title='a README command from cold caches, by phase'))
+for _table in BENCHMARK_TABLES:
+  register_benchmark(_table)
+
+# A benchmark of its own: its record carries its table (`record_rows`), so a
+# new benchmark is its script and its test, and this command prints it.
+ANY_BENCHMARK = TABLES.register(Table(
+    'benchmark-record', 'benchmark', 97, record_rows, command='benchmark', usage='RECORD.json ...',
+    title="a benchmark's own table, carried in its record ({'table': {'block', 'header', 'rows'}})"))
+COMMANDS.register(Command('benchmark', 97, ANY_BENCHMARK.usage, ANY_BENCHMARK.title,
+                          lambda parser, args, argv: _tabulate(args, record_rows,
+                                                               lambda records: records[0]['table']['block'])))
 COMMANDS.register(Command('vectors', 90, 'VECTORS.json ... [--save results/vectors]',
                           'the in-domain vectors: corpus and coverage', _vectors))

@@ -7,11 +7,9 @@ reproduction report and the command line are built on this module and
 import nothing above it.
 """
 
-import dataclasses
 import glob
 import os
 import re
-from typing import Callable, Sequence
 
 from attn_jax.core import atomic_io, errors, leases
 from attn_jax.core.registry import EXPERIMENTS, STAGES
@@ -343,25 +341,6 @@ def load_stage_results(run: str) -> dict:
 
 def _slug(text: str) -> str:
   return re.sub(r'[^A-Za-z0-9]+', '-', text).strip('-')
-
-
-@dataclasses.dataclass(frozen=True)
-class PaperTable:
-  """One generated table of a paper's report, declared once in its module's
-  `TABLES`: the README block it fills (`<!-- block:start -->`), its title in
-  the HTML report, runs -> its rows (header first), runs -> the lines under
-  it. Adding a table is one entry (and its published numbers in
-  `attn_jax/papers/published.py`)."""
-  block: str
-  title: str
-  rows: Callable[[list], list]
-  notes: Callable[[list], list] = lambda runs: []
-
-
-def made_tables(tables: Sequence[PaperTable], runs: list, notes: Sequence[str] = ()) -> dict:
-  """{block: (rows, notes)} of `tables` for `runs`, in their order; `notes`
-  go under every table, before its own."""
-  return {t.block: (t.rows(runs), list(notes) + t.notes(runs)) for t in tables}
 
 
 class RunFolder:

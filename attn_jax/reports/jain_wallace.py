@@ -13,7 +13,7 @@ small result files (eval.json, metrics.jsonl, config.json, data.json) to
 (ATTN_JAX_DATA) and prints split sizes and vocabularies beside J&W's;
 `--save` writes them to `results/data_splits.json`. `analyses` prints each
 run's analysis summaries beside the published numbers (the rows of every
-paper's stages, `registry.STAGE_ROWS`); `--save` copies the summaries to
+paper's stages, the `stage` tables of `report_registry.TABLES`); `--save` copies the summaries to
 `results/<run>/analyses/<stage>/`; it also writes each stage's time
 (`analysis-timings`). `--readme FILE` rewrites that table's block in FILE.
 """
@@ -30,7 +30,7 @@ from attn_jax.papers import published
 from attn_jax.reports import render, seed_spread
 from attn_jax.reports.common import (RunFolder, check_any_marker, load_run, load_stage_results, markdown, plain, read_saved,
                                      root_of, save_run_files, data_source_cell, write_blocks)
-from attn_jax.reports.report_registry import COMMANDS, SECTIONS, STAGE_ROWS, Command, PaperSections, StageRows
+from attn_jax.reports.report_registry import COMMANDS, SECTIONS, TABLES, Command, PaperSections, Table, tables
 from attn_jax.stages import stage_store as store
 from attn_jax.training.metrics import classification_metrics
 
@@ -164,9 +164,9 @@ def permutation_rows(name: str, dataset: str, permutation: dict, model: str = JW
            f'≈{paper[0]:.2f}–{paper[1]:.2f}' if paper else '–', verdict]]
 
 
-STAGE_ROWS.register(StageRows('kendall', 'jw', 10, tau_rows))
-STAGE_ROWS.register(StageRows('adversarial', 'jw', 20, adversarial_rows))
-STAGE_ROWS.register(StageRows('permutation', 'jw', 30, permutation_rows))
+TABLES.register(Table('kendall', 'stage', 10, tau_rows, paper='jw'))
+TABLES.register(Table('adversarial', 'stage', 20, adversarial_rows, paper='jw'))
+TABLES.register(Table('permutation', 'stage', 30, permutation_rows, paper='jw'))
 
 
 def analysis_rows(name: str, dataset: str, summaries: dict, papers=None, model: str = JW_MODEL) -> list[list[str]]:
@@ -174,7 +174,7 @@ def analysis_rows(name: str, dataset: str, summaries: dict, papers=None, model: 
   `summaries` has, beside what is published for the run's `model` (`load_run`'s
   'encoder + attention / projection'); the last cell says which results each comes from."""
   rows = []
-  for entry in STAGE_ROWS.values():
+  for entry in tables('stage'):
     if entry.name in summaries and (papers is None or entry.paper in papers):
       rows += [row + [source_label(summaries[entry.name])]
                for row in entry.rows(name, dataset, summaries[entry.name], model=model)]
@@ -222,7 +222,7 @@ def _analyses(parser, args, argv) -> None:
         f' --block {args.block}' if args.block else '')
     files = [f'{s}/analyses/*/summary.json' for s in sources]
     block = args.block or 'analysis'
-    papers = list(dict.fromkeys(e.paper for e in STAGE_ROWS.values()))
+    papers = list(dict.fromkeys(e.paper for e in tables('stage')))
     # Each of these blocks is written where a file holds it (one paper's rows alone:
     # README.md's S&S table); a readme holding none of them is an error.
     check_any_marker(args.readme, [f'{block}-{name}' for name in ['results', 'timings'] + papers])

@@ -18,7 +18,7 @@ from attn_jax.analysis import statistics
 from attn_jax.papers import published
 from attn_jax.reports import jain_wallace_reference, known_evidence
 from attn_jax.reports.common import markdown, plain, root_of, write_blocks
-from attn_jax.reports.report_registry import STUDY_TABLES, StudyTable
+from attn_jax.reports.report_registry import TABLES, Table
 from attn_jax.reports.studies import (REFERENCE_COLUMNS, analysed_cell, interval_kinds, published_values, saved,
                                      totals, wall_seconds)
 from attn_jax.reports.study_results import cell, collect_arm
@@ -132,4 +132,4 @@ def _tabulate(study, root: str, save_to, readme, reference) -> list[list[str]]:
   return rows
 
 
-STUDY_TABLES.register(StudyTable('qa_grid', 15, _tabulate))
+TABLES.register(Table('qa_grid', 'study', 15, _tabulate, paper='jw'))

@@ -18,7 +18,7 @@ from attn_jax.plots import evidence_figures
 from attn_jax.reports import render
 from attn_jax.reports.common import RunFolder
 from attn_jax.reports.jain_wallace import HEADER, alternatives, analysis_rows
-from attn_jax.reports.report_registry import SECTIONS, STAGE_ROWS, PaperSections, StageRows
+from attn_jax.reports.report_registry import SECTIONS, TABLES, PaperSections, Table
 from attn_jax.reports.study_results import cell, models as collect_models
 from attn_jax.stages import stage_store as store
 
@@ -41,7 +41,7 @@ def evidence_rows(name: str, dataset: str, evidence: dict, model: str = '') -> l
   return rows
 
 
-STAGE_ROWS.register(StageRows('evidence', 'evidence', 50, evidence_rows))
+TABLES.register(Table('evidence', 'stage', 50, evidence_rows, paper='evidence'))
 
 
 def _sections(runs: list[RunFolder]) -> list[render.Section]:

@@ -19,9 +19,10 @@ from attn_jax.core import atomic_io
 from attn_jax.core.registry import EXPERIMENTS, STAGES
 from attn_jax.papers import published
 from attn_jax.reports import render
-from attn_jax.reports.common import (PaperTable, check_markers, load_experiment_summaries, load_run, made_tables,
-                                     publish, save_experiment_run, save_summary, saved_runs)
-from attn_jax.reports.report_registry import COMMANDS, SECTIONS, Command, PaperSections
+from attn_jax.reports.common import (check_markers, load_experiment_summaries, load_run, publish, save_experiment_run,
+                                     save_summary, saved_runs)
+from attn_jax.reports.report_registry import (COMMANDS, SECTIONS, TABLES, Command, PaperSections, Table, blocks,
+                                              made_tables, titles)
 from attn_jax.stages import stage_store
 from attn_jax.stages.importance import MEASURES
 
@@ -239,23 +240,26 @@ def wall_time_rows(runs: list) -> list[list[str]]:
   return rows
 
 
-# The tables, in the order they print: adding one is an entry here.
-TABLES = (
-    PaperTable('meister-table1', 'Meister Table 1: entropy of g_{h_p}(x)', table1_rows, table1_notes),
-    PaperTable('meister-table6', 'Meister Table 6: τ of α with each importance measure', table6_rows,
-               table6_notes),
-    PaperTable('meister-table2', 'Meister Table 2: sparsegen λ against input-importance entropy', table2_rows),
-    PaperTable('meister-sweep', 'The sparsegen λ grid, model by model', sweep_rows),
-    PaperTable('meister-table3', 'Meister Table 3: test accuracy', table3_rows),
-    PaperTable('meister-table5', 'Meister Table 5: frozen and unfrozen adversaries', table5_rows, table5_notes),
-    PaperTable('meister-wall-time', 'Wall time of Meister\'s stages and experiments', wall_time_rows))
-BLOCKS = tuple(t.block for t in TABLES)
-TITLES = {t.block: t.title for t in TABLES}
+# The tables, in the order they print: adding one is a registration here.
+TABLES.register(Table('meister-table1', 'paper', 10, table1_rows, paper='meister', command='meister',
+                      title='Meister Table 1: entropy of g_{h_p}(x)', notes=table1_notes))
+TABLES.register(Table('meister-table6', 'paper', 20, table6_rows, paper='meister', command='meister',
+                      title='Meister Table 6: τ of α with each importance measure', notes=table6_notes))
+TABLES.register(Table('meister-table2', 'paper', 30, table2_rows, paper='meister', command='meister',
+                      title='Meister Table 2: sparsegen λ against input-importance entropy'))
+TABLES.register(Table('meister-sweep', 'paper', 40, sweep_rows, paper='meister', command='meister',
+                      title='The sparsegen λ grid, model by model'))
+TABLES.register(Table('meister-table3', 'paper', 50, table3_rows, paper='meister', command='meister',
+                      title='Meister Table 3: test accuracy'))
+TABLES.register(Table('meister-table5', 'paper', 60, table5_rows, paper='meister', command='meister',
+                      title='Meister Table 5: frozen and unfrozen adversaries', notes=table5_notes))
+TABLES.register(Table('meister-wall-time', 'paper', 70, wall_time_rows, paper='meister', command='meister',
+                      title='Wall time of Meister\'s stages and experiments'))
 
 
 def tables(runs: list) -> dict:
   """README block -> (rows, notes)."""
-  return made_tables(TABLES, runs)
+  return made_tables('meister', runs)
 
 
 def save(run: dict, directory: str) -> str:
@@ -272,7 +276,7 @@ def write(paths: list[str], save_to=None, readme=None) -> dict:
   """Prints the tables for the runs at `paths` (from `save_to` after copying
   there, if given) and rewrites their README blocks; returns {block: (rows, notes)}."""
   if readme:
-    check_markers(readme, BLOCKS)
+    check_markers(readme, blocks('meister'))
   paths, runs = saved_runs(paths, save_to, load, save)
   return publish(tables(runs), 'meister', paths, ('analyses', 'experiments'), readme)
 
@@ -291,7 +295,7 @@ def _holds(r) -> bool:
 
 def _sections(runs) -> list[render.Section]:
   chosen = [load(r.path) for r in runs if _holds(r)]
-  return render.paper_sections('Meister et al.', tables(chosen), TITLES) if chosen else []
+  return render.paper_sections('Meister et al.', tables(chosen), titles('meister')) if chosen else []
 
 
 SECTIONS.register(PaperSections(

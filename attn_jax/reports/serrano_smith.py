@@ -11,7 +11,7 @@ tasks, so these rows have no reference beside them.
 from attn_jax.reports import render, serrano_smith_models_report as serrano_smith_models
 from attn_jax.reports.common import RunFolder
 from attn_jax.reports.jain_wallace import HEADER, alternatives, analysis_rows
-from attn_jax.reports.report_registry import SECTIONS, STAGE_ROWS, PaperSections, StageRows
+from attn_jax.reports.report_registry import SECTIONS, TABLES, PaperSections, Table, titles
 
 
 def _f(x, digits=3) -> str:
@@ -34,7 +34,7 @@ def erasure_rows(name: str, dataset: str, erasure: dict, model: str = '') -> lis
   return rows
 
 
-STAGE_ROWS.register(StageRows('erasure', 'ss', 40, erasure_rows))
+TABLES.register(Table('erasure', 'stage', 40, erasure_rows, paper='ss'))
 
 
 def _is_ss_model(r: RunFolder) -> bool:
@@ -47,7 +47,7 @@ def _sections(runs: list[RunFolder]) -> list[render.Section]:
     return []
   own = [serrano_smith_models.load(r.path) for r in analysed if _is_ss_model(r)]
   sections = render.paper_sections("S&S's own models", serrano_smith_models.tables(own),
-                                     serrano_smith_models.TITLES) if own else []
+                                     titles('ss')) if own else []
   analysed = [r for r in analysed if not _is_ss_model(r)]
   if not analysed:
     return sections

@@ -17,7 +17,7 @@ from matplotlib.patches import Patch
 
 from attn_jax.papers import published
 from attn_jax.plots import figures
-from attn_jax.reports.common import PaperTable, made_tables
+from attn_jax.reports.report_registry import TABLES, Table
 from attn_jax.reports.serrano_smith_runs import DATASET_LABELS, MODELS, RANKINGS, _by, _pct, datasets, single_cells
 
 OTHER_TOPS = {'gradient': 'i*_g (Fig. 12)', 'gradient_x_attention': 'i*_p (Fig. 13)'}
@@ -217,17 +217,14 @@ def other_tops_notes(runs) -> list[str]:
           f'{published.SERRANO_SMITH_FIG13_MORE[1]}).']
 
 
-TABLES = (
-    PaperTable('ss-delta-alpha', 'S&S Figures 4/8: Δα, the top weight minus a random one', delta_alpha_rows),
-    PaperTable('ss-mass', 'S&S Figure 11: attention mass removed at the first flip, by ranking', mass_rows),
-    PaperTable('ss-other-tops', 'S&S Figures 12-13: the single-weight test on the top gradient and '
-               'gradient × attention items', other_tops_rows, other_tops_notes))
-BLOCKS = tuple(t.block for t in TABLES)
-
-
-def tables(runs, notes=()) -> dict:
-  """README block -> (rows, notes); `notes` go under every table."""
-  return made_tables(TABLES, runs, notes)
+# The tables, in the order they print: adding one is a registration here.
+TABLES.register(Table('ss-delta-alpha', 'paper', 10, delta_alpha_rows, paper='ss', command='ss',
+                      title='S&S Figures 4/8: Δα, the top weight minus a random one'))
+TABLES.register(Table('ss-mass', 'paper', 20, mass_rows, paper='ss', command='ss',
+                      title='S&S Figure 11: attention mass removed at the first flip, by ranking'))
+TABLES.register(Table('ss-other-tops', 'paper', 30, other_tops_rows, paper='ss', command='ss',
+                      title='S&S Figures 12-13: the single-weight test on the top gradient and '
+                            'gradient × attention items', notes=other_tops_notes))
 
 
 def figures_for(runs, directory: str) -> list[str]:

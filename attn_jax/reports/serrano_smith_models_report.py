@@ -17,9 +17,9 @@ from typing import Optional
 
 from attn_jax.papers import published
 from attn_jax.reports import serrano_smith_appendix, serrano_smith_recipe
-from attn_jax.reports.common import (PaperTable, check_markers, made_tables, publish, save_run_files, save_summary,
+from attn_jax.reports.common import (check_markers, publish, save_run_files, save_summary,
                                      saved_runs)
-from attn_jax.reports.report_registry import COMMANDS, Command
+from attn_jax.reports.report_registry import COMMANDS, TABLES, Command, Table, blocks, made_tables
 from attn_jax.reports.serrano_smith_runs import (DATASET_LABELS, ENCODERS, FAMILIES, MODELS, RANKINGS, ModelRun,  # noqa: F401
                                       _by, _pct, comparison, datasets, load, median_removed, ratio, share,
                                       single_cells)
@@ -238,16 +238,18 @@ def verdict_rows(runs) -> list[list[str]]:
   return [['dataset', 'claim (S&S)', 'verdict', 'measured']] + [list(v) for v in verdicts(runs)]
 
 
-# The tables, in the order they print (after the recipe's before → after):
-# adding one is an entry here.
-TABLES = serrano_smith_appendix.TABLES + (
-    PaperTable('ss-table3', 'S&S Table 3: accuracy of their six models (and wall time)', table3_rows),
-    PaperTable('ss-table2', 'S&S Table 2: single-weight erasure', table2_rows),
-    PaperTable('ss-removal', 'S&S Figures 5-6: fraction of items removed before the first flip', removal_rows),
-    PaperTable('ss-comparisons', 'S&S §5.2: gradient vs attention, instance by instance', comparison_rows),
-    PaperTable('ss-verdicts', "S&S's claims (a)-(d)", verdict_rows))
-BLOCKS = tuple(t.block for t in TABLES)
-TITLES = {t.block: t.title for t in TABLES}
+# The tables after serrano_smith_appendix's, in the order they print (after
+# the recipe's before → after): adding one is a registration here.
+TABLES.register(Table('ss-table3', 'paper', 40, table3_rows, paper='ss', command='ss',
+                      title='S&S Table 3: accuracy of their six models (and wall time)'))
+TABLES.register(Table('ss-table2', 'paper', 50, table2_rows, paper='ss', command='ss',
+                      title='S&S Table 2: single-weight erasure'))
+TABLES.register(Table('ss-removal', 'paper', 60, removal_rows, paper='ss', command='ss',
+                      title='S&S Figures 5-6: fraction of items removed before the first flip'))
+TABLES.register(Table('ss-comparisons', 'paper', 70, comparison_rows, paper='ss', command='ss',
+                      title='S&S §5.2: gradient vs attention, instance by instance'))
+TABLES.register(Table('ss-verdicts', 'paper', 80, verdict_rows, paper='ss', command='ss',
+                      title="S&S's claims (a)-(d)"))
 
 
 def tables(runs, pending=(), previous=()) -> dict:
@@ -256,7 +258,7 @@ def tables(runs, pending=(), previous=()) -> dict:
   before → after block when given)."""
   notes = ([f'Not finished yet (the study resumes where it stopped): {", ".join(pending)}.']
            if pending else [])
-  return {**serrano_smith_recipe.tables(list(previous), runs, notes), **made_tables(TABLES, runs, notes)}
+  return {**serrano_smith_recipe.tables(list(previous), runs, notes), **made_tables('ss', runs, notes)}
 
 
 def save(run: ModelRun, directory: str) -> str:
@@ -275,7 +277,7 @@ def write(paths: list[str], save_to=None, readme=None, pending=(), command=None,
   blocks; returns {block: (rows, notes)}. `previous`: runs of the earlier
   recipe, shown before → after (`serrano_smith_recipe`)."""
   if readme:
-    check_markers(readme, BLOCKS + ((serrano_smith_recipe.BLOCK,) if previous else ()))
+    check_markers(readme, blocks('ss') + ((serrano_smith_recipe.BLOCK,) if previous else ()))
   paths, runs = saved_runs(paths, save_to, load, save)
   if save_to:
     written = (figure(runs, os.path.join(save_to, 'ss_fraction_removed'))

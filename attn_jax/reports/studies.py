@@ -1,7 +1,7 @@
 """A study's table: per arm, mean ± 95 % CI over seeds, beside J&W's numbers.
 
 Each kind of study (`Study.kind`) has its table registered in
-`registry.STUDY_TABLES`: the J&W grid's and the fidelity study's here, the
+`report_registry.TABLES` (kind 'study'): the J&W grid's and the fidelity study's here, the
 vector- and batch-seed studies' in `study_seeds`, W&P's Table 2 in
 `wiegreffe_pinter_table2`, S&S's models here (`report ss`'s tables). A
 study's definition (its arms) is in `attn_jax.studies`; its results are read
@@ -28,7 +28,7 @@ from attn_jax.analysis import statistics
 from attn_jax.reports import jain_wallace_reference, serrano_smith_models_report as serrano_smith_models, serrano_smith_recipe
 from attn_jax.reports import study_results
 from attn_jax.reports.common import embeddings_source, markdown, plain, root_of, with_notes, write_blocks
-from attn_jax.reports.report_registry import STUDY_TABLES, StudyTable
+from attn_jax.reports.report_registry import TABLES, Table
 from attn_jax.reports.study_results import STATISTICS, cell, collect_arm, models as collect_models, varies as collect_varies
 from attn_jax.stages import feature_importance, stage_store as store
 
@@ -462,9 +462,9 @@ def _tabulate(study, root: str, save_to, readme, reference) -> list[list[str]]:
   return rows
 
 
-STUDY_TABLES.register(StudyTable('grid', 10, _tabulate))
-STUDY_TABLES.register(StudyTable('fidelity', 20, _tabulate))
-STUDY_TABLES.register(StudyTable('ss', 60, lambda study, root, save_to, readme, reference:
+TABLES.register(Table('grid', 'study', 10, _tabulate, paper='jw'))
+TABLES.register(Table('fidelity', 'study', 20, _tabulate, paper='jw'))
+TABLES.register(Table('ss', 'study', 60, lambda study, root, save_to, readme, reference:
                                  _ss_tables(study, root, save_to, readme, reference)))
 
 
@@ -472,7 +472,7 @@ def write(study, root: str, save_to: str | None = None, readme=None,
           reference: str | None = None) -> list[list[str]]:
   """Prints the study's table (from `save_to` after copying there, if given) and
   rewrites `readme`'s block; returns the rows. The table is the one
-  registered for the study's kind (`registry.STUDY_TABLES`): S&S's study
+  registered for the study's kind (`report_registry.TABLES`): S&S's study
   (kind 'ss') prints `report ss`'s tables of its finished arms; the
   vector-seed study (kind 'vector_seeds') its two intervals per statistic
   (`study_seeds.vector_seed_rows`, the grid read from `jw_grid` beside the
@@ -484,4 +484,4 @@ def write(study, root: str, save_to: str | None = None, readme=None,
     raise errors.NothingToReport(
         f'{root} is not a folder: give the root a `python -m attn_jax.studies run {study.name}` wrote '
         f'(--root, default workdirs/{study.name}) or the results it saved (e.g. results/{study.name})')
-  return STUDY_TABLES[study.kind].write(study, root, save_to, readme, reference)
+  return TABLES[study.kind].rows(study, root, save_to, readme, reference)

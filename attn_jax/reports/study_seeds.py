@@ -9,7 +9,7 @@ import os
 from attn_jax.analysis import statistics
 from attn_jax.reports import jain_wallace_reference, study_results
 from attn_jax.reports.common import plain, root_of, with_notes, write_blocks
-from attn_jax.reports.report_registry import STUDY_TABLES, StudyTable
+from attn_jax.reports.report_registry import TABLES, Table
 from attn_jax.reports.studies import root_variant, saved, totals
 from attn_jax.reports.study_results import STATISTICS, cell, collect_arm, models as collect_models
 
@@ -202,9 +202,9 @@ def batch_seed_table(study, root: str, reference, readme) -> list[list[str]]:
   return table_rows
 
 
-STUDY_TABLES.register(StudyTable(
-    'vector_seeds', 30, lambda study, root, save_to, readme, reference:
+TABLES.register(Table(
+    'vector_seeds', 'study', 30, lambda study, root, save_to, readme, reference:
     vector_seed_table(study, saved(study, root, save_to), readme, reference)))
-STUDY_TABLES.register(StudyTable(
-    'batch_seeds', 40, lambda study, root, save_to, readme, reference:
+TABLES.register(Table(
+    'batch_seeds', 'study', 40, lambda study, root, save_to, readme, reference:
     batch_seed_table(study, saved(study, root, save_to), reference, readme)))

@@ -8,7 +8,7 @@ import os
 
 from attn_jax.reports import jain_wallace_reference
 from attn_jax.reports.common import plain, root_of, with_notes, write_blocks
-from attn_jax.reports.report_registry import STUDY_TABLES, StudyTable
+from attn_jax.reports.report_registry import TABLES, Table
 from attn_jax.reports.studies import embeddings_cell, published_values, saved, totals
 from attn_jax.reports.study_results import STATISTICS, cell, collect_arm
 
@@ -62,4 +62,4 @@ def table(study, root: str, save_to, readme, reference) -> list[list[str]]:
   return made
 
 
-STUDY_TABLES.register(StudyTable('vector_workers', 35, table))
+TABLES.register(Table('vector_workers', 'study', 35, table))

@@ -19,9 +19,10 @@ from attn_jax.core import atomic_io, errors
 from attn_jax.core.registry import EXPERIMENTS
 from attn_jax.papers import published
 from attn_jax.reports import render
-from attn_jax.reports.common import (PaperTable, check_markers, load_experiment_summaries, load_run,
-                                     made_tables, no_results_reason, publish, save_experiment_run)
-from attn_jax.reports.report_registry import COMMANDS, SECTIONS, Command, PaperSections
+from attn_jax.reports.common import (check_markers, load_experiment_summaries, load_run, no_results_reason, publish,
+                                     save_experiment_run)
+from attn_jax.reports.report_registry import (COMMANDS, SECTIONS, TABLES, Command, PaperSections, Table, blocks,
+                                              made_tables, titles)
 
 UNIFORM_CLOSE = 0.02  # W&P's reading of Table 2: uniform F1 within this of learned
 FAR_BELOW = 0.10      # Table 3: an adversary guide this much below the base guide is "far below"
@@ -289,24 +290,24 @@ def table3_notes(runs: list) -> list[str]:
           for name, dataset, summaries in runs if (s := summaries.get('guides')) is not None]
 
 
-# The tables, in the order they print: adding one is an entry here.
-TABLES = (
-    PaperTable('wp-table2', 'W&P Table 2: F1 with learned and with uniform attention', table2_rows),
-    PaperTable('wp-table3', 'W&P Table 3: the diagnostic MLP with each guide\'s attention', table3_rows,
-               table3_notes),
-    PaperTable('wp-adversary-guides', 'The ADVERSARY guide along λ: guided F1 against the adversary\'s JSD',
-               adversary_guide_rows),
-    PaperTable('wp-lambda-sweep', 'W&P Figure 5 / Table 5: the model-consistent adversary along λ', sweep_rows,
-               sweep_notes),
-    PaperTable('wp-seeds', 'W&P Figure 3: seed variance against J&W\'s adversary', seed_rows),
-    PaperTable('wp-wall-time', 'Wall time of the W&P experiments', wall_time_rows))
-BLOCKS = tuple(t.block for t in TABLES)
-TITLES = {t.block: t.title for t in TABLES}
+# The tables, in the order they print: adding one is a registration here.
+TABLES.register(Table('wp-table2', 'paper', 10, table2_rows, paper='wp', command='wp',
+                      title='W&P Table 2: F1 with learned and with uniform attention'))
+TABLES.register(Table('wp-table3', 'paper', 20, table3_rows, paper='wp', command='wp',
+                      title='W&P Table 3: the diagnostic MLP with each guide\'s attention', notes=table3_notes))
+TABLES.register(Table('wp-adversary-guides', 'paper', 30, adversary_guide_rows, paper='wp', command='wp',
+                      title='The ADVERSARY guide along λ: guided F1 against the adversary\'s JSD'))
+TABLES.register(Table('wp-lambda-sweep', 'paper', 40, sweep_rows, paper='wp', command='wp',
+                      title='W&P Figure 5 / Table 5: the model-consistent adversary along λ', notes=sweep_notes))
+TABLES.register(Table('wp-seeds', 'paper', 50, seed_rows, paper='wp', command='wp',
+                      title='W&P Figure 3: seed variance against J&W\'s adversary'))
+TABLES.register(Table('wp-wall-time', 'paper', 60, wall_time_rows, paper='wp', command='wp',
+                      title='Wall time of the W&P experiments'))
 
 
 def tables(runs: list) -> dict:
   """README block -> (rows, notes below the table)."""
-  return made_tables(TABLES, runs)
+  return made_tables('wp', runs)
 
 
 def write(paths: list[str], save_to=None, readme=None) -> dict:
@@ -314,7 +315,7 @@ def write(paths: list[str], save_to=None, readme=None) -> dict:
   copying there, if given) and rewrites their README blocks; returns
   {block: (rows, notes)}."""
   if readme:
-    check_markers(readme, BLOCKS)
+    check_markers(readme, blocks('wp'))
   runs = [load(p) for p in paths]
   empty = [p for p, (_, _, summaries) in zip(paths, runs) if not summaries]
   if empty:
@@ -339,7 +340,7 @@ COMMANDS.register(Command('wp', 40, 'RUN ... [--save results/wp]', "the W&P expe
 def _sections(runs) -> list[render.Section]:
   chosen = [(r.name, r.info['dataset'], {e: s for e, s in r.experiments.items() if e in r.of_paper('wp')[1]})
             for r in runs if r.of_paper('wp')[1]]
-  return render.paper_sections('Wiegreffe & Pinter', tables(chosen), TITLES) if chosen else []
+  return render.paper_sections('Wiegreffe & Pinter', tables(chosen), titles('wp')) if chosen else []
 
 
 SECTIONS.register(PaperSections(

@@ -11,7 +11,7 @@ from attn_jax.analysis import statistics
 from attn_jax.papers import published
 from attn_jax.reports import jain_wallace_reference, study_results
 from attn_jax.reports.common import plain, root_of, with_notes, write_blocks
-from attn_jax.reports.report_registry import STUDY_TABLES, StudyTable
+from attn_jax.reports.report_registry import TABLES, Table
 from attn_jax.reports.studies import saved, totals
 
 SELECTIONS = (('devsel', "W&P's code, dev selection"), ('testsel', "W&P's code as W&P ran it (test selection)"))
@@ -89,6 +89,6 @@ def table(study, root: str, reference: str, readme) -> list[list[str]]:
   return table_rows
 
 
-STUDY_TABLES.register(StudyTable(
-    'wp_table2', 50, lambda study, root, save_to, readme, reference:
+TABLES.register(Table(
+    'wp_table2', 'study', 50, lambda study, root, save_to, readme, reference:
     table(study, saved(study, root, save_to), reference or default_reference(save_to or root), readme)))

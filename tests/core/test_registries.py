@@ -8,7 +8,7 @@ from attn_jax import config as config_lib, papers
 from attn_jax.config.serrano_smith_config import ss_config
 from attn_jax.core.registry import EXPERIMENTS, STAGES, Registry
 from attn_jax.reports import report_command_line as report_cli
-from attn_jax.reports.report_registry import COMMANDS, SECTIONS, STAGE_ROWS
+from attn_jax.reports.report_registry import COMMANDS, SECTIONS, TABLES, KINDS, Table, tables
 
 import helpers
 
@@ -21,7 +21,7 @@ def test_every_entry_names_a_paper_and_runs_after_what_it_requires():
       assert entry.paper in papers.PAPERS
       assert all(order.index(r) < order.index(entry.name) for r in entry.requires), entry.name
   assert {s.paper for s in SECTIONS.values()} == set(papers.PAPERS)
-  assert set(STAGE_ROWS.names()) <= set(STAGES.names())
+  assert {t.name for t in tables('stage')} <= set(STAGES.names())
 
 
 def test_the_config_derives_its_lists_from_the_registries():
@@ -91,3 +91,14 @@ def test_a_registry_refuses_a_name_taken_by_another_module_and_an_unknown_paper(
   with pytest.raises(ValueError, match='names paper'):
     registry.register(Entry('b', paper='nobody'))
   assert registry.unknown('aa') == "unknown thing 'aa' (did you mean 'a'?)"
+
+
+def test_one_registry_holds_every_table_a_report_prints():
+  kinds = {t.kind for t in TABLES.values()}
+  assert kinds == set(KINDS)  # paper tables, stage rows, study tables, benchmark tables
+  from attn_jax.studies import STUDIES  # pylint: disable=g-import-not-at-top
+  assert {s.kind for s in STUDIES.values()} <= {t.name for t in tables('study')}
+  for t in tables('paper') + tables('benchmark'):
+    assert t.command in COMMANDS, t.name
+  with pytest.raises(ValueError, match='kind .rows. is not one of'):
+    Table('x', 'rows', 1, lambda runs: [])

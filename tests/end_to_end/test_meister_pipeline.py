@@ -11,6 +11,7 @@ import pytest
 from attn_jax import experiments
 from attn_jax.core.errors import ConfigError
 from attn_jax.workdirs.restore import restore
+from attn_jax.reports.report_registry import blocks
 from attn_jax.stages import stage_store
 import helpers
 
@@ -116,7 +117,7 @@ def test_report_prints_every_table_saves_and_fills_the_readme(meister, tmp_path,
   from attn_jax.reports import meister as meister_report  # pylint: disable=g-import-not-at-top
   workdir, _, _ = meister
   readme = tmp_path / 'README.md'
-  readme.write_text(''.join(f'<!-- {b}:start -->\n<!-- {b}:end -->\n' for b in meister_report.BLOCKS))
+  readme.write_text(''.join(f'<!-- {b}:start -->\n<!-- {b}:end -->\n' for b in blocks("meister")))
   made = meister_report.write([str(workdir)], str(tmp_path / 'results'), str(readme))
   assert all(len(rows) == 2 for block, (rows, _) in made.items()
              if block not in ('meister-sweep', 'meister-table5', 'meister-wall-time'))

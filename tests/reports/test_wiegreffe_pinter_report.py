@@ -9,6 +9,7 @@ import pytest
 
 from attn_jax.core import digests
 from attn_jax.reports import report_command_line as report, wiegreffe_pinter as wp_report
+from attn_jax.reports.report_registry import blocks
 from attn_jax.plots import wiegreffe_pinter_figures
 from attn_jax.stages.stage_store import SELF_HASH
 
@@ -172,7 +173,7 @@ def fake_run(root, summaries: dict) -> str:
   return str(run)
 
 
-README = ''.join(f'<!-- {b}:start -->\nold\n<!-- {b}:end -->\n' for b in wp_report.BLOCKS)
+README = ''.join(f'<!-- {b}:start -->\nold\n<!-- {b}:end -->\n' for b in blocks('wp'))
 
 
 def test_report_wp_saves_summaries_and_rewrites_the_readme_blocks(tmp_path, capsys):
@@ -191,7 +192,7 @@ def test_report_wp_saves_summaries_and_rewrites_the_readme_blocks(tmp_path, caps
   assert 'python -m attn_jax.report wp results/wp/sst_bilstm --readme README.md' in text
   assert '| sst | sst_bilstm | 0.830 (0.831) | 0.820 (0.822) |' in text
   assert '- sst_bilstm (sst): as W&P: JSD grows with λ, monotonically' in text
-  assert text.count('`results/wp/sst_bilstm/experiments/*/summary.json`') == len(wp_report.BLOCKS)
+  assert text.count('`results/wp/sst_bilstm/experiments/*/summary.json`') == len(blocks('wp'))
   # The saved copy reads back alone (results/ is what the README shows).
   assert wp_report.load(str(saved))[2].keys() == all_summaries().keys()
 
