@@ -120,8 +120,9 @@ def tau_rows(name: str, dataset: str, kendall: dict, model: str = JW_MODEL) -> l
   paper = published_tau(dataset, model)
   spread = published.JAIN_WALLACE_TAU_SPREAD
   rows = []
-  # 'overall', then the predicted classes the summary holds ('neg', 'pos'; none for many classes).
-  for group in kendall['pairs']['attention_gradient']:
+  # 'overall', then the predicted classes the summary holds ('neg', 'pos'; none for many classes),
+  # whatever the order of the summary's keys (a summary read back has them sorted).
+  for group in sorted(kendall['pairs']['attention_gradient'], key=lambda g: g != 'overall'):
     for pair, label in TAU_PAIRS.items():
       m = kendall['pairs'][pair][group]
       p = paper.get(group, {}).get(pair)
