@@ -19,7 +19,9 @@ from attn_jax.analysis import gradient_importance, leave_one_out  # pylint: disa
 from analysis_helpers import documents, pad, setup  # pylint: disable=wrong-import-position
 
 
-@pytest.fixture(scope='module', params=['bilstm', 'cnn', 'average'])
+# The CNN and Average encoders' loops are the heavy tests' (the BiLSTM's in every run).
+@pytest.fixture(scope='module', params=['bilstm', pytest.param('cnn', marks=pytest.mark.heavy),
+                                        pytest.param('average', marks=pytest.mark.heavy)])
 def both(request):
   model, params = setup(request.param, 'tanh', seed=2)
   tokens, lengths = pad(documents(lengths=(9, 4, 12, 6), seed=3))

@@ -74,6 +74,7 @@ def test_fingerprint_ignores_timings_but_not_values(tmp_path):
   assert faults.compare(a, c)['changed'] == ['analyses/loo/results.npz']
 
 
+@pytest.mark.heavy
 def test_kill_9_mid_stage_then_rerun_gives_identical_results(finished, cache_env, tmp_path):
   workdir = copy_of(finished, tmp_path)
   shutil.rmtree(os.path.dirname(stage_file(workdir, 'gradient', 'results.npz')))

@@ -51,6 +51,7 @@ def test_a_babi_model_trains_and_every_jw_analysis_runs(tfds_dir, tmp_path):
 
 
 @requires_real_data
+@pytest.mark.heavy
 def test_snli_is_refused_without_its_train_file_and_its_pairs_run_through_the_analyses(tfds_dir):
   cfg = config_lib.default_config('snli', 'average', 'smoke')
   cfg.data.tfds_data_dir = tfds_dir

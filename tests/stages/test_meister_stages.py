@@ -195,6 +195,7 @@ def test_a_killed_state_importance_resumes_where_it_stopped(analysed, tmp_path, 
   np.testing.assert_allclose(resumed['entropy_layer0'], whole['entropy_layer0'], rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.heavy
 def test_every_transformer_layer_gets_its_own_entropy_array(tmp_path):
   cfg = _config(encoder='transformer', analyses='state_importance')
   cfg.analysis.max_docs = 4

@@ -92,6 +92,7 @@ def test_recomputing_a_stage_recomputes_the_stages_that_use_it(trained, tmp_path
   assert recomputed == ['loo', 'kendall', 'importance', 'evidence']
 
 
+@pytest.mark.heavy
 def test_random_draws_do_not_depend_on_batching(trained):
   workdir, cfg, _ = trained
   restored = restore(str(workdir))

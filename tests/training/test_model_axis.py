@@ -155,6 +155,7 @@ def test_early_stopping_is_the_same_looped_or_vmapped(tmp_path):
   assert min(lengths) < 5 and max(lengths) > min(lengths)  # one stopped early, another went on
 
 
+@pytest.mark.heavy
 def test_own_batch_orders_give_each_model_its_separate_run(tmp_path):
   """`train.batch_order='own'`: model k of the program draws its batch order
   from its own seed, so it is `run.py --config.seed=k` trained alone (bit for
@@ -190,6 +191,7 @@ def test_own_batch_orders_refuse_a_batch_seed_for_all():
     model_axis.members(cfg, '/w')
 
 
+@pytest.mark.heavy
 def test_a_model_stops_at_a_perfect_score_with_the_selection_all_epochs_give(tmp_path):
   """`train.stop_when_perfect`: a model whose dev score reaches 1.0 stops there,
   and its selection (and so its evaluation) is the one of training every epoch."""
