@@ -170,6 +170,7 @@ def test_bad_experiment_settings_fail_before_any_work(field, value, message):
     helpers.run(cfg, '/nonexistent/never-created')
 
 
+@pytest.mark.heavy
 def test_every_adversary_guides_one_more_model_per_other_lambda(suite):
   workdir, _ = suite
   before = experiments.load_summaries(str(workdir))['guides']

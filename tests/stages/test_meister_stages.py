@@ -54,7 +54,7 @@ def _config(projection='softmax', encoder='bilstm', analyses='importance,state_i
   return cfg
 
 
-@pytest.fixture(scope='module', params=['softmax', 'sparsemax'])
+@pytest.fixture(scope='module', params=['softmax', pytest.param('sparsemax', marks=pytest.mark.heavy)])
 def analysed(request, tmp_path_factory):
   cfg = _config(request.param)
   out = tmp_path_factory.mktemp(f'meister_{request.param}')

@@ -177,6 +177,7 @@ def test_a_killed_stage_resumes_where_it_stopped(trained, tmp_path, monkeypatch)
     np.testing.assert_array_equal(ours['loo'], whole['loo'])
 
 
+@pytest.mark.heavy
 def test_a_resume_with_another_batch_size_computes_every_document(trained, tmp_path, monkeypatch):
   """The batch size is not in the key (speed only), so a killed stage may be
   resumed with another: what was done is kept per document, not per batch."""
