@@ -50,8 +50,9 @@ from attn_jax.training.objective import JW
 ARMS = ('vmap', 'loop', 'sequential')
 
 
-def make_batches(dataset: str, count: int, seed: int = 0):
-  """The first `count` training batches of epoch 0 in the order `seed` draws."""
+def make_batches(dataset: str, count: int, seeds=(0,)):
+  """({seed: the first `count` training batches of epoch 0 in the order it
+  draws}, vocabulary size); the split is read once for all seeds."""
   cfg = config_lib.default_config(dataset, 'bilstm')
   if sources.archive_dir(None):
     data = load_dataset(cfg.data)
@@ -64,8 +65,9 @@ def make_batches(dataset: str, count: int, seed: int = 0):
     sequences = [np.r_[2, rng.integers(4, vocab_size, n), 3].astype(np.int32) for n in lengths]
     labels = rng.integers(0, 2, len(sequences))
   buckets = batching.bucket_lengths(max(len(s) for s in sequences), cfg.data.bucket_growth)
-  batches = batching.train_batches(sequences, labels, 32, buckets, pos_weight, seed=seed, epoch=0)
-  return batches[:count], vocab_size
+  orders = {s: batching.train_batches(sequences, labels, 32, buckets, pos_weight, seed=s, epoch=0)[:count]
+            for s in seeds}
+  return orders, vocab_size
 
 
 def child(args) -> dict:
@@ -74,8 +76,8 @@ def child(args) -> dict:
   seeds = list(range(args.num_models))
   own = args.order == 'own'
   # model -> its batches: one order for all, or the order its seed draws
-  orders = {s: make_batches(args.dataset, args.batches, seed=s if own else 0)[0] for s in seeds}
-  vocab_size = make_batches(args.dataset, 1)[1]
+  drawn, vocab_size = make_batches(args.dataset, args.batches, seeds if own else (0,))
+  orders = {s: drawn[s if own else 0] for s in seeds}
   model = build_model(cfg.model, vocab_size)
   tx = optimizer_lib.make_optimizer(cfg.train)
   dropout = cfg.model.dropout > 0

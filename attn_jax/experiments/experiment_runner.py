@@ -79,7 +79,7 @@ def run_experiment(exp: Experiment, model, params, cfg, dataset, out_dir: str,
     return directory, summary
   with leases.guarded(os.path.join(directory, 'experiment' + leases.SUFFIX),
                       f'experiment {exp.name} ({directory})',
-                      bool(cfg.get('wait_for_lock', True)), log):
+                      cfg.wait_for_lock, log):
     summary, problem = store.read(directory)
     if summary is not None:  # another process finished it while this one waited
       log(f'{exp.name}: finished by the process this one waited for; reused')

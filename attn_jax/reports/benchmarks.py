@@ -272,19 +272,21 @@ def first_run_rows(reports: list[dict]) -> list[list[str]]:
   return rows
 
 
-def register_benchmark(table: Table) -> Table:
+def register_benchmark(table: Table, block=None) -> Table:
   """Registers a benchmark's table and the report command that prints it.
 
   Args:
     table: a `Table` of kind 'benchmark': its `rows` take the benchmark's
       records (the JSON files its `--out` wrote), its name is its README block.
+    block: records -> the README block, where the records name it (default:
+      the table's name).
 
   Returns:
     `table`, registered in `TABLES`, with `python -m attn_jax.report <command>` in `COMMANDS`.
   """
   TABLES.register(table)
   COMMANDS.register(Command(table.command, table.order, table.usage, table.title,
-                            lambda parser, args, argv: _tabulate(args, table.rows, table.name)))
+                            lambda parser, args, argv: _tabulate(args, table.rows, block or table.name)))
   return table
 
 
@@ -307,11 +309,9 @@ for _table in BENCHMARK_TABLES:
 
 # A benchmark of its own: its record carries its table (`record_rows`), so a
 # new benchmark is its script and its test, and this command prints it.
-ANY_BENCHMARK = TABLES.register(Table(
-    'benchmark-record', 'benchmark', 97, record_rows, command='benchmark', usage='RECORD.json ...',
-    title="a benchmark's own table, carried in its record ({'table': {'block', 'header', 'rows'}})"))
-COMMANDS.register(Command('benchmark', 97, ANY_BENCHMARK.usage, ANY_BENCHMARK.title,
-                          lambda parser, args, argv: _tabulate(args, record_rows,
-                                                               lambda records: records[0]['table']['block'])))
+register_benchmark(
+    Table('benchmark-record', 'benchmark', 97, record_rows, command='benchmark', usage='RECORD.json ...',
+          title="a benchmark's own table, carried in its record ({'table': {'block', 'header', 'rows'}})"),
+    block=lambda records: records[0]['table']['block'])
 COMMANDS.register(Command('vectors', 90, 'VECTORS.json ... [--save results/vectors]',
                           'the in-domain vectors: corpus and coverage', _vectors))

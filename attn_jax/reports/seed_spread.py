@@ -91,11 +91,14 @@ def lines(run: str, published: dict, root: Optional[str] = None) -> list[str]:
     kendall results or its configuration is no row of the grid.
   """
   root = root or grid_root()
+  if root is None:
+    return []
   config = atomic_io.read_json(os.path.join(run, 'config.json'))
   name = row_name(config)
+  if name is None or not os.path.isdir(os.path.join(root, name)):
+    return []
   mine = {p: study_results.STATISTICS[p][1](run) for p in PAIRS}
-  if root is None or name is None or not os.path.isdir(os.path.join(root, name)) or \
-     all(v is None for v in mine.values()):
+  if all(v is None for v in mine.values()):
     return []
   members = study_results.models(os.path.join(root, name))
   if os.path.abspath(run) in {os.path.abspath(m) for m in members}:

@@ -206,7 +206,7 @@ def run_stage(ctx: AnalysisContext, stage: Stage, log: Callable[[str], None] = p
         f'exist in {directory}; verified and skipped')
     return summary
   with leases.guarded(os.path.join(directory, 'stage' + leases.SUFFIX), f'stage {stage.name} ({directory})',
-                      bool(ctx.cfg.get('wait_for_lock', True)), log):
+                      ctx.cfg.wait_for_lock, log):
     summary = _reusable(ctx, stage, directory, lambda line: None if line in said else log(line))
     if summary is not None:  # another process finished it while this one waited
       log(f'{stage.name}: finished by the process this one waited for; verified and reused')

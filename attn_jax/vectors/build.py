@@ -146,7 +146,7 @@ def ensure_vectors(cfg: ml_collections.ConfigDict, vocab: Vocabulary,
     # One build per vectors file: a second run that needs the same vectors
     # waits for the first (naming it) and reads its file.
     with leases.guarded(path[:-len('.vec')] + leases.SUFFIX, f'vectors {os.path.basename(path)}',
-                        bool(cfg.get('wait_for_lock', True)), log):
+                        cfg.wait_for_lock, log):
       info = describe(path)
       if info is None:
         info = _build(cfg, vocab, path, log)

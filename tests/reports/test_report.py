@@ -199,3 +199,19 @@ def test_every_file_command_on_a_missing_or_damaged_file_says_so_in_one_line(tmp
   damaged = tmp_path / 'damaged.json'
   damaged.write_text('{"cut')
   assert 'is damaged (JSONDecodeError)' in _one_line_error(capsys, command, str(damaged))
+
+
+def test_a_benchmark_of_its_own_prints_the_table_its_record_carries(tmp_path, capsys):
+  table = {'block': 'toy-benchmarks', 'header': ['L', 'rows/s'], 'rows': [[8, '100'], [16, '60']]}
+  record = tmp_path / 'toy.json'
+  record.write_text(json.dumps({'device': 'cpu', 'table': table}))
+  readme = tmp_path / 'page.md'
+  readme.write_text('<!-- toy-benchmarks:start -->\n<!-- toy-benchmarks:end -->\n')
+  report.main(['benchmark', str(record), '--readme', str(readme)])
+  assert 'rows/s' in capsys.readouterr().out
+  assert '| 8 | 100 |' in readme.read_text() and '| 16 | 60 |' in readme.read_text()
+  bare = tmp_path / 'bare.json'
+  bare.write_text(json.dumps({'device': 'cpu'}))
+  with pytest.raises(SystemExit):
+    report.main(['benchmark', str(bare)])
+  assert 'carries no table' in capsys.readouterr().err
