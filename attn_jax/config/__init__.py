@@ -10,8 +10,8 @@ Stages and experiments own their sections; the lists of them (`ANALYSES`,
 """
 
 from attn_jax.config.command_line import describe, from_file, key_help, load_file, unknown_override
-from attn_jax.config.keys import (ANALYSIS_SECTIONS, added_keys, flat_items, get_key, runtime_keys,
-                                  none_from_command_line, result_items, set_key, training_items,
+from attn_jax.config.keys import (ANALYSIS_SECTIONS, added_keys, current_value, flat_items, get_key, runtime_keys,
+                                  none_from_command_line, RENAMED_VALUES, result_items, set_key, training_items,
                                   unknown_key_message)
 from attn_jax.config.schema import VARIANTS, analyses, choices, default_config, experiments, usable_stages, validate
 
@@ -27,6 +27,6 @@ def __getattr__(name: str):
 
 
 __all__ = ['ADDED_KEYS', 'ANALYSIS_SECTIONS', 'DATASETS', 'RUNTIME_KEYS', 'VARIANTS', 'analyses',
-           'choices', 'default_config', 'describe', 'experiments', 'usable_stages', 'flat_items', 'from_file', 'get_key', 'key_help', 'load_file', 'none_from_command_line',
-           'result_items', 'set_key', 'training_items', 'unknown_key_message', 'unknown_override',
+           'choices', 'current_value', 'default_config', 'describe', 'experiments', 'usable_stages', 'flat_items', 'from_file', 'get_key', 'key_help', 'load_file', 'none_from_command_line',
+           'RENAMED_VALUES', 'result_items', 'set_key', 'training_items', 'unknown_key_message', 'unknown_override',
            'validate']

@@ -44,6 +44,30 @@ OWN_ADDED_KEYS = {'train.update_only': None, 'train.attention_lr_scale': 1.0,
                   # J&W's QA/NLI model (issue 51)
                   'model.query': False}
 
+# Values renamed after results were first keyed: key -> {today's name: the
+# name results were keyed with}. `result_items` keys today's name under the
+# old one, so results and workdirs made before the rename stay valid, and
+# `current_value` reads a saved old name as today's.
+RENAMED_VALUES = {
+    # S&S's scorer (Yang et al.'s context vector, used by FLAN as by HAN) was
+    # 'han', the name of S&S's family of hierarchical models too (issue 54).
+    'model.attention': {'context': 'han'},
+}
+
+
+def current_value(key: str, value):
+  """Today's name of a value of `key` that a saved config or result may
+  hold under its old name (`RENAMED_VALUES`); other values as they are."""
+  for new, old in RENAMED_VALUES.get(key, {}).items():
+    if value == old:
+      return new
+  return value
+
+
+def _keyed_value(key: str, value):
+  """The name `value` of `key` is keyed with: its first one."""
+  return RENAMED_VALUES.get(key, {}).get(value, value)
+
 
 # (config group, registry) of the sections stages and experiments own.
 REGISTERED_SECTIONS = (('analysis', STAGES), ('experiment', EXPERIMENTS))
@@ -120,7 +144,7 @@ def result_items(cfg: ml_collections.ConfigDict) -> dict:
   """The keys that change what a run computes, with their values."""
   encoder = get_key(cfg, 'model.encoder')
   runtime, added, encoders = runtime_keys(), added_keys(), encoder_keys()
-  return {k: (list(v) if isinstance(v, tuple) else v)
+  return {k: (list(v) if isinstance(v, tuple) else _keyed_value(k, v))
           for k, v in flat_items(cfg)
           if k not in runtime and not (k in added and v == added[k])
           and not (k in encoders and encoder not in encoders[k])}

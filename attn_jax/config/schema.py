@@ -35,7 +35,7 @@ VARIANTS = {
 # The allowed values of the keys this module owns; stages and experiments
 # declare their own (`Section.choices`), and `choices()` adds them.
 OWN_CHOICES = {
-    'model.attention': ('tanh', 'dot', 'han', 'key_dot'),
+    'model.attention': ('tanh', 'dot', 'context', 'key_dot'),
     'model.projection': projections.NAMES,
     'vectors.method': ('fasttext', 'word2vec'),
     'vectors.lines': ('documents', 'sentences'),
@@ -362,7 +362,9 @@ def validate(cfg: ml_collections.ConfigDict) -> None:
   for key, allowed in choices().items():
     value = keys.get_key(cfg, key)
     if value not in allowed:
-      raise ConfigError(f'{key}={value!r} is not valid; choose from {", ".join(allowed)}')
+      renamed = keys.current_value(key, value)
+      hint = f' ({value!r} is now called {renamed!r})' if renamed != value else ''
+      raise ConfigError(f'{key}={value!r} is not valid{hint}; choose from {", ".join(allowed)}')
   reference = dict(keys.flat_items(default_config(cfg.data.dataset, cfg.model.encoder)))
   given = dict(keys.flat_items(cfg))
   unknown = sorted(set(given) - set(reference))

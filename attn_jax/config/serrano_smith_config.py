@@ -83,7 +83,7 @@ def ss_config(dataset: str, family: str, variant: str = '') -> ml_collections.Co
             + ('_smoke' if smoke else ''))
   m, t = c.model, c.train
   m.hierarchical = family == 'han'
-  m.attention = 'han'
+  m.attention = 'context'
   m.embed_dim = 200
   m.hidden_dim = {'bigru': 50, 'cnn': 100, 'none': 200}[encoder]  # bigru: per direction
   m.cnn_kernel_sizes = (3, 5)

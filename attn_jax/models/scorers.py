@@ -68,4 +68,4 @@ class KeyDotScorer(nn.Module):
     return u[..., 0] / math.sqrt(size)
 
 
-SCORERS = {'tanh': AdditiveScorer, 'dot': DotScorer, 'han': ContextScorer, 'key_dot': KeyDotScorer}
+SCORERS = {'tanh': AdditiveScorer, 'dot': DotScorer, 'context': ContextScorer, 'key_dot': KeyDotScorer}

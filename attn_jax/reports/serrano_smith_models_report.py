@@ -297,4 +297,4 @@ def _command(parser, args, argv) -> None:
 COMMANDS.register(Command('ss', 45, 'RUN ... [--save results/ss_models]',
                           "S&S's Tables 2-3 beside theirs, fractions removed, verdicts on (a)-(d)",
                           _command, papers=('ss',),
-                          applies=lambda cfg: cfg.model.get('attention') == 'han'))
+                          applies=lambda cfg: cfg.model.get('attention') == 'context'))

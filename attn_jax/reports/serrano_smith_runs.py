@@ -6,6 +6,7 @@ import dataclasses
 import os
 from typing import Optional
 
+from attn_jax import config as config_lib
 from attn_jax.core import atomic_io, errors
 from attn_jax.reports import common
 from attn_jax.stages import stage_store
@@ -30,7 +31,7 @@ def load(path: str) -> ModelRun:
   """A run folder of an S&S model: its eval.json, config.json and erasure summary."""
   results, config = common.read_run_files(path)
   m = config['model']
-  if m.get('attention') != 'han' or m.get('encoder') not in SHORT:
+  if config_lib.current_value('model.attention', m.get('attention')) != 'context' or m.get('encoder') not in SHORT:
     raise errors.AttnJaxError(f'{path} is not one of S&S\'s models (HAN/FLAN × rnn/conv/noenc): '
                               f'its encoder is {m.get("encoder")!r}, attention {m.get("attention")!r}; '
                               'train one with configs/imdb_ratings_han.py or _flan.py')

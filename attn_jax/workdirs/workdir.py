@@ -243,6 +243,14 @@ def _overlay(cfg: ml_collections.ConfigDict, saved: dict) -> None:
       cfg[key] = tuple(value) if isinstance(value, list) else value
 
 
+def _current_values(cfg: ml_collections.ConfigDict) -> None:
+  """Today's names of values a workdir saved under an old one (`config.keys.RENAMED_VALUES`)."""
+  for key in config_lib.RENAMED_VALUES:
+    value = config_lib.get_key(cfg, key, _MISSING)
+    if value is not _MISSING:
+      config_lib.set_key(cfg, key, config_lib.current_value(key, value))
+
+
 _MISSING = object()
 
 
@@ -260,7 +268,8 @@ def load_config(workdir: str, strict: bool = True) -> ml_collections.ConfigDict:
   keys added to the schema since the model was trained take their default
   — or, for a key added with a value that computes what ran before it
   existed (`config.ADDED_KEYS`: a default changed since, such as the
-  optimiser), that value — and keys removed since are ignored."""
+  optimiser), that value — and keys removed since are ignored. A value
+  renamed since (`config.RENAMED_VALUES`) reads as today's name."""
   if not os.path.exists(paths(workdir)['config']):
     raise CheckpointError(f'{workdir} holds no trained model (no config.json); train one with '
                           f'`python run.py --config=... --workdir={workdir}`')
@@ -271,6 +280,7 @@ def load_config(workdir: str, strict: bool = True) -> ml_collections.ConfigDict:
     for key, before in config_lib.ADDED_KEYS.items():
       if not _was_saved(saved, key) and config_lib.get_key(cfg, key, _MISSING) is not _MISSING:
         config_lib.set_key(cfg, key, before)
+    _current_values(cfg)
   except (KeyError, TypeError, AttributeError) as e:
     raise CheckpointError(f'{paths(workdir)["config"]} is not an attn-jax config ({e}); '
                           'train again in a new --workdir') from e

@@ -107,7 +107,7 @@ def test_ss_config_mistakes_are_named(key, value, message):
 def test_a_han_needs_a_dataset_with_sentences():
   cfg = config_lib.default_config('sst', 'bigru', 'smoke')
   cfg.model.hierarchical = True
-  cfg.model.attention = 'han'
+  cfg.model.attention = 'context'
   cfg.analyses = 'erasure'
   with pytest.raises(ConfigError, match='needs documents with sentences'):
     config_lib.validate(cfg)

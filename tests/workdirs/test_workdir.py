@@ -2,7 +2,11 @@
 
 import json
 
+import pytest
+
 from attn_jax import config as config_lib
+from attn_jax.config.serrano_smith_config import ss_config
+from attn_jax.core.errors import ConfigError
 from attn_jax.core.registry import DATASETS
 from attn_jax.workdirs import workdir
 
@@ -39,3 +43,22 @@ def test_a_key_added_with_a_changed_default_loads_at_the_value_that_trained_the_
   saved['model']['lstm_biases'] = 2
   (tmp_path / 'config.json').write_text(json.dumps(saved))
   assert workdir.load_config(str(tmp_path), strict=False).model.lstm_biases == 2
+
+
+def test_a_value_renamed_since_loads_as_todays_name_and_keys_as_before(tmp_path):
+  """S&S's scorer was saved as model.attention='han' before it was called
+  'context' (`config.RENAMED_VALUES`): such a workdir loads, validates and
+  is keyed (training digest, result items) exactly as a config of today."""
+  cfg = ss_config('imdb_ratings', 'flan', 'rnn')
+  assert cfg.model.attention == 'context'
+  saved = json.loads(cfg.to_json())
+  saved['model']['attention'] = 'han'
+  (tmp_path / 'config.json').write_text(json.dumps(saved))
+  loaded = workdir.load_config(str(tmp_path), strict=False)
+  config_lib.validate(loaded)
+  assert loaded.model.attention == 'context'
+  assert workdir.training_digest(loaded) == workdir.training_digest(cfg)
+  assert config_lib.result_items(cfg)['model.attention'] == 'han'  # the name it was first keyed with
+  cfg.model.attention = 'han'  # the old name given today: one line with the new one
+  with pytest.raises(ConfigError, match="'han' is now called 'context'"):
+    config_lib.validate(cfg)
