@@ -5,16 +5,16 @@ and `average_precision_score` (the PR-AUC J&W report), in numpy.
 """
 
 import numpy as np
-from scipy import stats
 
 
 def roc_auc(labels: np.ndarray, scores: np.ndarray) -> float:
   """P(score of a random positive > a random negative), ties counting 1/2."""
+  import scipy.stats  # pylint: disable=g-import-not-at-top  (a second to import: where used)
   labels = np.asarray(labels).astype(bool)
   n_pos, n_neg = labels.sum(), (~labels).sum()
   if n_pos == 0 or n_neg == 0:
     return float('nan')
-  ranks = stats.rankdata(scores)
+  ranks = scipy.stats.rankdata(scores)
   return float((ranks[labels].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 

@@ -29,9 +29,12 @@ class-weighted BCE by default (`train.loss`), or a plug-in such as W&P's
 model-consistent adversary or a guided model, with per-model values (λ, a
 guide) on the model axis and per-batch inputs (a base model's targets).
 
-`train` is set-up (`_program`; `_start` from scratch or the latest
-checkpoint), then per epoch `_train_epoch` (the batches, dropping models whose
-loss is no longer finite) and `_end_epoch` (selection, patience, checkpoint).
+`train` reads top to bottom: set-up (`_program`; `_start` from scratch or
+the latest checkpoint), then per epoch its batches (`_epoch_batches`), one
+`_step` each (dropping models whose loss is no longer finite), and model
+selection (`_select_all`, with `attn_jax.training.selection`'s rules).
+What is kept and reported as it goes (the progress record, the bar, the
+estimate of time left, the checkpoint cadence) is `_Bookkeeping`, below it.
 
 Epochs and batches are counted from 0 in every stored record (progress,
 metrics.jsonl, the selection, eval.json's `selected_epoch`), as results
@@ -39,7 +42,6 @@ already use them; messages for people count from 1 ("epoch 2 of 3").
 """
 
 import dataclasses
-import math
 import os
 import time
 import warnings
@@ -58,6 +60,7 @@ from attn_jax.data.dataset import Dataset
 from attn_jax.core.errors import CheckpointError, StorageError, TrainingError
 from attn_jax.models import Model
 from attn_jax.training import progress as progress_lib
+from attn_jax.training import selection
 from attn_jax.training import step as step_lib
 from attn_jax.training.checkpoints import CheckpointStore
 from attn_jax.training.evaluation import evaluate_probs
@@ -114,30 +117,6 @@ def train_batches(split, batch_size, buckets, pos_weight, seed, epoch, ties='ran
   return split_batches.train_batches(split, batch_size, buckets, pos_weight, seed, epoch, ties=ties)
 
 
-def _at(epoch: int, index: int, epochs: int, batches: int) -> str:
-  """Where in training a 0-based (epoch, batch) is, as people count: from 1."""
-  return f'in epoch {epoch + 1} of {epochs}, batch {index + 1} of {batches}'
-
-
-def _nan_message(loss, at, step, directory, name='') -> str:
-  who = f'every model ({name}, ...): ' if name else ''
-  return (f'{who}the training loss or its gradient became {loss} {at} '
-          f'(step {step}); training stopped and the last good checkpoint in '
-          f'{directory} is intact. Check the data and pretrained vectors for extreme values, '
-          'or train with a lower --config.train.learning_rate in a new --workdir.')
-
-
-def _configured_objective(t) -> Objective:
-  """The `Objective` of `train.loss` (a loss that needs no batch inputs)."""
-  loss = LOSSES[t.loss]
-
-  def without_inputs(model, params, batch, rng, member, inputs):
-    del inputs
-    return loss(model, params, batch, rng, member)
-
-  return Objective(loss=without_inputs, mean_loss=getattr(loss, 'is_mean', False))
-
-
 def projection_values(members: list[Member]) -> dict:
   """Per-model values the model's projection reads ([M] arrays): each
   sparsegen model's own λ (`Model.with_values`), so a λ sweep is one program."""
@@ -179,25 +158,210 @@ def train(model: Model, dataset: Dataset, members: list[Member], group_dir: str,
     if saved is not None and saved['finished']:
       return _already_finished(p, saved, log)
     run = _start(p, store, saved, initial_params, log)
-    left = p.t.epochs * p.steps_per_epoch - _steps_done(run.progress, p)
-    rates, rate_key = estimates.MeasuredRates(), _rate_key(p)
-    earlier = rates.get(rate_key)
-    if earlier and left > 0:
-      log(f'training: {left:,} steps, about {estimates.duration(left / earlier)} (at {earlier:.1f} steps/s, '
-          'the rate an earlier training of this model measured here; compiling not counted)')
-    caveat = (f'all {p.t.epochs} epochs: early stopping (train.patience={p.t.patience}) may end it sooner'
-              if p.t.patience else '')
-    run.estimate = estimates.Estimate('training', left, log, min_seconds=ESTIMATE_AFTER_SECONDS, unit='steps',
-                                      caveat=caveat)
-    with _progress_bar(p, run.progress) as bar:
+    with _Bookkeeping(p, run, log) as books:
       for epoch in range(run.progress['epoch'], p.t.epochs):
-        _train_epoch(p, run, epoch, bar)
-        _end_epoch(p, run, epoch, bar)
+        steps = _epoch_batches(p, epoch)
+        books.start_epoch(epoch)
+        for index in range(run.progress['batch'], len(steps)):
+          books.start_step()
+          losses, examples = _step(p, run, steps[index])
+          _drop_non_finite(p, run, losses, epoch, index, len(steps), books.bar)  # reads the losses: synced
+          books.end_step(index, losses, examples, len(steps))
+          if not run.active.any():
+            break  # the models still training failed; those stopped early are kept
+        _select_all(p, run, epoch, books.bar)
+        books.end_epoch(epoch)
         if run.progress['finished']:
           break
-    if run.estimate.rate():
-      rates.put(rate_key, run.estimate.rate(), 'training steps/s')
   return run.progress
+
+
+# ---------------------------------------------------------------- one step
+
+def _epoch_batches(p: '_Program', epoch: int) -> list[tuple]:
+  """The epoch's steps, each a tuple: the one batch every model sees, or
+  (`train.batch_order='own'`) each model's own batch from its own order."""
+  t = p.t
+  # Looked up in this module when called: tests poison batches through it.
+  orders = {seed: train_batches(p.train_split, t.batch_size, p.buckets, p.pos_weight, seed, epoch,
+                                ties=t.get('sort_ties', 'stable'))
+            for seed in dict.fromkeys(p.order_seeds)}
+  counts = {len(b) for b in orders.values()}
+  if len(counts) != 1:  # the split's chunks are the same in any order; a guard, not a choice
+    raise TrainingError(f'the models\' batch orders have different numbers of batches ({sorted(counts)})')
+  if len(orders) == 1:
+    return [(batch,) for batch in next(iter(orders.values()))]
+  return list(zip(*(orders[seed] for seed in p.order_seeds)))
+
+
+def _step(p: '_Program', run: '_Run', batches: tuple) -> tuple[np.ndarray, np.ndarray]:
+  """One optimiser step of the models still training, on one shared batch or
+  one batch each; ([M] losses, [M] real examples each model saw)."""
+  if len(batches) == 1:
+    batch, = batches
+    inputs = p.objective.batch_inputs('train', batch.index, batch.tokens.shape[1])
+    compilation.guard_mappings(('train', id(p.executor), batch.tokens.shape))
+    run.state, losses = p.executor.step(run.state, batch, p.dropout_keys, p.values, inputs, run.active)
+    return losses, np.full(len(p.members), (batch.index >= 0).sum())
+  inputs = [p.objective.batch_inputs('train', b.index, b.tokens.shape[1]) for b in batches]
+  run.state, losses = p.executor.step_each(run.state, list(batches), p.dropout_keys, p.values, inputs,
+                                           run.active)
+  return losses, np.array([(b.index >= 0).sum() for b in batches])
+
+
+def _drop_non_finite(p: '_Program', run: '_Run', losses: np.ndarray, epoch: int, index: int,
+                     batches: int, bar: tqdm.tqdm) -> None:
+  """Stops each active model whose loss (or gradient) became NaN or infinite
+  at this step; the others go on.
+
+  Raises:
+    TrainingError: no model is left with anything usable (none is saved).
+  """
+  broken = run.active & ~np.isfinite(losses)
+  if not broken.any():
+    return
+  step, at = p.executor.step_count(run.state), _at(epoch, index, p.t.epochs, batches)
+  if broken.sum() == run.alive.sum():  # no model is left with anything usable
+    raise TrainingError(_nan_message(losses[broken][0], at, step, run.store.directory,
+                                     p.members[0].workdir if len(p.members) > 1 else ''))
+  for i in np.flatnonzero(broken):
+    progress_lib.fail(run.progress, i, epoch, index, step, losses[i])
+    bar.write(f'warning: model {p.members[i].workdir}: the training loss or its gradient '
+              f'became {losses[i]} {at} (step {step}); it is '
+              'not selected or evaluated from here on; the other models go on.')
+  run.alive &= ~broken
+  run.active &= ~broken
+
+
+# ---------------------------------------------------------------- model selection
+
+def _select_all(p: '_Program', run: '_Run', epoch: int, bar: tqdm.tqdm) -> None:
+  """Records `epoch` of each active model on the selection split, keeps its
+  params if they are its best yet, and stops it when out of patience."""
+  t = p.t
+
+  def inputs(index, width):
+    return p.objective.batch_inputs(t.select_on, index, width)
+
+  probs = p.executor.predict(run.state, p.select_split, t.eval_batch_size, p.buckets, p.values,
+                             inputs)
+  for i, member in enumerate(p.members):
+    if not run.active[i]:
+      continue
+    own = os.path.abspath(member.workdir) == os.path.abspath(p.group_dir)
+    improved = _select(run.store if own else None, member, run.progress, i, epoch,
+                       p.executor.step_count(run.state),
+                       evaluate_probs(p.select_split.labels, probs[i]),
+                       p.executor.params(run.state, i), t)
+    if t.get('plateau_factor') is not None and not improved and epoch > 0:
+      # ReduceLROnPlateau(patience 0): S&S halve the step size after each
+      # epoch whose selection score is no better (§A.6).
+      run.state = p.executor.scale_learning_rate(run.state, i, t.plateau_factor)
+    entry = run.progress['models'][i]
+    if selection.out_of_patience(entry, epoch, t) or selection.perfect(entry, t):
+      progress_lib.stop(run.progress, i, epoch)
+      run.active[i] = False
+      if len(p.members) > 1:
+        why = (f'{t.select_by} 1.0, which no later epoch can beat' if selection.perfect(entry, t) else
+               f'no better {t.select_by} in {t.patience} epochs')
+        bar.write(f'{os.path.basename(member.workdir)}: {why}; stopped after epoch {epoch + 1}')
+
+
+def _select(group_store, member, progress, i, epoch, step, metrics, params, t) -> bool:
+  """Records model i's epoch and saves its params if they are its best yet
+  (through `group_store` when the model's workdir is the group's own);
+  whether they were."""
+  record = progress_lib.add_epoch(progress, i, epoch, step, metrics, t.select_on)
+  entry = progress['models'][i]
+  best = selection.better(entry['best'], record, metrics, t)
+  if best is None:
+    return False
+  entry['best'] = best
+  if group_store is not None:
+    group_store.save_best(step, params, best)
+  else:
+    with CheckpointStore(member.workdir) as store:
+      store.save_best(step, params, best)
+  return True
+
+
+# ---------------------------------------------------------------- bookkeeping
+
+class _Bookkeeping:
+  """What the loop reports and keeps as it goes: the progress record, the
+  bar, the estimate of time left, the checkpoint cadence, and, at the end,
+  the rate measured (`core.estimates.MeasuredRates`, for the next run's
+  estimate before it starts)."""
+
+  def __init__(self, p: '_Program', run: '_Run', log: Callable[[str], None]):
+    self.p, self.run, self.log = p, run, log
+    self.clock = time.time()  # when `progress['seconds']` was last brought up to date
+    self.rates, self.rate_key = estimates.MeasuredRates(), _rate_key(p)
+    self.bar: Optional[tqdm.tqdm] = None
+    self.estimate: Optional[estimates.Estimate] = None
+    self._step_started = self._compiled = 0.0
+
+  def __enter__(self) -> '_Bookkeeping':
+    p, progress = self.p, self.run.progress
+    done = progress['epoch'] * p.steps_per_epoch + progress['batch']
+    left = p.t.epochs * p.steps_per_epoch - done
+    earlier = self.rates.get(self.rate_key)
+    if earlier and left > 0:
+      self.log(f'training: {left:,} steps, about {estimates.duration(left / earlier)} (at {earlier:.1f} '
+               'steps/s, the rate an earlier training of this model measured here; compiling not counted)')
+    caveat = (f'all {p.t.epochs} epochs: early stopping (train.patience={p.t.patience}) may end it sooner'
+              if p.t.patience else '')
+    self.estimate = estimates.Estimate('training', left, self.log, min_seconds=ESTIMATE_AFTER_SECONDS,
+                                       unit='steps', caveat=caveat)
+    self.bar = tqdm.tqdm(total=p.t.epochs * p.steps_per_epoch, initial=done, disable=not p.t.progress,
+                         unit='step', dynamic_ncols=True)
+    return self
+
+  def __exit__(self, kind, value, traceback) -> None:
+    self.bar.close()
+    if kind is None and self.estimate.rate():
+      self.rates.put(self.rate_key, self.estimate.rate(), 'training steps/s')
+
+  def start_epoch(self, epoch: int) -> None:
+    self.bar.set_description(f'epoch {epoch + 1} of {self.p.t.epochs}'
+                             + (f' ({len(self.p.members)} models)' if len(self.p.members) > 1 else ''))
+
+  def start_step(self) -> None:
+    self._step_started, self._compiled = time.time(), compilation.seconds()
+
+  def end_step(self, index: int, losses: np.ndarray, examples: np.ndarray, batches: int) -> None:
+    """Counts the step (in the record, the bar, the estimate) and checkpoints
+    every `train.checkpoint_every_steps` (the epoch's end saves anyway)."""
+    p, run = self.p, self.run
+    self.estimate.add(1, time.time() - self._step_started, compilation.seconds() - self._compiled)
+    # An epoch holds every training example once in any order, so the
+    # models' counts agree at its end, where the mean loss is read.
+    progress_lib.add_batch(run.progress, index, losses * examples if p.objective.mean_loss else losses,
+                           run.active, int(examples[0]))
+    self.bar.update(1)
+    done = run.progress['batch']
+    if run.active.any() and done % p.t.checkpoint_every_steps == 0 and done < batches:
+      self._save_latest()
+
+  def end_epoch(self, epoch: int) -> None:
+    """Closes the epoch in the record (the program is finished after its
+    last epoch or when no model is left training), checkpoints, mirrors each
+    model's history to its metrics.jsonl, and writes the epoch's line."""
+    p, run = self.p, self.run
+    progress_lib.end_epoch(run.progress, epoch, finished=epoch + 1 == p.t.epochs or not run.active.any())
+    self._save_latest()
+    progress_lib.write_histories(p.members, run.progress)
+    if run.progress['finished']:
+      progress_lib.record_finished(p.group_dir, run.progress)
+    self.bar.write(_epoch_line(run.progress, p.t.select_on, p.members, p.t.epochs))
+
+  def _save_latest(self) -> None:
+    """Checkpoints the stacked state and progress, counting the time since the last save."""
+    p, run = self.p, self.run
+    run.progress['seconds'] += time.time() - self.clock
+    self.clock = time.time()
+    run.store.save_latest(p.executor.step_count(run.state), p.executor.to_checkpoint(run.state),
+                          run.progress)
 
 
 def _rate_key(p: '_Program') -> str:
@@ -210,6 +374,38 @@ def _rate_key(p: '_Program') -> str:
                        hidden_dim=m.hidden_dim, batch_size=p.t.batch_size, models=len(p.members),
                        executor=type(p.executor).__name__, backend=jax.default_backend(),
                        devices=jax.device_count())
+
+
+def _at(epoch: int, index: int, epochs: int, batches: int) -> str:
+  """Where in training a 0-based (epoch, batch) is, as people count: from 1."""
+  return f'in epoch {epoch + 1} of {epochs}, batch {index + 1} of {batches}'
+
+
+def _nan_message(loss, at, step, directory, name='') -> str:
+  who = f'every model ({name}, ...): ' if name else ''
+  return (f'{who}the training loss or its gradient became {loss} {at} '
+          f'(step {step}); training stopped and the last good checkpoint in '
+          f'{directory} is intact. Check the data and pretrained vectors for extreme values, '
+          'or train with a lower --config.train.learning_rate in a new --workdir.')
+
+
+def _epoch_line(progress: dict, split: str, members, epochs: int) -> str:
+  """One line per model that trained this epoch: its loss, metrics and selection."""
+  lines = []
+  for member, entry in zip(members, progress['models']):
+    stopped = entry.get('stopped')
+    if entry['failed'] is not None or not entry['history'] or (stopped is not None and
+                                                                stopped < progress['epoch'] - 1):
+      continue
+    record, best = entry['history'][-1], entry['best']
+    chosen = f'best epoch {best["epoch"] + 1}' if best else 'no model selected yet'
+    who = f'{os.path.basename(member.workdir)}: ' if len(members) > 1 else ''
+    scores = (f'f1(pos) {record[f"{split}_f1_pos"]:.4f} roc-auc {record[f"{split}_roc_auc"]:.4f}'
+              if f'{split}_roc_auc' in record else f'macro-f1 {record[f"{split}_macro_f1"]:.4f}')
+    lines.append(f'{who}epoch {record["epoch"] + 1} of {epochs}: train loss '
+                 f'{record["train_loss"]:.4f} | {split} '
+                 f'acc {record[f"{split}_accuracy"]:.4f} {scores} | {chosen}')
+  return '\n'.join(lines)
 
 
 # ---------------------------------------------------------------- set-up
@@ -242,8 +438,6 @@ class _Run:
   progress: dict
   alive: np.ndarray  # [M] bools: losses still finite
   active: np.ndarray  # [M] bools: still training (alive, and not stopped by patience)
-  clock: float  # when `progress['seconds']` was last brought up to date
-  estimate: Optional[estimates.Estimate] = None  # says, early, how long the steps left take
 
 
 def _program(model, dataset, members, group_dir, objective) -> _Program:
@@ -263,6 +457,17 @@ def _program(model, dataset, members, group_dir, objective) -> _Program:
   return _Program(model, members, group_dir, t, objective, optimizer, executor, dropout_keys,
                   values, order_seeds, dataset.pos_weight, train_split, select_split, buckets,
                   steps_per_epoch=split_batches.count_train_batches(train_split, t.batch_size, buckets))
+
+
+def _configured_objective(t) -> Objective:
+  """The `Objective` of `train.loss` (a loss that needs no batch inputs)."""
+  loss = LOSSES[t.loss]
+
+  def without_inputs(model, params, batch, rng, member, inputs):
+    del inputs
+    return loss(model, params, batch, rng, member)
+
+  return Objective(loss=without_inputs, mean_loss=getattr(loss, 'is_mean', False))
 
 
 def _init_state(p: _Program, member: Member, params) -> step_lib.TrainState:
@@ -316,215 +521,10 @@ def _start(p: _Program, store: CheckpointStore, saved: Optional[dict], initial_p
     state = p.executor.from_checkpoint(state)
     log(f'resuming from {store.directory}/latest: '
         f'{progress_lib.where(progress, p.t.epochs, p.steps_per_epoch)}')
-  return _Run(store, state, progress, progress_lib.alive(progress),
-              progress_lib.training(progress), clock=time.time())
+  return _Run(store, state, progress, progress_lib.alive(progress), progress_lib.training(progress))
 
 
-def _steps_done(progress: dict, p: _Program) -> int:
-  return progress['epoch'] * p.steps_per_epoch + progress['batch']
-
-
-def _progress_bar(p: _Program, progress: dict) -> tqdm.tqdm:
-  """A bar over all the program's steps, starting at those already done."""
-  return tqdm.tqdm(total=p.t.epochs * p.steps_per_epoch, initial=_steps_done(progress, p),
-                   disable=not p.t.progress, unit='step', dynamic_ncols=True)
-
-
-def _save_latest(p: _Program, run: _Run) -> None:
-  """Checkpoints the stacked state and progress, counting the time since the last save."""
-  run.progress['seconds'] += time.time() - run.clock
-  run.clock = time.time()
-  run.store.save_latest(p.executor.step_count(run.state), p.executor.to_checkpoint(run.state),
-                        run.progress)
-
-
-# ---------------------------------------------------------------- one epoch
-
-def _train_epoch(p: _Program, run: _Run, epoch: int, bar: tqdm.tqdm) -> None:
-  """Trains the active models on `epoch`'s batches from where progress left
-  off, checkpointing every `train.checkpoint_every_steps`; ends early when
-  no model is left training."""
-  t = p.t
-  bar.set_description(f'epoch {epoch + 1} of {t.epochs}'
-                      + (f' ({len(p.members)} models)' if len(p.members) > 1 else ''))
-  # Looked up in this module when called: tests poison batches through it.
-  orders = {seed: train_batches(p.train_split, t.batch_size, p.buckets, p.pos_weight, seed, epoch,
-                                ties=t.get('sort_ties', 'stable'))
-            for seed in dict.fromkeys(p.order_seeds)}
-  shared = len(orders) == 1
-  counts = {len(b) for b in orders.values()}
-  if len(counts) != 1:  # the split's chunks are the same in any order; a guard, not a choice
-    raise TrainingError(f'the models\' batch orders have different numbers of batches ({sorted(counts)})')
-  batches_per_epoch = counts.pop()
-  for index in range(run.progress['batch'], batches_per_epoch):
-    started, compiled = time.time(), compilation.seconds()
-    if shared:
-      batch = next(iter(orders.values()))[index]
-      inputs = p.objective.batch_inputs('train', batch.index, batch.tokens.shape[1])
-      compilation.guard_mappings(('train', id(p.executor), batch.tokens.shape))
-      run.state, losses = p.executor.step(run.state, batch, p.dropout_keys, p.values, inputs,
-                                          run.active)
-      examples = np.full(len(p.members), (batch.index >= 0).sum())
-    else:  # each model its own batch (`train.batch_order='own'`)
-      batches = [orders[seed][index] for seed in p.order_seeds]
-      inputs = [p.objective.batch_inputs('train', b.index, b.tokens.shape[1]) for b in batches]
-      run.state, losses = p.executor.step_each(run.state, batches, p.dropout_keys, p.values, inputs,
-                                               run.active)
-      examples = np.array([(b.index >= 0).sum() for b in batches])
-    _drop_non_finite(p, run, losses, epoch, index, batches_per_epoch, bar)  # reads the losses: synced
-    if run.estimate is not None:
-      run.estimate.add(1, time.time() - started, compilation.seconds() - compiled)
-    # An epoch holds every training example once in any order, so the
-    # models' counts agree at its end, where the mean loss is read.
-    progress_lib.add_batch(run.progress, index, losses * examples if p.objective.mean_loss else losses,
-                           run.active, int(examples[0]))
-    bar.update(1)
-    if not run.active.any():
-      break  # the models still training failed; those stopped early are kept
-    done = run.progress['batch']
-    if done % t.checkpoint_every_steps == 0 and done < batches_per_epoch:  # the epoch's end saves anyway
-      _save_latest(p, run)
-
-
-def _drop_non_finite(p: _Program, run: _Run, losses: np.ndarray, epoch: int, index: int,
-                     batches: int, bar: tqdm.tqdm) -> None:
-  """Stops each active model whose loss (or gradient) became NaN or infinite
-  at this step; the others go on.
-
-  Raises:
-    TrainingError: no model is left with anything usable (none is saved).
-  """
-  broken = run.active & ~np.isfinite(losses)
-  if not broken.any():
-    return
-  step, at = p.executor.step_count(run.state), _at(epoch, index, p.t.epochs, batches)
-  if broken.sum() == run.alive.sum():  # no model is left with anything usable
-    raise TrainingError(_nan_message(losses[broken][0], at, step, run.store.directory,
-                                     p.members[0].workdir if len(p.members) > 1 else ''))
-  for i in np.flatnonzero(broken):
-    progress_lib.fail(run.progress, i, epoch, index, step, losses[i])
-    bar.write(f'warning: model {p.members[i].workdir}: the training loss or its gradient '
-              f'became {losses[i]} {at} (step {step}); it is '
-              'not selected or evaluated from here on; the other models go on.')
-  run.alive &= ~broken
-  run.active &= ~broken
-
-
-# ---------------------------------------------------------------- end of an epoch
-
-def _end_epoch(p: _Program, run: _Run, epoch: int, bar: tqdm.tqdm) -> None:
-  """Evaluates and selects the models still training, stops those out of
-  patience, checkpoints and reports; the program is finished after its last
-  epoch or when no model is left training."""
-  _select_all(p, run, epoch, bar)
-  progress_lib.end_epoch(run.progress, epoch,
-                         finished=epoch + 1 == p.t.epochs or not run.active.any())
-  _save_latest(p, run)
-  progress_lib.write_histories(p.members, run.progress)
-  if run.progress['finished']:
-    progress_lib.record_finished(p.group_dir, run.progress)
-  bar.write(_epoch_line(run.progress, p.t.select_on, p.members, p.t.epochs))
-
-
-def _select_all(p: _Program, run: _Run, epoch: int, bar: tqdm.tqdm) -> None:
-  """Records `epoch` of each active model on the selection split, keeps its
-  params if they are its best yet, and stops it when out of patience."""
-  t = p.t
-
-  def inputs(index, width):
-    return p.objective.batch_inputs(t.select_on, index, width)
-
-  probs = p.executor.predict(run.state, p.select_split, t.eval_batch_size, p.buckets, p.values,
-                             inputs)
-  for i, member in enumerate(p.members):
-    if not run.active[i]:
-      continue
-    own = os.path.abspath(member.workdir) == os.path.abspath(p.group_dir)
-    improved = _select(run.store if own else None, member, run.progress, i, epoch,
-                       p.executor.step_count(run.state),
-                       evaluate_probs(p.select_split.labels, probs[i]),
-                       p.executor.params(run.state, i), t)
-    if t.get('plateau_factor') is not None and not improved and epoch > 0:
-      # ReduceLROnPlateau(patience 0): S&S halve the step size after each
-      # epoch whose selection score is no better (§A.6).
-      run.state = p.executor.scale_learning_rate(run.state, i, t.plateau_factor)
-    entry = run.progress['models'][i]
-    if _out_of_patience(entry, epoch, t) or _perfect(entry, t):
-      progress_lib.stop(run.progress, i, epoch)
-      run.active[i] = False
-      if len(p.members) > 1:
-        why = (f'{t.select_by} 1.0, which no later epoch can beat' if _perfect(entry, t) else
-               f'no better {t.select_by} in {t.patience} epochs')
-        bar.write(f'{os.path.basename(member.workdir)}: {why}; stopped after epoch {epoch + 1}')
-
-
-def _perfect(entry: dict, t) -> bool:
-  """`train.stop_when_perfect` and the selected score is 1.0, the most a
-  selection metric (accuracy, F1, ROC-AUC) can be: only a strictly better
-  epoch replaces a selection, so none will."""
-  best = entry['best']
-  return bool(t.get('stop_when_perfect')) and t.select_by != 'train_loss' and best is not None and best['score'] >= 1.0
-
-
-def _out_of_patience(entry: dict, epoch: int, t) -> bool:
-  """Whether `train.patience` epochs passed without a better selection score.
-  A model with no selection yet goes on: stopping it would leave nothing."""
-  if t.patience is None or entry['best'] is None:
-    return False
-  return epoch - entry['best']['epoch'] >= t.patience
-
-
-def _select(group_store, member, progress, i, epoch, step, metrics, params, t) -> bool:
-  """Records model i's epoch and saves its params if they are its best yet
-  (through `group_store` when the model's workdir is the group's own);
-  whether they were."""
-  record = progress_lib.add_epoch(progress, i, epoch, step, metrics, t.select_on)
-  entry = progress['models'][i]
-  best = _better_selection(entry['best'], record, metrics, t)
-  if best is None:
-    return False
-  entry['best'] = best
-  if group_store is not None:
-    group_store.save_best(step, params, best)
-  else:
-    with CheckpointStore(member.workdir) as store:
-      store.save_best(step, params, best)
-  return True
-
-
-def _better_selection(best: Optional[dict], record: dict, metrics: dict, t) -> Optional[dict]:
-  """The selection of `record`'s epoch if it is eligible and beats `best`, else None."""
-  if t.select_by == 'train_loss':  # lowest wins (W&P's adversary, §C.4)
-    score, split = record['train_loss'], 'train'
-    better = best is None or score < best['score']
-  else:
-    score, split = metrics[t.select_by], t.select_on
-    better = best is None or score > best['score']
-  eligible = (record['epoch'] > 0 or not t.skip_first_epoch) and math.isfinite(score)
-  if not (eligible and better):
-    return None
-  return {'epoch': record['epoch'], 'step': record['step'], 'split': split,
-          'metric': t.select_by, 'score': score}
-
-
-def _epoch_line(progress: dict, split: str, members, epochs: int) -> str:
-  """One line per model that trained this epoch: its loss, metrics and selection."""
-  lines = []
-  for member, entry in zip(members, progress['models']):
-    stopped = entry.get('stopped')
-    if entry['failed'] is not None or not entry['history'] or (stopped is not None and
-                                                                stopped < progress['epoch'] - 1):
-      continue
-    record, best = entry['history'][-1], entry['best']
-    chosen = f'best epoch {best["epoch"] + 1}' if best else 'no model selected yet'
-    who = f'{os.path.basename(member.workdir)}: ' if len(members) > 1 else ''
-    scores = (f'f1(pos) {record[f"{split}_f1_pos"]:.4f} roc-auc {record[f"{split}_roc_auc"]:.4f}'
-              if f'{split}_roc_auc' in record else f'macro-f1 {record[f"{split}_macro_f1"]:.4f}')
-    lines.append(f'{who}epoch {record["epoch"] + 1} of {epochs}: train loss '
-                 f'{record["train_loss"]:.4f} | {split} '
-                 f'acc {record[f"{split}_accuracy"]:.4f} {scores} | {chosen}')
-  return '\n'.join(lines)
-
+# ---------------------------------------------------------------- after training
 
 def restore_best(model: Model, workdir: str, log: Optional[Callable[[str], None]] = None,
                  repair: bool = False):

@@ -12,7 +12,7 @@ from attn_jax.core.errors import ConfigError
 from attn_jax.core.registry import EXPERIMENTS
 from attn_jax.experiments import experiment_store as store
 from attn_jax.workdirs.restore import restore
-from attn_jax.training import trainer
+from attn_jax.training import selection
 import helpers
 
 pytestmark = [pytest.mark.usefixtures('optax_promotion'), pytest.mark.slow]  # slow: scheduled first
@@ -147,10 +147,10 @@ def test_analysis_settings_recompute_the_numbers_but_retrain_no_model(suite):
 def test_patience_stops_a_model_after_epochs_without_improvement():
   cfg = helpers.synthetic_config(train__patience=2)
   entry = {'best': {'epoch': 1}}
-  assert not trainer._out_of_patience(entry, 2, cfg.train)
-  assert trainer._out_of_patience(entry, 3, cfg.train)
-  assert not trainer._out_of_patience({'best': None}, 5, cfg.train)  # nothing to keep yet
-  assert not trainer._out_of_patience(entry, 30, helpers.synthetic_config().train)
+  assert not selection.out_of_patience(entry, 2, cfg.train)
+  assert selection.out_of_patience(entry, 3, cfg.train)
+  assert not selection.out_of_patience({'best': None}, 5, cfg.train)  # nothing to keep yet
+  assert not selection.out_of_patience(entry, 30, helpers.synthetic_config().train)
 
 
 @pytest.mark.parametrize('field, value, message', [
