@@ -13,7 +13,6 @@ import warnings
 
 import numpy as np
 import scipy.special
-import scipy.stats
 
 # Documents of at most this many words take the pairwise path (O(n²) per
 # document, no per-call overhead); longer ones scipy's O(n log n) merge sort,
@@ -37,6 +36,7 @@ def kendall_tau(a: np.ndarray, b: np.ndarray, lengths: np.ndarray) -> tuple[np.n
     (tau [N], p_value [N]) as float64; NaN where either vector is constant
     or holds a NaN (scipy's nan_policy 'propagate').
   """
+  import scipy.stats  # pylint: disable=g-import-not-at-top  (a second to import: where used)
   a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
   words = np.maximum(np.asarray(lengths, np.int64) - 2, 0)
   tau = np.full(len(words), np.nan)

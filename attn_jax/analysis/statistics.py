@@ -24,7 +24,6 @@ import math
 from typing import Callable, Optional
 
 import numpy as np
-import scipy.stats
 
 CONFIDENCE = 0.95
 
@@ -36,6 +35,7 @@ def t_interval(values, confidence: float = CONFIDENCE) -> dict:
     {'mean', 'low', 'high', 'half_width', 'n', 'std'}; with one value the
     bounds are NaN (a single seed says nothing about the spread).
   """
+  import scipy.stats  # pylint: disable=g-import-not-at-top  (a second to import: where used)
   x = np.asarray([v for v in values if v is not None and math.isfinite(v)], np.float64)
   n = len(x)
   if n == 0:
@@ -111,6 +111,7 @@ def welch_t_test(a, b) -> dict:
     equal means give t = 0, p = 1; different means t = ±inf, p = 0 (scipy
     returns NaN for the first).
   """
+  import scipy.stats  # pylint: disable=g-import-not-at-top  (a second to import: where used)
   x, y = _finite(a), _finite(b)
   out = {'t': None, 'df': None, 'p': None, 'n_a': len(x), 'n_b': len(y),
          'mean_a': float(x.mean()) if len(x) else None, 'mean_b': float(y.mean()) if len(y) else None}
@@ -161,6 +162,7 @@ def equivalence_test(a, b, margin: float, alpha: float = 0.05, power: float = 0.
      'margin'}; with fewer than 2 values a side, every number is None and
     the verdict 'inconclusive'.
   """
+  import scipy.stats  # pylint: disable=g-import-not-at-top  (a second to import: where used)
   x, y = _finite(a), _finite(b)
   out = {'difference': None, 'low95': None, 'high95': None, 'p_lower': None, 'p_upper': None, 'p': None,
          'verdict': 'inconclusive', 'seeds_needed': None, 'n_a': len(x), 'n_b': len(y), 'margin': margin}
@@ -197,6 +199,7 @@ def seeds_for_equivalence(variance_sum: float, margin: float, alpha: float = 0.0
                           most: int = 10_000) -> int:
   """Seeds per side for TOST to reach `power` at `margin` when the means are
   equal and s_a² + s_b² = `variance_sum` (see `equivalence_test`)."""
+  import scipy.stats  # pylint: disable=g-import-not-at-top  (a second to import: where used)
   beta_quantile = 1 - (1 - power) / 2
   for n in range(2, most + 1):
     df = 2 * n - 2

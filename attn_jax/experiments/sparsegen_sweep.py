@@ -16,7 +16,6 @@ projection, e.g. softmax) is a separate point, as in Figure 3.
 
 import ml_collections
 import numpy as np
-import scipy.stats
 from ml_collections import config_dict
 
 from attn_jax.core.errors import TrainingError
@@ -62,6 +61,7 @@ def row(metrics: dict, importance: dict) -> dict:
 
 def correlations(rows: list) -> dict:
   """Across the grid: λ against the mean entropy of g_ŷ(x) (Table 2) and the mean τ(α, g_ŷ(x))."""
+  import scipy.stats  # pylint: disable=g-import-not-at-top  (a second to import: where used)
   rows = [r for r in rows if 'failed' not in r and r['entropy_g_y_x'] is not None]
   if len(rows) < 3:
     return {}

@@ -4,14 +4,20 @@ Figures are `matplotlib.figure.Figure` objects, not pyplot's: they need no
 display and leave the user's backend (e.g. a notebook's inline one) alone.
 """
 
-import matplotlib
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING
 
 from attn_jax.core import atomic_io
+
+if TYPE_CHECKING:
+  from matplotlib.figure import Figure
+
+# matplotlib is imported where a figure is made (half a second to import):
+# a run that draws nothing, or a command line that stops at bad input, skips it.
 
 
 def new_figure(nrows: int = 1, ncols: int = 1, **kwargs):
   """(figure, axes) like `plt.subplots`, without pyplot."""
+  from matplotlib.figure import Figure  # pylint: disable=g-import-not-at-top
   fig = Figure(figsize=kwargs.pop('figsize', None))
   return fig, fig.subplots(nrows, ncols, **kwargs)
 
@@ -21,8 +27,9 @@ def new_figure(nrows: int = 1, ncols: int = 1, **kwargs):
 _METADATA = {'png': {'Software': None}, 'svg': {'Date': None}}
 
 
-def save(fig: Figure, stem: str) -> list[str]:
+def save(fig: 'Figure', stem: str) -> list[str]:
   """Writes `<stem>.png` and `<stem>.svg`; returns their paths."""
+  import matplotlib  # pylint: disable=g-import-not-at-top
   written = []
   for ext in ('png', 'svg'):
     path = f'{stem}.{ext}'

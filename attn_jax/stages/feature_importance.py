@@ -1,6 +1,5 @@
 """Stages `gradient`, `loo` and `kendall`: J&W's feature-importance agreement (§B.1–B.3)."""
 
-import jax
 import numpy as np
 
 from attn_jax.analysis import gradients as gi, kendall, loo as loo_lib, statistics

@@ -1,7 +1,6 @@
 """AG News topic classification (Zhang et al. 2015), from the CSV files."""
 
 import csv
-import gzip
 import io
 
 import tensorflow_datasets as tfds
