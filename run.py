@@ -21,7 +21,7 @@ from attn_jax.core import atomic_io, errors, hosts
 from attn_jax.core.errors import AttnJaxError
 from attn_jax.core.registry import DATASETS, EXPERIMENTS, STAGES
 from attn_jax.papers import PAPERS
-from attn_jax.reports.report_registry import commands_after_run
+from attn_jax.tables.report_registry import commands_after_run
 from attn_jax.workdirs import model_axis
 from attn_jax.stages.stage_runner import with_requirements_of
 
@@ -137,7 +137,7 @@ def papers_run(cfg) -> set[str]:
 
 def next_commands(cfg, workdir: str, output_dir: str | None) -> str:
   """What to run after a run: the report commands of the papers it ran
-  (`attn_jax.reports.report_registry.COMMANDS`) and the listing of its files."""
+  (`attn_jax.tables.report_registry.COMMANDS`) and the listing of its files."""
   outs = pipeline.output_dirs(model_axis.members(cfg, workdir), workdir, output_dir)
   runs = ' '.join(shlex.quote(o) for o in outs)
   listed = [workdir] + ([output_dir] if output_dir and output_dir != workdir else [])

@@ -347,7 +347,7 @@ def main():
     return
   if args.table:
     from attn_jax.core import atomic_io
-    from attn_jax.reports import common as report  # pylint: disable=g-import-not-at-top
+    from attn_jax.tables import common as report  # pylint: disable=g-import-not-at-top
     text = table([atomic_io.read_json(p) for p in args.table])
     print(text)
     if args.readme:

@@ -86,7 +86,7 @@ def main():
     parser.error(f'unrecognized arguments: {" ".join(unknown)}')
   if args.table:
     from attn_jax.core import atomic_io
-    from attn_jax.reports import common as report  # pylint: disable=g-import-not-at-top
+    from attn_jax.tables import common as report  # pylint: disable=g-import-not-at-top
     results = [atomic_io.read_json(path) for path in args.table]
     text = '\n\n'.join(f'`{r["config"]}`, analyses {r["analyses"]}:\n\n{table(r)}' for r in results)
     print(text)

@@ -37,7 +37,7 @@ from attn_jax.core import atomic_io  # noqa: E402
 from attn_jax.data import split_batches  # noqa: E402
 from attn_jax.data.dataset import load_dataset  # noqa: E402
 from attn_jax.models import build_model  # noqa: E402
-from attn_jax.reports.common import markdown, plain, write_blocks  # noqa: E402
+from attn_jax.tables.common import markdown, plain, write_blocks  # noqa: E402
 from attn_jax.workdirs.initial_params import initial_params  # noqa: E402
 from attn_jax.training import objective, step as step_lib, trainer  # noqa: E402
 from attn_jax.training.optimizer import make_optimizer, with_hyperparams  # noqa: E402

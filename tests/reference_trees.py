@@ -3,7 +3,7 @@ code (results/jw_reference), for the reference report's and the studies' tests."
 
 import json
 
-from attn_jax.reports import studies as report
+from attn_jax.tables import studies as report
 
 SPREAD = (-0.01, -0.005, 0.0, 0.005, 0.01)  # ours: five seeds about a mean
 THEIRS = (-0.008, 0.0, 0.008)  # J&W's code: three seeds about a mean

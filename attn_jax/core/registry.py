@@ -65,11 +65,15 @@ class Section:
 
 
 class Registry:
-  """Entries with `name`, `paper` and `order`, filled by the modules of `package`."""
+  """Entries with `name`, `paper` and `order`, filled by the modules of
+  `package`, and by the `also` modules (higher layers that register entries
+  here: imported by name when the registry is first read, never by an import
+  statement of a lower layer)."""
 
-  def __init__(self, kind: str, package: str):
+  def __init__(self, kind: str, package: str, also: tuple[str, ...] = ()):
     self.kind = kind
     self.package = package
+    self.also = also
     self._entries: dict[str, Any] = {}
     self._origins: dict[str, str] = {}
     self._loaded = False
@@ -117,6 +121,8 @@ class Registry:
         package = importlib.import_module(self.package)
         for info in pkgutil.iter_modules(package.__path__):
           importlib.import_module(f'{self.package}.{info.name}')
+        for module in self.also:
+          importlib.import_module(module)
     return self
 
   def _ordered(self) -> list:
@@ -171,7 +177,7 @@ class Registry:
 
 # The registries below config: it derives its stage, experiment, encoder and
 # dataset keys, choices and help from them (attn_jax/config). The reports' own
-# registries are in attn_jax/reports/report_registry.py.
+# registries are in attn_jax/tables/report_registry.py.
 STAGES = Registry('analysis', 'attn_jax.stages')
 EXPERIMENTS = Registry('experiment', 'attn_jax.experiments')
 ENCODERS = Registry('encoder', 'attn_jax.models.encoders')

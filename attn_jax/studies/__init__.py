@@ -26,7 +26,7 @@ root).
 
 from attn_jax.studies import (batch_seeds, fidelity, jain_wallace_grid, jain_wallace_qa, serrano_smith_models,
                               vector_seeds, vector_workers, wiegreffe_pinter_table2)
-from attn_jax.reports.report_registry import COMMANDS, Command
+from attn_jax.tables.report_registry import COMMANDS, Command
 from attn_jax.studies.arms import Arm, Study
 
 STUDIES = {
@@ -66,7 +66,7 @@ def _report(parser, args, argv) -> None:
   """`python -m attn_jax.report study NAME [--root ...]`: the same table as
   `python -m attn_jax.studies report NAME`."""
   del argv
-  from attn_jax.reports import studies as study_tables  # pylint: disable=g-import-not-at-top
+  from attn_jax.tables import studies as study_tables  # pylint: disable=g-import-not-at-top
   if len(args.runs) != 1 or args.runs[0] not in STUDIES:
     parser.error(f'study: name one study, one of {", ".join(sorted(STUDIES))}')
   study = STUDIES[args.runs[0]].with_seeds(args.seeds).with_variant(args.variant)

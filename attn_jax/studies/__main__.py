@@ -76,7 +76,7 @@ def main(argv=None) -> None:
       print(f'{study.name}: done in {time.time() - started:.0f} s; results in {root} '
             f'(report: python -m attn_jax.studies report {study.name} --root={root})')
     else:
-      from attn_jax.reports import studies as study_tables  # pylint: disable=g-import-not-at-top
+      from attn_jax.tables import studies as study_tables  # pylint: disable=g-import-not-at-top
       study_tables.write(study, root, args.save, args.readme, args.reference)
   except AttnJaxError as e:
     errors.exit_with(e)

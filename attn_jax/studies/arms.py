@@ -53,7 +53,7 @@ class Study:
   analyses: str
   seeds: int
   description: str
-  # which table its report prints (attn_jax.reports.report_registry.TABLES, kind 'study'): 'grid', 'fidelity',
+  # which table its report prints (attn_jax.tables.report_registry.TABLES, kind 'study'): 'grid', 'fidelity',
   # 'ss' (S&S's tables), 'vector_seeds' (two intervals beside the J&W grid's)
   # or 'wp_table2' (learned vs uniform beside W&P's code)
   kind: str = 'grid'

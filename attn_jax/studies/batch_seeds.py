@@ -19,7 +19,7 @@ The vectors are the grid's (vectors seed 0) in every arm: only the batch
 order is added.
 """
 
-from attn_jax.reports.study_seeds import arm_row  # noqa: F401  (the arms' names, read back)
+from attn_jax.tables.study_seeds import arm_row  # noqa: F401  (the arms' names, read back)
 from attn_jax.studies.arms import Arm
 
 # J&W's code from scratch: nn.Embedding's default N(0, 1) (as the fidelity study's scratch_1 arms).

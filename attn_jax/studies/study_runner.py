@@ -27,7 +27,7 @@ import tqdm
 from attn_jax import config as config_lib, pipeline
 from attn_jax.core import atomic_io
 from attn_jax.core.errors import AttnJaxError, ConfigError
-from attn_jax.reports import study_results
+from attn_jax.tables import study_results
 from attn_jax.workdirs import workdir as workdir_lib
 from attn_jax.stages import stage_store as store
 from attn_jax.studies.arms import Arm, Study

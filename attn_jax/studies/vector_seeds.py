@@ -8,7 +8,7 @@ The J&W grid (`jw_grid`) trains each configuration with model seeds 0..4, all
 from the one set of vectors gensim builds with `vectors.seed=0`: its intervals
 leave out the vectors' randomness, which every seed there shares. This study
 trains the four other models, one per arm (`<dataset>_bilstm_tanh_vectors{k}`,
-k = 1..4: `vectors.seed=k`, `seed=k`), and its report (attn_jax.reports.study_seeds,
+k = 1..4: `vectors.seed=k`, `seed=k`), and its report (attn_jax.tables.study_seeds,
 kind 'vector_seeds') sets, per dataset and statistic, the interval over the
 grid's five models (model seeds only) beside the interval over the grid's
 seed 0 and these four (vectors and model seeds), with the ratio of their
@@ -21,7 +21,7 @@ model seed (`seed`: initial parameters and dropout) is set on the config,
 which, with one model per arm, has no sweep.
 """
 
-from attn_jax.reports.study_seeds import VECTOR_SEEDS_GRID_ROW as GRID_ARM  # the grid's row of the same configuration
+from attn_jax.tables.study_seeds import VECTOR_SEEDS_GRID_ROW as GRID_ARM  # the grid's row of the same configuration
 from attn_jax.studies.arms import Arm
 
 DATASETS = ('sst', 'imdb')  # cheapest first

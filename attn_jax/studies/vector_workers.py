@@ -7,7 +7,7 @@ Several threads update the shared weights in no fixed order, so two-thread
 vectors are not bit-for-bit reproducible, and neither are the models trained
 from them: this study measures how far that moves what the J&W grid reports
 (accuracy and the three τ), each arm's interval over its five seeds side by
-side with Welch's test of the difference (attn_jax.reports.vector_workers_report,
+side with Welch's test of the difference (attn_jax.tables.vector_workers_report,
 `python -m attn_jax.studies report vector_workers`).
 Everything else is the default config's, so the one-thread arm is the
 README's `configs/sst_bilstm.py` with the five seeds as one program (and

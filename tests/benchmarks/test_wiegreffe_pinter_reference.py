@@ -11,7 +11,7 @@ import scipy.stats
 import helpers
 
 from attn_jax.analysis import statistics
-from attn_jax.reports import jain_wallace_reference, wiegreffe_pinter_table2_report as wiegreffe_pinter_table2
+from attn_jax.tables import jain_wallace_reference, wiegreffe_pinter_table2_report as wiegreffe_pinter_table2
 from attn_jax.studies import STUDIES
 from attn_jax.studies import __main__ as cli
 

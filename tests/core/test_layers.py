@@ -21,7 +21,7 @@ LAYERS = (
     ('attn_jax.stages', 'attn_jax.vectors'),
     ('attn_jax.workdirs',),
     ('attn_jax.experiments',),
-    ('attn_jax.pipeline', 'attn_jax.reports', 'attn_jax.explain', 'attn_jax.contents'),
+    ('attn_jax.pipeline', 'attn_jax.tables', 'attn_jax.explain', 'attn_jax.contents'),
     ('attn_jax.studies', 'attn_jax.report', 'attn_jax'),
 )
 MAX_TOP_LEVEL_MODULES = 8

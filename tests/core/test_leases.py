@@ -267,7 +267,7 @@ def test_contents_says_what_is_being_computed_without_waiting(tmp_path):
 
 
 def test_reports_never_wait_and_say_what_is_still_being_computed(tmp_path):
-  from attn_jax.reports import report_command_line as cli  # pylint: disable=g-import-not-at-top
+  from attn_jax.tables import report_command_line as cli  # pylint: disable=g-import-not-at-top
   path = str(tmp_path / 'w' / 'analyses' / 'loo' / 'k' / 'stage.lease')
   with leases.lease(path, 'stage loo (w)', log=lambda _: None):
     lines = cli.still_computing([str(tmp_path / 'w')])

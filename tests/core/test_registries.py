@@ -7,8 +7,8 @@ import pytest
 from attn_jax import config as config_lib, papers
 from attn_jax.config.serrano_smith_config import ss_config
 from attn_jax.core.registry import EXPERIMENTS, STAGES, Registry
-from attn_jax.reports import report_command_line as report_cli
-from attn_jax.reports.report_registry import COMMANDS, SECTIONS, TABLES, KINDS, Table, tables
+from attn_jax.tables import report_command_line as report_cli
+from attn_jax.tables.report_registry import COMMANDS, SECTIONS, TABLES, KINDS, Table, tables
 
 import helpers
 

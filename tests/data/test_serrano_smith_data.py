@@ -12,7 +12,7 @@ from attn_jax.config.serrano_smith_config import model_name, parse_variant, ss_c
 from attn_jax.core.errors import ConfigError
 from attn_jax.data import serrano_smith_documents as serrano_smith, sentences
 from attn_jax.data.vocabulary import Vocabulary
-from attn_jax.reports import serrano_smith_models_report as serrano_smith_models
+from attn_jax.tables import serrano_smith_models_report as serrano_smith_models
 from attn_jax.training.evaluation import cross_entropy_mean
 from attn_jax.training.loss import mean_cross_entropy
 from attn_jax.training.metrics import multiclass_metrics
@@ -187,7 +187,7 @@ def test_imdb_ratings_protocol(tfds_dir):
 
 def test_appendix_tables_count_as_s_and_s_do():
   """Figures 4/8, 11, 12–13 from erasure summaries, and the before → after rows."""
-  from attn_jax.reports import serrano_smith_appendix, serrano_smith_recipe  # pylint: disable=g-import-not-at-top
+  from attn_jax.tables import serrano_smith_appendix, serrano_smith_recipe  # pylint: disable=g-import-not-at-top
 
   def run(model, flips, g_flips, p_flips, masses, bins):
     r = fake_run('imdb_ratings', model, (flips, 10, 1, 89 - flips), (60, 20, 20), {'attention': 0.5})

@@ -11,7 +11,7 @@ import pytest
 from attn_jax import experiments
 from attn_jax.core.errors import ConfigError
 from attn_jax.workdirs.restore import restore
-from attn_jax.reports.report_registry import blocks
+from attn_jax.tables.report_registry import blocks
 from attn_jax.stages import stage_store
 import helpers
 
@@ -114,7 +114,7 @@ def test_bad_meister_settings_fail_before_any_work(tmp_path, key, value, message
 
 @pytest.mark.heavy
 def test_report_prints_every_table_saves_and_fills_the_readme(meister, tmp_path, capsys):
-  from attn_jax.reports import meister as meister_report  # pylint: disable=g-import-not-at-top
+  from attn_jax.tables import meister as meister_report  # pylint: disable=g-import-not-at-top
   workdir, _, _ = meister
   readme = tmp_path / 'README.md'
   readme.write_text(''.join(f'<!-- {b}:start -->\n<!-- {b}:end -->\n' for b in blocks("meister")))
@@ -131,7 +131,7 @@ def test_report_prints_every_table_saves_and_fills_the_readme(meister, tmp_path,
 
 
 def test_report_verdicts_against_meister_numbers():
-  from attn_jax.reports import meister as meister_report  # pylint: disable=g-import-not-at-top
+  from attn_jax.tables import meister as meister_report  # pylint: disable=g-import-not-at-top
   tau = lambda m: {'nanmean': m, 'nanstd': 0.1}
   run = {'name': 'r', 'dataset': 'sst', 'encoder': 'bilstm', 'projection': 'sparsemax', 'accuracy': 0.83,
          'experiments': {}, 'stages': {'importance': {

@@ -11,7 +11,7 @@ import pytest
 from attn_jax.core import atomic_io, compilation, estimates
 from attn_jax.core.errors import StorageError
 from attn_jax.data.builders import staging
-from attn_jax.reports import report_command_line as report_cli
+from attn_jax.tables import report_command_line as report_cli
 from attn_jax.studies import __main__ as studies_cli
 import helpers
 

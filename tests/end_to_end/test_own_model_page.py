@@ -1,11 +1,11 @@
 """docs/own_model.md runs as printed: its Python blocks in one fresh process
 (a GRU, a Transformer per head / mean / rollout and an NNX model, each with
 every analysis that applies), and its generated blocks are what that run
-and the code make (`python -m attn_jax.reports.own_model_page`)."""
+and the code make (`python -m attn_jax.tables.own_model_page`)."""
 
 import pytest
 
-from attn_jax.reports import own_model_page as page
+from attn_jax.tables import own_model_page as page
 
 pytestmark = pytest.mark.slow
 

@@ -12,8 +12,8 @@ import pytest
 
 from attn_jax.config.serrano_smith_config import ss_config
 from attn_jax.data.dataset import load_dataset
-from attn_jax.reports import serrano_smith_models_report as serrano_smith_models
-from attn_jax.reports import studies as study_report
+from attn_jax.tables import serrano_smith_models_report as serrano_smith_models
+from attn_jax.tables import studies as study_report
 from attn_jax.studies import STUDIES
 from conftest import requires_real_data
 import helpers

@@ -965,12 +965,12 @@ def table_rows(record: dict) -> list[list[str]]:
 
 
 def plain_table(rows) -> str:
-  from attn_jax.reports import common as report  # pylint: disable=g-import-not-at-top
+  from attn_jax.tables import common as report  # pylint: disable=g-import-not-at-top
   return report.plain(rows)
 
 
 def report_command(args) -> None:
-  from attn_jax.reports import common as report  # pylint: disable=g-import-not-at-top
+  from attn_jax.tables import common as report  # pylint: disable=g-import-not-at-top
   record = json_of(args.json)
   rows = table_rows(record)
   print(report.plain(rows))

@@ -7,7 +7,7 @@ import pytest
 import scipy.stats
 
 from attn_jax.analysis import statistics
-from attn_jax.reports import jain_wallace_reference, studies as report
+from attn_jax.tables import jain_wallace_reference, studies as report
 from attn_jax.studies import STUDIES
 from attn_jax.studies import __main__ as cli
 from reference_trees import SPREAD, THEIRS, ours, theirs  # noqa: F401

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from attn_jax.reports import report_command_line as report
+from attn_jax.tables import report_command_line as report
 
 
 def fake_run(root, name, dataset, accuracy):

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from attn_jax import config as config_lib
-from attn_jax.reports import report_command_line as report, run_command
+from attn_jax.tables import report_command_line as report, run_command
 from attn_jax.stages import stage_store as store
-from attn_jax.reports.common import SAVED
+from attn_jax.tables.common import SAVED
 import helpers
 
 TEXT = 'w0003 w0010 good0 w0042 w0007'

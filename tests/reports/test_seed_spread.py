@@ -8,7 +8,7 @@ import pytest
 import scipy.stats
 
 from attn_jax import config as config_lib
-from attn_jax.reports import seed_spread
+from attn_jax.tables import seed_spread
 import reference_trees
 
 MEANS = (0.8, 0.35, 0.29, 0.65)  # accuracy, then the three τ

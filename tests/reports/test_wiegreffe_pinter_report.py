@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from attn_jax.core import digests
-from attn_jax.reports import report_command_line as report, wiegreffe_pinter as wp_report
-from attn_jax.reports.report_registry import blocks
+from attn_jax.tables import report_command_line as report, wiegreffe_pinter as wp_report
+from attn_jax.tables.report_registry import blocks
 from attn_jax.plots import wiegreffe_pinter_figures
 from attn_jax.stages.stage_store import SELF_HASH
 

@@ -12,7 +12,7 @@ import pytest
 
 from attn_jax import contents, pipeline
 from attn_jax.core import atomic_io
-from attn_jax.reports import report_command_line as report, jain_wallace as reproduction
+from attn_jax.tables import report_command_line as report, jain_wallace as reproduction
 from attn_jax.core.errors import IntegrityError, StorageError
 from attn_jax.workdirs.restore import restore
 from attn_jax.stages import stage_store as store

@@ -11,7 +11,7 @@ from scipy import stats as scipy_stats
 
 from attn_jax import config as config_lib
 from attn_jax.workdirs import model_axis
-from attn_jax.reports import studies as report, study_results as collect, study_seeds
+from attn_jax.tables import studies as report, study_results as collect, study_seeds
 from attn_jax.studies import STUDIES, batch_seeds, study_runner as runner
 from attn_jax.studies import __main__ as cli
 from reference_trees import SPREAD, THEIRS, ours, theirs

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from attn_jax.papers import published
-from attn_jax.reports import jain_wallace_qa_report as jain_wallace_qa, known_evidence
+from attn_jax.tables import jain_wallace_qa_report as jain_wallace_qa, known_evidence
 from attn_jax.studies import STUDIES
 from reference_trees import ours, theirs
 

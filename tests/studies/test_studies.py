@@ -5,7 +5,7 @@ import json
 import jax
 import pytest
 
-from attn_jax.reports import studies as report, study_results as collect
+from attn_jax.tables import studies as report, study_results as collect
 from attn_jax.studies import Arm, Study, study_runner as runner
 
 pytestmark = [pytest.mark.usefixtures('optax_promotion'), pytest.mark.slow]  # slow: scheduled first

@@ -11,7 +11,7 @@ import pytest
 from attn_jax import config as config_lib
 from attn_jax.analysis import statistics
 from attn_jax.workdirs import model_axis
-from attn_jax.reports import studies as report, study_seeds
+from attn_jax.tables import studies as report, study_seeds
 from attn_jax.studies import STUDIES, study_runner as runner, vector_seeds
 from attn_jax.studies import __main__ as cli
 from reference_trees import SPREAD, ours

@@ -15,7 +15,7 @@ import argparse
 import os
 
 from attn_jax.core import errors, leases
-from attn_jax.reports.report_registry import COMMANDS
+from attn_jax.tables.report_registry import COMMANDS
 
 
 def parser() -> argparse.ArgumentParser:

@@ -8,7 +8,7 @@ attn-jax arm used, one seed at a time, and writes
                                              (any value null: not computed)
 
 This reads those files and, for the same arm, attn-jax's seeds
-(`attn_jax.reports.study_results`), and asks per statistic whether the two
+(`attn_jax.tables.study_results`), and asks per statistic whether the two
 implementations are the same within a stated margin: the equivalence test
 (TOST, `statistics.equivalence_test`) at `statistics.MARGINS` (0.02 for
 accuracy and F1, 0.05 for each τ), with three verdicts — shown equivalent,
@@ -26,7 +26,7 @@ from typing import Optional
 
 from attn_jax.analysis import statistics
 from attn_jax.core import atomic_io
-from attn_jax.reports import study_results as collect
+from attn_jax.tables import study_results as collect
 
 # What the summaries may hold, and the four the table tests.
 STATISTICS = ('accuracy', 'f1_pos', 'roc_auc', 'tau_attention_gradient', 'tau_attention_loo', 'tau_gradient_loo',

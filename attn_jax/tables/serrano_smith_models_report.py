@@ -16,11 +16,11 @@ import os
 from typing import Optional
 
 from attn_jax.papers import published
-from attn_jax.reports import serrano_smith_appendix, serrano_smith_recipe
-from attn_jax.reports.common import (check_markers, publish, save_run_files, save_summary,
+from attn_jax.tables import serrano_smith_appendix, serrano_smith_recipe
+from attn_jax.tables.common import (check_markers, publish, save_run_files, save_summary,
                                      saved_runs)
-from attn_jax.reports.report_registry import COMMANDS, TABLES, Command, Table, blocks, made_tables
-from attn_jax.reports.serrano_smith_runs import (DATASET_LABELS, ENCODERS, FAMILIES, MODELS, RANKINGS, ModelRun,  # noqa: F401
+from attn_jax.tables.report_registry import COMMANDS, TABLES, Command, Table, blocks, made_tables
+from attn_jax.tables.serrano_smith_runs import (DATASET_LABELS, ENCODERS, FAMILIES, MODELS, RANKINGS, ModelRun,  # noqa: F401
                                       _by, _pct, comparison, datasets, load, median_removed, ratio, share,
                                       single_cells)
 from attn_jax.stages import stage_store

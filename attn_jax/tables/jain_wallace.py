@@ -27,10 +27,10 @@ from attn_jax.analysis import statistics
 from attn_jax.core import atomic_io, registry
 from attn_jax.core.errors import ConfigError
 from attn_jax.papers import published
-from attn_jax.reports import render, seed_spread
-from attn_jax.reports.common import (RunFolder, check_any_marker, load_run, load_stage_results, markdown, plain, read_saved,
+from attn_jax.tables import render, seed_spread
+from attn_jax.tables.common import (RunFolder, check_any_marker, load_run, load_stage_results, markdown, plain, read_saved,
                                      root_of, save_run_files, data_source_cell, write_blocks)
-from attn_jax.reports.report_registry import COMMANDS, SECTIONS, TABLES, Command, PaperSections, Table, tables
+from attn_jax.tables.report_registry import COMMANDS, SECTIONS, TABLES, Command, PaperSections, Table, tables
 from attn_jax.stages import stage_store as store
 from attn_jax.training.metrics import classification_metrics
 

@@ -26,7 +26,7 @@ from attn_jax import config as config_lib, experiments as experiments_lib
 from attn_jax.core import atomic_io
 from attn_jax.core.errors import AttnJaxError, ConfigError
 from attn_jax.core.registry import ENCODERS
-from attn_jax.reports.common import load_experiment_summaries, load_stage_results
+from attn_jax.tables.common import load_experiment_summaries, load_stage_results
 from attn_jax.stages.stage_runner import with_requirements_of
 
 PACKAGE = 'attn-jax'

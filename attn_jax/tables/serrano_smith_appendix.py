@@ -17,8 +17,8 @@ from matplotlib.patches import Patch
 
 from attn_jax.papers import published
 from attn_jax.plots import figures
-from attn_jax.reports.report_registry import TABLES, Table
-from attn_jax.reports.serrano_smith_runs import DATASET_LABELS, MODELS, RANKINGS, _by, _pct, datasets, single_cells
+from attn_jax.tables.report_registry import TABLES, Table
+from attn_jax.tables.serrano_smith_runs import DATASET_LABELS, MODELS, RANKINGS, _by, _pct, datasets, single_cells
 
 OTHER_TOPS = {'gradient': 'i*_g (Fig. 12)', 'gradient_x_attention': 'i*_p (Fig. 13)'}
 BINS = 10  # Δα bins of width 0.1 (the erasure stage's)

@@ -25,11 +25,11 @@ from attn_jax.core import atomic_io, errors
 from attn_jax.core.registry import STAGES
 from attn_jax.papers import published
 from attn_jax.analysis import statistics
-from attn_jax.reports import jain_wallace_reference, serrano_smith_models_report as serrano_smith_models, serrano_smith_recipe
-from attn_jax.reports import study_results
-from attn_jax.reports.common import embeddings_source, markdown, plain, root_of, with_notes, write_blocks
-from attn_jax.reports.report_registry import TABLES, Table
-from attn_jax.reports.study_results import STATISTICS, cell, collect_arm, models as collect_models, varies as collect_varies
+from attn_jax.tables import jain_wallace_reference, serrano_smith_models_report as serrano_smith_models, serrano_smith_recipe
+from attn_jax.tables import study_results
+from attn_jax.tables.common import embeddings_source, markdown, plain, root_of, with_notes, write_blocks
+from attn_jax.tables.report_registry import TABLES, Table
+from attn_jax.tables.study_results import STATISTICS, cell, collect_arm, models as collect_models, varies as collect_varies
 from attn_jax.stages import feature_importance, stage_store as store
 
 MODEL_FILES = ('eval.json', 'config.json', 'metrics.jsonl', 'data.json', 'embeddings.json')

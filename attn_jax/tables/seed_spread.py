@@ -19,7 +19,7 @@ import ml_collections
 from attn_jax import config as config_lib
 from attn_jax.analysis import statistics
 from attn_jax.core import atomic_io
-from attn_jax.reports import study_results
+from attn_jax.tables import study_results
 
 # The grid a run is set beside, under results/ of the checkout. It moves to
 # the complete grid of today's recipe when that is committed (issue 52).

@@ -20,7 +20,7 @@ import numpy as np
 
 from attn_jax.core import atomic_io
 from attn_jax.plots import heatmaps
-from attn_jax.reports.common import markdown
+from attn_jax.tables.common import markdown
 
 FIGURES = 'figures'  # the Markdown's figures, beside REPORT.md
 SAVED_FORMATS = ('png', 'svg')  # the files `heatmaps.png` writes per stem (plots.figures.save)

@@ -18,10 +18,10 @@ import os
 from attn_jax.core import atomic_io
 from attn_jax.core.registry import EXPERIMENTS, STAGES
 from attn_jax.papers import published
-from attn_jax.reports import render
-from attn_jax.reports.common import (check_markers, load_experiment_summaries, load_run, publish, save_experiment_run,
+from attn_jax.tables import render
+from attn_jax.tables.common import (check_markers, load_experiment_summaries, load_run, publish, save_experiment_run,
                                      save_summary, saved_runs)
-from attn_jax.reports.report_registry import (COMMANDS, SECTIONS, TABLES, Command, PaperSections, Table, blocks,
+from attn_jax.tables.report_registry import (COMMANDS, SECTIONS, TABLES, Command, PaperSections, Table, blocks,
                                               made_tables, titles)
 from attn_jax.stages import stage_store
 from attn_jax.stages.importance import MEASURES

@@ -10,7 +10,7 @@
 
 Like the stage and experiment registries (`attn_jax.core.registry`), these
 are read without importing what fills them: the first read imports every
-module of `attn_jax.reports`. A new table is a rows function and one
+module of `attn_jax.tables`. A new table is a rows function and one
 `TABLES.register(Table(...))` in the module of its paper (or its study, its
 benchmark); nothing else lists it.
 """
@@ -105,9 +105,10 @@ class Table:
       raise ValueError(f'table {self.name!r}: kind {self.kind!r} is not one of {", ".join(KINDS)}')
 
 
-COMMANDS = Registry('report command', 'attn_jax.reports')
-TABLES = Registry('report table', 'attn_jax.reports')
-SECTIONS = Registry('report section', 'attn_jax.reports')
+# `attn_jax.studies` registers the `study` command (its table of any study).
+COMMANDS = Registry('report command', 'attn_jax.tables', also=('attn_jax.studies',))
+TABLES = Registry('report table', 'attn_jax.tables')
+SECTIONS = Registry('report section', 'attn_jax.tables')
 
 
 def tables(kind: str, command: str | None = None) -> list[Table]:

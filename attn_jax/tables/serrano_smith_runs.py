@@ -8,7 +8,7 @@ from typing import Optional
 
 from attn_jax import config as config_lib
 from attn_jax.core import atomic_io, errors
-from attn_jax.reports import common
+from attn_jax.tables import common
 from attn_jax.stages import stage_store
 
 FAMILIES, ENCODERS = ('HAN', 'FLAN'), ('rnn', 'conv', 'noenc')

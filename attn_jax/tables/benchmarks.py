@@ -25,8 +25,8 @@ import re
 import numpy as np
 
 from attn_jax.core import atomic_io, errors
-from attn_jax.reports.common import markdown, plain, read_record, root_of, write_blocks
-from attn_jax.reports.report_registry import COMMANDS, TABLES, Command, Table
+from attn_jax.tables.common import markdown, plain, read_record, root_of, write_blocks
+from attn_jax.tables.report_registry import COMMANDS, TABLES, Command, Table
 
 
 def benchmark_rows(reports: list[dict]) -> list[list[str]]:

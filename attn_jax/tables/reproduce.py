@@ -25,11 +25,11 @@ from attn_jax import papers
 from attn_jax.analysis import statistics
 from attn_jax.core import atomic_io, errors
 from attn_jax.explain import explain
-from attn_jax.reports import chosen_documents, render, run_command
-from attn_jax.reports.common import RunFolder, data_source_cell
-from attn_jax.reports.jain_wallace import TAU_PAIRS
-from attn_jax.reports.meister import NAMES as MEISTER_NAMES
-from attn_jax.reports.report_registry import COMMANDS, SECTIONS, Command
+from attn_jax.tables import chosen_documents, render, run_command
+from attn_jax.tables.common import RunFolder, data_source_cell
+from attn_jax.tables.jain_wallace import TAU_PAIRS
+from attn_jax.tables.meister import NAMES as MEISTER_NAMES
+from attn_jax.tables.report_registry import COMMANDS, SECTIONS, Command
 from attn_jax.workdirs.restore import restore
 
 TITLE = 'attn-jax reproduction report'

@@ -9,8 +9,8 @@ Each cell is `previous → now`; '–' where a side lacks the model.
 import os
 from typing import Optional
 
-from attn_jax.reports import serrano_smith_appendix
-from attn_jax.reports.serrano_smith_runs import (DATASET_LABELS, MODELS, ModelRun, _by, _pct, comparison, load,
+from attn_jax.tables import serrano_smith_appendix
+from attn_jax.tables.serrano_smith_runs import (DATASET_LABELS, MODELS, ModelRun, _by, _pct, comparison, load,
                                       median_removed, ratio, share, single_cells)
 
 BLOCK = 'ss-recipe'

@@ -9,10 +9,10 @@ import os
 
 from attn_jax.analysis import statistics
 from attn_jax.papers import published
-from attn_jax.reports import jain_wallace_reference, study_results
-from attn_jax.reports.common import plain, root_of, with_notes, write_blocks
-from attn_jax.reports.report_registry import TABLES, Table
-from attn_jax.reports.studies import saved, totals
+from attn_jax.tables import jain_wallace_reference, study_results
+from attn_jax.tables.common import plain, root_of, with_notes, write_blocks
+from attn_jax.tables.report_registry import TABLES, Table
+from attn_jax.tables.studies import saved, totals
 
 SELECTIONS = (('devsel', "W&P's code, dev selection"), ('testsel', "W&P's code as W&P ran it (test selection)"))
 STATISTIC = 'f1_pos'

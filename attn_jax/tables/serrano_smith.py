@@ -8,10 +8,10 @@ per-instance comparisons of rankings. S&S published no numbers for binary
 tasks, so these rows have no reference beside them.
 """
 
-from attn_jax.reports import render, serrano_smith_models_report as serrano_smith_models
-from attn_jax.reports.common import RunFolder
-from attn_jax.reports.jain_wallace import HEADER, alternatives, analysis_rows
-from attn_jax.reports.report_registry import SECTIONS, TABLES, PaperSections, Table, titles
+from attn_jax.tables import render, serrano_smith_models_report as serrano_smith_models
+from attn_jax.tables.common import RunFolder
+from attn_jax.tables.jain_wallace import HEADER, alternatives, analysis_rows
+from attn_jax.tables.report_registry import SECTIONS, TABLES, PaperSections, Table, titles
 
 
 def _f(x, digits=3) -> str:

@@ -1,7 +1,7 @@
 """What every report shares: tables as text, generated Markdown blocks, and
 reading and copying a run's small result files.
 
-The bottom of `attn_jax.reports`: the paper modules (jain_wallace,
+The bottom of `attn_jax.tables`: the paper modules (jain_wallace,
 serrano_smith, wiegreffe_pinter, meister), the benchmark tables, the
 reproduction report and the command line are built on this module and
 import nothing above it.

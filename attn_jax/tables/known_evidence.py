@@ -15,11 +15,11 @@ import numpy as np
 
 from attn_jax.analysis import statistics
 from attn_jax.plots import evidence_figures
-from attn_jax.reports import render
-from attn_jax.reports.common import RunFolder
-from attn_jax.reports.jain_wallace import HEADER, alternatives, analysis_rows
-from attn_jax.reports.report_registry import SECTIONS, TABLES, PaperSections, Table
-from attn_jax.reports.study_results import cell, models as collect_models
+from attn_jax.tables import render
+from attn_jax.tables.common import RunFolder
+from attn_jax.tables.jain_wallace import HEADER, alternatives, analysis_rows
+from attn_jax.tables.report_registry import SECTIONS, TABLES, PaperSections, Table
+from attn_jax.tables.study_results import cell, models as collect_models
 from attn_jax.stages import stage_store as store
 
 # The measures a table shows, in this order, and their column names.

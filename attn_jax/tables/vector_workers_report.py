@@ -6,11 +6,11 @@ published value (attn_jax.studies.vector_workers).
 
 import os
 
-from attn_jax.reports import jain_wallace_reference
-from attn_jax.reports.common import plain, root_of, with_notes, write_blocks
-from attn_jax.reports.report_registry import TABLES, Table
-from attn_jax.reports.studies import embeddings_cell, published_values, saved, totals
-from attn_jax.reports.study_results import STATISTICS, cell, collect_arm
+from attn_jax.tables import jain_wallace_reference
+from attn_jax.tables.common import plain, root_of, with_notes, write_blocks
+from attn_jax.tables.report_registry import TABLES, Table
+from attn_jax.tables.studies import embeddings_cell, published_values, saved, totals
+from attn_jax.tables.study_results import STATISTICS, cell, collect_arm
 
 COLUMNS = ('accuracy', 'f1_pos', 'roc_auc', 'tau_attention_gradient', 'tau_attention_loo', 'tau_gradient_loo')
 

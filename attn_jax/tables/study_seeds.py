@@ -7,11 +7,11 @@ each interval over seeds set beside the grid's, which shares that factor
 import os
 
 from attn_jax.analysis import statistics
-from attn_jax.reports import jain_wallace_reference, study_results
-from attn_jax.reports.common import plain, root_of, with_notes, write_blocks
-from attn_jax.reports.report_registry import TABLES, Table
-from attn_jax.reports.studies import root_variant, saved, totals
-from attn_jax.reports.study_results import STATISTICS, cell, collect_arm, models as collect_models
+from attn_jax.tables import jain_wallace_reference, study_results
+from attn_jax.tables.common import plain, root_of, with_notes, write_blocks
+from attn_jax.tables.report_registry import TABLES, Table
+from attn_jax.tables.studies import root_variant, saved, totals
+from attn_jax.tables.study_results import STATISTICS, cell, collect_arm, models as collect_models
 
 
 # The J&W grid's row of the vector-seed study's configuration, per dataset.

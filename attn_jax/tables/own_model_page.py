@@ -2,8 +2,8 @@
 and its two generated blocks (the capabilities, and the table of which
 analysis runs on which model that its code prints).
 
-    python -m attn_jax.reports.own_model_page --readme docs/own_model.md   # run, then rewrite the blocks
-    python -m attn_jax.reports.own_model_page --check                      # run, and fail if they are stale
+    python -m attn_jax.tables.own_model_page --readme docs/own_model.md   # run, then rewrite the blocks
+    python -m attn_jax.tables.own_model_page --check                      # run, and fail if they are stale
 """
 
 import argparse
@@ -16,7 +16,7 @@ from attn_jax.core import atomic_io
 from attn_jax.models.interface import CAPABILITIES
 
 PAGE = os.path.join(os.path.dirname(__file__), '..', '..', 'docs', 'own_model.md')
-COMMAND = 'python -m attn_jax.reports.own_model_page --readme docs/own_model.md'
+COMMAND = 'python -m attn_jax.tables.own_model_page --readme docs/own_model.md'
 
 
 def python_blocks(text: str) -> list[str]:

@@ -16,12 +16,12 @@ import os
 
 from attn_jax.analysis import statistics
 from attn_jax.papers import published
-from attn_jax.reports import jain_wallace_reference, known_evidence
-from attn_jax.reports.common import markdown, plain, root_of, write_blocks
-from attn_jax.reports.report_registry import TABLES, Table
-from attn_jax.reports.studies import (REFERENCE_COLUMNS, analysed_cell, interval_kinds, published_values, saved,
+from attn_jax.tables import jain_wallace_reference, known_evidence
+from attn_jax.tables.common import markdown, plain, root_of, write_blocks
+from attn_jax.tables.report_registry import TABLES, Table
+from attn_jax.tables.studies import (REFERENCE_COLUMNS, analysed_cell, interval_kinds, published_values, saved,
                                      totals, wall_seconds)
-from attn_jax.reports.study_results import cell, collect_arm
+from attn_jax.tables.study_results import cell, collect_arm
 
 PAIRS = ('attention_gradient', 'attention_loo', 'gradient_loo')
 COMPARED = REFERENCE_COLUMNS  # (statistic, label): accuracy and the three τ; margins by statistic

@@ -18,10 +18,10 @@ import os
 from attn_jax.core import atomic_io, errors
 from attn_jax.core.registry import EXPERIMENTS
 from attn_jax.papers import published
-from attn_jax.reports import render
-from attn_jax.reports.common import (check_markers, load_experiment_summaries, load_run, no_results_reason, publish,
+from attn_jax.tables import render
+from attn_jax.tables.common import (check_markers, load_experiment_summaries, load_run, no_results_reason, publish,
                                      save_experiment_run)
-from attn_jax.reports.report_registry import (COMMANDS, SECTIONS, TABLES, Command, PaperSections, Table, blocks,
+from attn_jax.tables.report_registry import (COMMANDS, SECTIONS, TABLES, Command, PaperSections, Table, blocks,
                                               made_tables, titles)
 
 UNIFORM_CLOSE = 0.02  # W&P's reading of Table 2: uniform F1 within this of learned

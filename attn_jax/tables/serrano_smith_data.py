@@ -15,8 +15,8 @@ import os
 from attn_jax.core import atomic_io
 from attn_jax.core.registry import DATASETS
 from attn_jax.data import builders, serrano_smith_documents as serrano_smith
-from attn_jax.reports.common import plain, read_saved, root_of, with_notes, write_blocks
-from attn_jax.reports.report_registry import COMMANDS, Command
+from attn_jax.tables.common import plain, read_saved, root_of, with_notes, write_blocks
+from attn_jax.tables.report_registry import COMMANDS, Command
 
 # S&S Table 1: words (s.d.), sentences (s.d.), train + dev, test, classes.
 PUBLISHED = {
