@@ -23,7 +23,7 @@ plus its window instead of over all its states.
 """
 
 import functools
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
@@ -123,7 +123,8 @@ def check_fast_path(model: AttentionModel, params, tokens: jnp.ndarray, lengths:
 
 def leave_one_out(model: AttentionModel, params, tokens: jnp.ndarray, lengths: jnp.ndarray, *,
                   mode: Mode = 'delete', docs_per_chunk: int = 1,
-                  reencode: bool = False, windows: bool = True) -> LeaveOneOut:
+                  reencode: bool = False, windows: bool = True,
+                  rows_per_chunk: Optional[int] = None) -> LeaveOneOut:
   """Leave-one-out importance of every word of every document.
 
   J&W §B.2: the output change when a word is deleted (the sequence
@@ -146,8 +147,12 @@ def leave_one_out(model: AttentionModel, params, tokens: jnp.ndarray, lengths: j
       of states (CNN, Average), attend from prefix and suffix sums of the
       document's own (`loo_windows`); False: attend over every variant's
       states; for checks and benchmarks.
+    rows_per_chunk: on the re-encoding path, a document's variant rows run
+      this many at a time (None: all L − 2 at once), so a document too long
+      for its L − 2 rows of states to fit in memory is still analysed.
 
-  Jittable with `model`, `mode`, `docs_per_chunk`, `reencode` and `windows` static.
+  Jittable with `model`, `mode`, `docs_per_chunk`, `reencode`, `windows` and
+  `rows_per_chunk` static.
 
   Returns:
     `LeaveOneOut`: importance [B, L] (|ŷ₋ₜ − ŷ|, or Σ_c |p₋ₜ,c − p_c| with
@@ -173,7 +178,13 @@ def leave_one_out(model: AttentionModel, params, tokens: jnp.ndarray, lengths: j
       hidden = encode(params, embedded, length)
       alpha = model.attend(params, hidden, model.attention_mask(rows, row_lengths))
       return model.probabilities(model.decode(params, hidden, alpha))
-    return model.probabilities(model.forward(params, rows, row_lengths).logits)
+    if rows_per_chunk is None:
+      return model.probabilities(model.forward(params, rows, row_lengths).logits)
+
+    def one_row(args):
+      row, n = args
+      return model.probabilities(model.forward(params, row[None], n[None]).logits)[0]
+    return jax.lax.map(one_row, (rows, row_lengths), batch_size=rows_per_chunk)
 
   if not reencode and fast_path(model, mode, windows) == 'windows':
     # O(L·H) per document: nothing to bound, so the whole batch at once

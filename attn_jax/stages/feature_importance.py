@@ -1,5 +1,8 @@
 """Stages `gradient`, `loo` and `kendall`: J&W's feature-importance agreement (§B.1–B.3)."""
 
+from typing import Optional
+
+import jax
 import numpy as np
 
 from attn_jax.analysis import gradients as gi, kendall, loo as loo_lib, statistics
@@ -55,10 +58,37 @@ def _finalize_gradient(ctx, arrays, inputs):
                                for k, v in GRADIENT_VARIANTS.items()}}
 
 
+# An allowance for what a chunk holds beside its variants' states (gates,
+# both directions, probabilities), not a measurement: the BiLSTM on bAbI 3's
+# longest stories asked for 26.8 GB at the default 4 documents a chunk.
+_LOO_OVERHEAD = 4
+
+
+def loo_chunks(ctx, batch) -> tuple[int, Optional[int]]:
+  """(documents per chunk, variant rows per chunk or None) for a batch, so
+  that a chunk's states fit in `analysis.loo.max_chunk_bytes`: fewer
+  documents than `docs_per_chunk` where they would not fit, and a document
+  too long even alone re-encodes its variant rows a chunk at a time."""
+  s = ctx.settings.loo
+  width = batch.tokens.shape[1]
+  if not s.get('max_chunk_bytes') or loo_lib.fast_path(ctx.model, s.mode) == 'windows':
+    return s.docs_per_chunk, None  # the windowed path holds O(L·H) a document
+  hidden = jax.eval_shape(lambda p, t, n: ctx.model.encode(p, ctx.model.embed(p, t), n), ctx.params,
+                          jax.ShapeDtypeStruct((1, width), np.int32), jax.ShapeDtypeStruct((1,), np.int32))
+  row_bytes = _LOO_OVERHEAD * int(np.prod(hidden.shape[1:])) * hidden.dtype.itemsize
+  document_bytes = row_bytes * max(width - 2, 1)
+  docs = int(min(s.docs_per_chunk, s.max_chunk_bytes // document_bytes))
+  if docs >= 1:
+    return docs, None
+  return 1, int(max(1, s.max_chunk_bytes // row_bytes))
+
+
 def _compute_loo(ctx, batch):
   s = ctx.settings.loo
-  fn = ctx.jit('loo', lambda: lambda params, tokens, lengths: loo_lib.leave_one_out(
-      ctx.model, params, tokens, lengths, mode=s.mode, docs_per_chunk=s.docs_per_chunk))
+  docs, rows = loo_chunks(ctx, batch)
+  fn = ctx.jit(f'loo-{docs}-{rows}', lambda: lambda params, tokens, lengths: loo_lib.leave_one_out(
+      ctx.model, params, tokens, lengths, mode=s.mode, docs_per_chunk=docs, reencode=rows is not None,
+      rows_per_chunk=rows))
   result = fn(ctx.params, batch.tokens, batch.lengths)
   without = result.probs_without
   if without.ndim == 3:  # [B, L, C] -> [B, C, L]: a result's positions are its last axis
@@ -122,11 +152,14 @@ LOO = STAGES.register(Stage(
     figures=lambda *args: [], version=3, multi_class=True,  # 2: the BiLSTM's deletion path; 3: CNN/Average windows
     cost=lambda batch: float(np.sum(batch.index >= 0)) * batch.tokens.shape[1] ** 2,
     section=Section(
-        # docs_per_chunk 4: fastest measured on CPU (benchmarks/analysis_batch_size.py)
-        defaults=lambda dataset, encoder, variant: dict(mode='delete', docs_per_chunk=4),
-        runtime=('docs_per_chunk',),
+        # docs_per_chunk 4: fastest measured on CPU (benchmarks/analysis_batch_size.py);
+        # max_chunk_bytes bounds a chunk's states (long documents: bAbI 3's stories)
+        defaults=lambda dataset, encoder, variant: dict(mode='delete', docs_per_chunk=4,
+                                                        max_chunk_bytes=4 * 2**30),
+        runtime=('docs_per_chunk', 'max_chunk_bytes'),
         choices={'mode': ('delete', 'replace')},
-        check=lambda s, cfg: None if s.docs_per_chunk >= 1 else 'analysis.loo.docs_per_chunk must be >= 1')))
+        check=lambda s, cfg: (None if s.docs_per_chunk >= 1 and (s.max_chunk_bytes is None or s.max_chunk_bytes > 0)
+                              else 'analysis.loo.docs_per_chunk must be >= 1 and max_chunk_bytes > 0 (or None)'))))
 KENDALL = STAGES.register(Stage(
     name='kendall', paper='jw', order=30,  # its inputs' keys are part of its own
     requires=('gradient', 'loo'), version=2,  # 2: bootstrap intervals of the mean τ
