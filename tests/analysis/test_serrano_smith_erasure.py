@@ -5,6 +5,7 @@ implementation of S&S's code: its saved sentence vectors and attention, the
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from attn_jax.analysis import attention_erasure as er
 from attn_jax.data import hierarchical
@@ -136,6 +137,7 @@ def test_prefix_contexts_equal_renormalised_erasures():
       np.testing.assert_allclose(contexts[k - 1, d], want, rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.heavy  # CI margin; the single- and multi-weight erasure checks stay quick
 def test_a_hans_erasure_split_in_two_programs_equals_one_program():
   """The stage compiles a HAN's tests per (documents, sentences) and its
   forward pass per (documents, sentences, words): the two programs give

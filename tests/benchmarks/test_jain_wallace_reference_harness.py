@@ -235,6 +235,7 @@ def test_the_qa_copy_carries_the_qa_changes_too(tmp_path):
   assert os.path.exists(tmp_path / 'code' / 'Transparency' / 'Trainers' / 'TrainerQA.py')
 
 
+@pytest.mark.heavy  # CI margin
 @requires_real_data
 def test_babi_inputs_reach_jws_qa_format_unchanged(tmp_path, tfds_dir):
   from attn_jax import config as config_lib  # pylint: disable=g-import-not-at-top

@@ -151,6 +151,7 @@ def test_the_adversary_searches_the_models_own_projection(analysed):
     assert np.all(arrays['jsd'] >= 0) and np.any(arrays['jsd'] > 0)
 
 
+@pytest.mark.heavy  # CI margin; the adversary's own tests (tests/analysis/test_adversarial.py) stay quick
 def test_the_softmax_adversary_is_jw_search_whatever_the_model():
   cfg = smoke_config('sparsemax')
   dataset = load_dataset(cfg.data)
@@ -193,6 +194,7 @@ def test_wp_experiments_run_on_a_sparsegen_model(tmp_path):
   assert 'NaN' not in text and 'Infinity' not in text
 
 
+@pytest.mark.heavy  # CI margin; test_frozen_subtrees_follow_update_only stays quick
 def test_update_only_leaves_the_other_subtrees_bit_identical(tmp_path):
   cfg = smoke_config('sparsemax', train__update_only='attention')
   helpers.run(cfg, tmp_path)
