@@ -75,7 +75,8 @@ def loo_chunks(ctx, batch) -> tuple[int, Optional[int]]:
     return s.docs_per_chunk, None  # the windowed path holds O(L·H) a document
   hidden = jax.eval_shape(lambda p, t, n: ctx.model.encode(p, ctx.model.embed(p, t), n), ctx.params,
                           jax.ShapeDtypeStruct((1, width), np.int32), jax.ShapeDtypeStruct((1,), np.int32))
-  row_bytes = _LOO_OVERHEAD * int(np.prod(hidden.shape[1:])) * hidden.dtype.itemsize
+  # One variant row's encoded state: every leaf (a QA model's carries its query too).
+  row_bytes = _LOO_OVERHEAD * sum(int(np.prod(x.shape[1:])) * x.dtype.itemsize for x in jax.tree.leaves(hidden))
   document_bytes = row_bytes * max(width - 2, 1)
   docs = int(min(s.docs_per_chunk, s.max_chunk_bytes // document_bytes))
   if docs >= 1:

@@ -5,15 +5,18 @@ distance of the output distributions, permutations and adversaries by the
 total variation distance."""
 
 import functools
+from types import SimpleNamespace
 
 import jax
 import jax.numpy as jnp
+import ml_collections
 import numpy as np
 
 from attn_jax.analysis import gradient_importance, leave_one_out
 from attn_jax.analysis.adversarial_search import adversarial_loss
 from attn_jax.analysis.attention_permutation import permutation_test, word_permutations
 from attn_jax.models import build_model, qa
+from attn_jax.stages.feature_importance import loo_chunks
 from analysis_helpers import to_f64, x64_lengths
 from conftest import tiny_model_config
 from test_adversarial import naive_jsd
@@ -161,3 +164,17 @@ def test_the_adversarial_loss_holds_the_l1_change_of_the_distribution():
     loss -= sum(pairs) / len(pairs)
   assert hinges > 1e-4
   np.testing.assert_allclose(float(got), loss, rtol=1e-4)
+
+
+def test_a_qa_models_chunks_count_its_encoded_state_and_keep_the_query():
+  """The loo stage sizes its chunks from the encoded state (here with the
+  query in it); the row-chunked path it takes for long passages gives the
+  numbers of the fast one."""
+  model, params = qa_setup('bilstm')
+  _, _, rows, lengths = documents(seed=2)
+  loo = ml_collections.ConfigDict({'mode': 'delete', 'docs_per_chunk': 4, 'max_chunk_bytes': 1})
+  ctx = SimpleNamespace(model=model, params=params, settings=SimpleNamespace(loo=loo))
+  assert loo_chunks(ctx, SimpleNamespace(tokens=np.asarray(rows))) == (1, 1)
+  fast = leave_one_out(model, params, rows, lengths)
+  chunked = leave_one_out(model, params, rows, lengths, reencode=True, rows_per_chunk=2)
+  np.testing.assert_allclose(chunked.importance, fast.importance, atol=1e-6)
