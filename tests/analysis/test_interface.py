@@ -94,19 +94,19 @@ def test_the_pooled_shortcut_is_wrong_there_and_refused_when_declared():
     er.erase_until_flip(cls_residual_model(), params, fwd.hidden, fwd.alpha, fwd.mask, order, path='pooled')
 
 
-def test_the_projects_models_pass_the_checks_and_take_the_fast_paths():
-  for encoder in ('bilstm', 'cnn'):
-    model, params = setup(encoder)
-    tokens, lengths = pad(documents())
-    fwd = model.forward(params, tokens, lengths)
-    er.check_fast_path(model, params, fwd.hidden, fwd.alpha, fwd.mask)
-    loo_lib.check_fast_path(model, params, tokens, lengths)
-    order = er.ranking(fwd.alpha, fwd.mask)
-    pooled = er.erase_until_flip(model, params, fwd.hidden, fwd.alpha, fwd.mask, order)
-    exact = er.erase_until_flip(model, params, fwd.hidden, fwd.alpha, fwd.mask, order, path='exact')
-    np.testing.assert_array_equal(np.asarray(pooled.items), np.asarray(exact.items))
-    assert loo_lib.fast_path(model) == ('states' if encoder == 'bilstm' else 'windows')
-    assert loo_lib.fast_path(model, windows=False) == 'states'  # windows off: the encoder's own states
+@pytest.mark.parametrize('encoder', ['bilstm', pytest.param('cnn', marks=pytest.mark.heavy)])  # CI margin
+def test_the_projects_models_pass_the_checks_and_take_the_fast_paths(encoder):
+  model, params = setup(encoder)
+  tokens, lengths = pad(documents())
+  fwd = model.forward(params, tokens, lengths)
+  er.check_fast_path(model, params, fwd.hidden, fwd.alpha, fwd.mask)
+  loo_lib.check_fast_path(model, params, tokens, lengths)
+  order = er.ranking(fwd.alpha, fwd.mask)
+  pooled = er.erase_until_flip(model, params, fwd.hidden, fwd.alpha, fwd.mask, order)
+  exact = er.erase_until_flip(model, params, fwd.hidden, fwd.alpha, fwd.mask, order, path='exact')
+  np.testing.assert_array_equal(np.asarray(pooled.items), np.asarray(exact.items))
+  assert loo_lib.fast_path(model) == ('states' if encoder == 'bilstm' else 'windows')
+  assert loo_lib.fast_path(model, windows=False) == 'states'  # windows off: the encoder's own states
 
 
 def test_a_wrong_deletion_path_is_refused_on_the_first_document():

@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import ml_collections
 import numpy as np
+import pytest
 
 from attn_jax.analysis import gradient_importance, leave_one_out
 from attn_jax.analysis.adversarial_search import adversarial_loss
@@ -78,8 +79,10 @@ def softmax(z):
   return e / e.sum()
 
 
-def test_gradient_is_of_the_predicted_class_probability_with_attention_detached():
-  model, params = qa_setup()
+# The BiLSTM's reference compiles for minutes: with the whole suite (heavy; CI margin).
+@pytest.mark.parametrize('encoder', ['cnn', pytest.param('bilstm', marks=pytest.mark.heavy)])
+def test_gradient_is_of_the_predicted_class_probability_with_attention_detached(encoder):
+  model, params = qa_setup(encoder)
   passages, queries, rows, lengths = documents()
   got = np.asarray(gradient_importance(model, params, rows, lengths))
   with jax.enable_x64(True):

@@ -7,6 +7,7 @@ import sys
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from attn_jax.core import compilation
 
@@ -37,6 +38,7 @@ def test_the_clock_counts_a_compilation_and_not_a_cached_call():
   assert compilation.seconds() == compiled
 
 
+@pytest.mark.heavy  # CI margin
 def test_a_second_process_reads_the_programs_the_first_compiled(tmp_path):
   directory = str(tmp_path / 'cache')
   run = lambda: subprocess.run([sys.executable, '-c', CHILD, directory], capture_output=True,

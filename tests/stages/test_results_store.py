@@ -94,6 +94,7 @@ def test_a_sample_analyses_the_same_documents_for_every_seed_and_keys_them(copy)
   assert len([f for f in store.find(str(copy), 'kendall') if f.documents == 20]) == len(other_seed) + 1
 
 
+@pytest.mark.heavy  # CI margin
 def test_a_dependent_stage_reads_the_inputs_of_its_own_settings(copy):
   replace = helpers.synthetic_config(top__analyses=ANALYSES)
   replace.analysis.loo.mode = 'replace'

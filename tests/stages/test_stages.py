@@ -108,6 +108,7 @@ def test_random_draws_do_not_depend_on_batching(trained):
       np.testing.assert_allclose(ours[key], theirs[key], atol=1e-5, err_msg=f'{name}.{key}')
 
 
+@pytest.mark.heavy  # CI margin; tests/analysis/test_adversarial.py checks batching at the function
 def test_the_adversarial_stage_batches_by_its_own_size_and_gets_the_same_results(trained, monkeypatch):
   workdir, cfg, _ = trained
   restored = restore(str(workdir))
