@@ -99,6 +99,7 @@ def test_single_weight_erasure_equals_the_loop():
     assert 1 <= int(code.other[d]) <= ref.n[d] - 1
 
 
+@pytest.mark.heavy  # CI margin; the single-weight check and the pipeline's stay quick
 def test_multi_weight_erasure_and_rankings_equal_the_loop():
   model, params, fwd = han_outputs(seed=1, n=12)
   ref = Reference(params, fwd.hidden, fwd.alpha, fwd.mask)

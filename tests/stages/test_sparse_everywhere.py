@@ -48,9 +48,10 @@ def load(out, name):
     return arrays, json.load(f)
 
 
-# sparsemax in the quick suite; the other two projections with the whole suite (heavy).
-@pytest.fixture(scope='module', params=[p if p == 'sparsemax' else pytest.param(p, marks=pytest.mark.heavy)
-                                        for p in PROJECTIONS])
+# Every projection with the whole suite (heavy; CI margin): the quick suite
+# checks sparsemax at the function level (tests/analysis/test_importance.py,
+# the projections' and the adversary's tests).
+@pytest.fixture(scope='module', params=[pytest.param(p, marks=pytest.mark.heavy) for p in PROJECTIONS])
 def analysed(request, tmp_path_factory):
   """Every registered stage on a fresh (untrained) smoke model: the projection
   alone decides where α is 0, so training adds nothing but time."""

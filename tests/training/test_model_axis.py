@@ -89,6 +89,7 @@ def test_a_rerun_restores_every_model(program):
   assert [strip(r) for r in again] == [strip(r) for r in results]
 
 
+@pytest.mark.heavy  # CI margin; test_checkpoints.py's NaN check (the whole program) stays quick
 def test_a_model_whose_loss_breaks_stops_alone(tmp_path, monkeypatch):
   cfg = helpers.synthetic_config(top__sweep='seed=0,1')
   real = initial_params_lib.initial_params
