@@ -17,6 +17,9 @@ class Arm:
   family: '' for J&W's recipe; 'han' or 'flan' for S&S's
     (`attn_jax.config.serrano_smith_config`), whose encoders are S&S's names
     (rnn, conv, noenc).
+  seeds: this arm's seeds, where it needs another count than the study's
+    (0: the study's; e.g. the J&W grid's SST rows, whose τ need 15 seeds a
+    side to decide an equivalence test at their spread).
   """
   name: str
   dataset: str
@@ -24,6 +27,7 @@ class Arm:
   overrides: dict = dataclasses.field(default_factory=dict)
   variant: str = ''
   family: str = ''
+  seeds: int = 0
 
   def config(self, seeds: int, analyses: str) -> ml_collections.ConfigDict:
     if self.family:
@@ -60,12 +64,17 @@ class Study:
   folder_suffix: str = ''  # set by `with_seeds`
 
   def with_seeds(self, seeds: int | None) -> 'Study':
-    """The study with another number of seeds per arm. Its arms train in
-    their own folders (`<arm>-<S>seeds`), beside, never over, the study's
+    """The study with another number of seeds for every arm. Its arms train
+    in their own folders (`<arm>-<S>seeds`), beside, never over, the study's
     own: an experiment's results are kept per setting, like a stage's."""
-    if not seeds or seeds == self.seeds:
+    if not seeds or (seeds == self.seeds and not any(a.seeds for a in self.arms)):
       return self
-    return dataclasses.replace(self, seeds=seeds, folder_suffix=f'-{seeds}seeds')
+    arms = tuple(dataclasses.replace(a, seeds=0) for a in self.arms)
+    return dataclasses.replace(self, arms=arms, seeds=seeds, folder_suffix=f'-{seeds}seeds')
+
+  def seeds_of(self, arm: Arm) -> int:
+    """How many seeds `arm` trains: its own count, else the study's."""
+    return arm.seeds or self.seeds
 
   def with_variant(self, variant: str | None) -> 'Study':
     """The study with every arm at a config variant ('smoke': seconds-long

@@ -127,7 +127,7 @@ def run(study: Study, root: str, only: Optional[str] = None, seeds: Optional[int
   arms = select(study, only)
   configs = []
   for arm in arms:
-    cfg = arm.config(study.seeds, study.analyses)
+    cfg = arm.config(study.seeds_of(arm), study.analyses)
     for key, value in (overrides or {}).items():
       config_lib.set_key(cfg, key, value)
     configs.append(cfg)
@@ -140,11 +140,11 @@ def run(study: Study, root: str, only: Optional[str] = None, seeds: Optional[int
       folder = study.folder_name(arm)
       here = os.path.join(root, folder)
       source = trained_in(cfg, reuse, exclude=here) if reuse else None
-      log(f'[{study.name} {i}/{len(arms)}] {arm.name}: {study.seeds} seed(s) -> {here}'
+      log(f'[{study.name} {i}/{len(arms)}] {arm.name}: {study.seeds_of(arm)} seed(s) -> {here}'
           + (f' (the same models as {source}: trained there, analysed here)' if source else ''))
       started = time.time()
       entry = {'started': round(started, 1), 'seconds': None, 'completed': False,
-               'seeds': study.seeds, **({'trained_in': source} if source else {})}
+               'seeds': study.seeds_of(arm), **({'trained_in': source} if source else {})}
       _note(root, folder, entry)
       if source:
         lend_analyses(cfg, source, here, log)

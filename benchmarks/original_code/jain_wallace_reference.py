@@ -4,11 +4,11 @@ the inputs'.
 
     pip install -e ".[original_code]"    # PyTorch (CPU), pandas, scikit-learn, seaborn, nltk
     git clone https://github.com/successar/AttentionExplanation ~/AttentionExplanation
-    python benchmarks/original_code/jain_wallace_reference.py --jw-repo=~/AttentionExplanation --only='sst_*' --seeds=5 \\
-        --root=workdirs/jw_reference --save=results/jw_reference
+    python benchmarks/original_code/jain_wallace_reference.py --jw-repo=~/AttentionExplanation --only='sst_*' \\
+        --root=workdirs/jw_reference --save=results/jw_reference   # each row's seeds as attn-jax's (SST 15)
     python benchmarks/original_code/jain_wallace_reference.py ... --embeddings=scratch   # both sides from scratch: no vectors
     python benchmarks/original_code/jain_wallace_reference.py --jw-repo=~/AttentionExplanation --study=jw_qa \\
-        --only='babi*_bilstm_tanh,babi*_average_tanh' --seeds=5 --save=results/jw_qa_reference   # J&W's QA code
+        --only='babi*_bilstm_tanh,babi*_average_tanh' --save=results/jw_qa_reference   # J&W's QA code
     python benchmarks/original_code/jain_wallace_reference.py ... --only='imdb_*' --sample-docs=500   # IMDB: a seeded sample
     python -m attn_jax.studies report jw_grid --root=results/jw_grid   # the side-by-side table
 
@@ -17,7 +17,8 @@ For each arm of the J&W grid (`attn_jax.studies.jain_wallace_grid`, names such a
 vocabulary and starting embedding matrix of that arm's config once
 (`jain_wallace_inputs.export`), makes a patched copy of the user's checkout of J&W's
 repository (`jain_wallace_patches`: the fewest changes that run it under a current
-PyTorch, each listed with why), and runs each seed 0..N-1 in a child process
+PyTorch, each listed with why), and runs each seed 0..N-1 in a child process (N: `--seeds`, else as many
+as the study trains of that arm)
 (`jain_wallace_child.py`): J&W's loader, config, trainer, evaluator, experiments and τ.
 The project ships none of J&W's code. A seed whose `summary.json` exists is
 skipped; a killed seed resumes inside (`jain_wallace_child.py`). `--save` copies each
@@ -63,6 +64,12 @@ def arms(only: str | None, embeddings: str, study: str = 'jw_grid'):
     name = arm.name + ('_scratch' if embeddings == 'scratch' else '')
     if any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(arm.name, p) for p in patterns):
       yield name, arm
+
+
+def seeds_of(arm, study: str = 'jw_grid') -> int:
+  """The seeds attn-jax's side trains for `arm` (the study's count, or the arm's own)."""
+  from attn_jax.studies import STUDIES  # pylint: disable=g-import-not-at-top
+  return STUDIES[study].seeds_of(arm)
 
 
 def arm_config(arm, embeddings: str, sample_docs: int | None = None, sample_seed: int = 0):
@@ -114,7 +121,8 @@ def plan_seeds(args, root: str, code: str) -> list[dict]:
     if key not in inputs_by_key:
       inputs_by_key[key] = jain_wallace_inputs.export(cfg, os.path.join(root, 'inputs'))
     jobs += [{'arm': name, 'config': jw_config(arm), 'seed': s, **child,
-              'inputs': os.path.relpath(inputs_by_key[key], root)} for s in range(args.seeds)]
+              'inputs': os.path.relpath(inputs_by_key[key], root)}
+             for s in range(args.seeds or seeds_of(arm, args.study))]
   # Seed by seed across the arms: a run cut short has every arm's first seeds.
   return sorted(jobs, key=lambda j: j['seed'])
 
@@ -209,7 +217,8 @@ def main(argv=None) -> None:
   parser.add_argument('--study', choices=['jw_grid', 'jw_qa'], default='jw_grid',
                       help="whose arms: the J&W grid's, or the QA study's (bAbI; J&W's QA code)")
   parser.add_argument('--only', default=None, help="glob patterns of grid arms, comma-separated (e.g. 'sst_*')")
-  parser.add_argument('--seeds', type=int, default=5)
+  parser.add_argument('--seeds', type=int, default=None,
+                      help="seeds per arm (default: the study's count for each arm, as attn-jax's side trains)")
   parser.add_argument('--embeddings', choices=['default', 'scratch'], default='default',
                       help="default: the arm's config's vectors; scratch: both sides from scratch")
   parser.add_argument('--sample-docs', type=int, default=None,

@@ -257,3 +257,12 @@ def test_babi_inputs_reach_jws_qa_format_unchanged(tmp_path, tfds_dir):
     assert vec.answers[split] == ours.labels.tolist()
     assert all(len(m) == len(ANSWERS) and set(m) == {1} for m in vec.entity_masks[split])
   assert vec.entity2idx['.'] == 0 and vec.idx2entity[len(ANSWERS) - 1] == ANSWERS[-1]
+
+
+def test_jws_code_runs_as_many_seeds_of_a_row_as_attn_jax_trains():
+  import jain_wallace_reference  # pylint: disable=g-import-not-at-top
+  counts = {name: jain_wallace_reference.seeds_of(arm)
+            for name, arm in jain_wallace_reference.arms('sst_cnn_*,imdb_bilstm_tanh', 'default')}
+  assert counts == {'sst_cnn_tanh': 15, 'sst_cnn_dot': 15, 'imdb_bilstm_tanh': 5}
+  qa = dict(jain_wallace_reference.arms('babi1_bilstm_tanh', 'default', 'jw_qa'))
+  assert jain_wallace_reference.seeds_of(qa['babi1_bilstm_tanh'], 'jw_qa') == 5

@@ -122,6 +122,23 @@ def test_another_seed_count_trains_and_reports_beside_the_study_not_over_it():
   assert three.arms[0].config(three.seeds, three.analyses).sweep == 'seed=0,1,2'
 
 
+
+def test_an_arm_may_train_more_seeds_than_its_study_and_a_seed_count_given_overrides_it():
+  from attn_jax.studies import STUDIES
+  wide = Study('wide', (TINY.arms[0], Arm('more', 'synthetic', 'average', {}, 'smoke', seeds=4)),
+               analyses='gradient', seeds=2, description='a test')
+  assert [wide.seeds_of(a) for a in wide.arms] == [2, 4]
+  assert wide.arms[1].config(wide.seeds_of(wide.arms[1]), wide.analyses).sweep == 'seed=0,1,2,3'
+  assert wide.folder_name(wide.arms[1]) == 'more'  # the arm's own count: the study's own folder
+  for given in (2, 3):  # a count on the command line is every arm's, in folders beside the study's
+    other = wide.with_seeds(given)
+    assert [other.seeds_of(a) for a in other.arms] == [given, given]
+    assert other.folder_name(other.arms[1]) == f'more-{given}seeds'
+  grid = STUDIES['jw_grid']
+  assert {a.name: grid.seeds_of(a) for a in grid.arms if a.dataset == 'sst'} == {
+      f'sst_{e}_{a}': 15 for e in ('bilstm', 'cnn', 'average') for a in ('tanh', 'dot')}
+  assert {grid.seeds_of(a) for a in grid.arms if a.dataset != 'sst'} == {5}
+
 @pytest.mark.heavy
 def test_an_arm_another_study_trained_is_analysed_from_its_models_not_trained_again(ran, tmp_path):
   twin = Study('twin', (Arm('same_models', 'synthetic', 'average', {'model.attention': 'dot'}, 'smoke'),
