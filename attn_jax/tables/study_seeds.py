@@ -17,6 +17,7 @@ from attn_jax.tables.study_results import STATISTICS, cell, collect_arm, models 
 # The J&W grid's row of the vector-seed study's configuration, per dataset.
 VECTOR_SEEDS_GRID_ROW = '{dataset}_bilstm_tanh'
 VECTOR_SEED_STATISTICS = ('accuracy', 'tau_attention_gradient', 'tau_attention_loo', 'tau_gradient_loo')
+_TOST_TEXT = jain_wallace_reference.MARGINS_TEXT.split('; Δ')[0]  # the test and its margins
 
 
 def grid_beside(root: str) -> str:
@@ -42,7 +43,7 @@ def vector_seed_rows(study, root: str, grid: str | None = None) -> list[list[str
   the recipe the study's arms train with."""
   grid = grid or grid_beside(root)
   rows = [['dataset', 'statistic', 'model seeds only', 'n', 'vectors and model seeds', 'n',
-           'half-width ratio', 'sd ratio']]
+           'half-width ratio', 'sd ratio', 'TOST (vectors and model seeds vs model seeds only)']]
   for dataset in dict.fromkeys(a.dataset for a in study.arms):
     grid_arm = os.path.join(grid, VECTOR_SEEDS_GRID_ROW.format(dataset=dataset))
     model_only = collect_arm(grid_arm)['values']
@@ -51,12 +52,13 @@ def vector_seed_rows(study, root: str, grid: str | None = None) -> list[list[str
         m for arm in study.arms if arm.dataset == dataset
         for m in collect_models(os.path.join(root, study.folder_name(arm)))]
     for stat in VECTOR_SEED_STATISTICS:
-      a = statistics.t_interval(model_only[stat])
-      b = statistics.t_interval([STATISTICS[stat][1](m) for m in both_members])
+      varied = [STATISTICS[stat][1](m) for m in both_members]
+      a, b = statistics.t_interval(model_only[stat]), statistics.t_interval(varied)
       both = a['n'] >= 2 and b['n'] >= 2 and a['half_width'] > 0
+      test = jain_wallace_reference.equivalence(varied, model_only[stat], stat)
       rows.append([dataset, STATISTICS[stat][0], _interval_cell(a), str(a['n']), _interval_cell(b),
                    str(b['n']), f'{b["half_width"] / a["half_width"]:.2f}' if both else '–',
-                   f'{b["std"] / a["std"]:.2f}' if both else '–'])
+                   f'{b["std"] / a["std"]:.2f}' if both else '–', jain_wallace_reference.verdict(test)])
   return rows
 
 
@@ -66,7 +68,9 @@ def vector_seed_notes(study, grid: str = 'jw_grid beside the root') -> list[str]
           f'model seed k, k = 1..4 ({study.name}: <dataset>_bilstm_tanh_vectors<k>); every model with the grid\'s '
           'batch order (train.batch_seed 0). Mean ± 95 % Student-t half-width over the models; half-width ratio: '
           'vectors and model seeds over model seeds only, and the same of the standard deviations; – where a side '
-          'has fewer than 2 models.']
+          'has fewer than 2 models.',
+          f'{_TOST_TEXT}; Δ = vectors and model seeds − model seeds only. The two sides share the grid\'s seed 0 '
+          'model, which makes the test conservative (it widens the interval of the difference).']
 
 
 def vector_seed_table(study, root: str, readme, grid: str | None = None) -> list[list[str]]:

@@ -83,12 +83,18 @@ def test_the_table_sets_model_seeds_beside_vectors_and_model_seeds(tree, capsys)
     assert row[6] == f'{both["half_width"] / model_only["half_width"]:.2f}'
     assert row[7] == f'{both["std"] / model_only["std"]:.2f}'
     assert float(row[6]) == pytest.approx(both['half_width'] / model_only['half_width'], abs=0.005)
+    # Whether the vectors move the mean: TOST of the two sides at the statistic's margin.
+    margin = 0.02 if row[1] == 'accuracy' else 0.05
+    test = statistics.equivalence_test([mean + SPREAD[0]] + [mean + d for d in VECTORS],
+                                       [mean + d for d in SPREAD], margin)
+    assert row[8].startswith(test['verdict'] + ' (Δ ') and test['verdict'] in ('equivalent', 'inconclusive')
   assert rows[1][2] == '0.810 ± 0.010' and rows[1][4] == '0.814 ± 0.034' and rows[1][6] == '3.42'
   # IMDB: the grid's seed0 alone on the model-seed side (no interval, no ratio);
   # with the study's one IMDB model, two on the other side.
   imdb = (0.88, 0.40, 0.30, 0.50)
   for row, mean, study_model in zip(rows[5:], imdb, (0.87, 0.41, 0.31, 0.52)):
-    assert row[2:] == ['–', '1', report.cell(statistics.t_interval([mean + SPREAD[0], study_model])), '2', '–', '–']
+    assert row[2:] == ['–', '1', report.cell(statistics.t_interval([mean + SPREAD[0], study_model])), '2', '–', '–',
+                       '–']
   assert 'model seeds only' in capsys.readouterr().out
 
 
@@ -96,7 +102,7 @@ def test_a_side_with_fewer_than_two_models_prints_a_dash(tmp_path):
   root = tmp_path / 'results' / 'vector_seeds'
   root.mkdir(parents=True)
   rows = study_seeds.vector_seed_rows(STUDY, str(root))  # no grid, no model
-  assert all(r[2:] == ['–', '0', '–', '0', '–', '–'] for r in rows[1:])
+  assert all(r[2:] == ['–', '0', '–', '0', '–', '–', '–'] for r in rows[1:])
   one_model(root / 'sst_bilstm_tanh_vectors1', SST)
   ours(tmp_path / 'results' / 'jw_grid', 'sst_bilstm_tanh', SST)
   rows = study_seeds.vector_seed_rows(STUDY, str(root))
