@@ -12,9 +12,9 @@ W&P's code on this arm's inputs and writes `<reference>/sst_{learned,
 uniform}_{test,dev}sel/seed<k>/summary.json`: `testsel` is W&P's script (its
 snapshot keeps the epoch with the best *test* ROC-AUC), `devsel` their trainer
 given attn-jax's dev split to select on, as attn-jax does. The report tests
-attn-jax against `devsel` (the same protocol) with Welch's t-test and shows
-`testsel` beside, and per implementation the gap learned − uniform with a
-Welch test of whether uniform attention is worse.
+attn-jax against `devsel` (the same protocol) with the equivalence test
+(TOST) and shows `testsel` beside, and per implementation the gap learned −
+uniform with the same test.
 """
 
 from attn_jax.studies.arms import Arm
