@@ -26,7 +26,8 @@ from attn_jax.core.registry import STAGES
 from attn_jax.papers import published
 from attn_jax.analysis import statistics
 from attn_jax.tables import jain_wallace_reference, serrano_smith_models_report as serrano_smith_models, serrano_smith_recipe
-from attn_jax.tables import study_results
+from attn_jax.tables import jain_wallace_summary, study_results
+from attn_jax.tables.jain_wallace_summary import published_values
 from attn_jax.tables.common import embeddings_source, markdown, plain, root_of, with_notes, write_blocks
 from attn_jax.tables.report_registry import TABLES, Table
 from attn_jax.tables.study_results import STATISTICS, cell, collect_arm, models as collect_models, varies as collect_varies
@@ -205,14 +206,6 @@ def patterns(study, root: str) -> list[str]:
 
 REFERENCE_COLUMNS = (('accuracy', 'accuracy'), ('tau_attention_gradient', 'τ(α, grad)'),
                      ('tau_attention_loo', 'τ(α, LOO)'), ('tau_gradient_loo', 'τ(grad, LOO)'))
-
-
-def published_values(arm) -> dict:
-  """J&W's published numbers of a study arm's configuration (classification or
-  QA grid), {statistic: value}."""
-  paper = {**published.JAIN_WALLACE_GRID, **published.JAIN_WALLACE_QA_GRID}.get(
-      (arm.dataset, arm.encoder, arm.overrides.get('model.attention')), {})
-  return {**paper.get('test', {}), **{f'tau_{p}': v[0] for p, v in paper.get('tau', {}).items() if v}}
 
 
 def reference_comparisons(study, root: str, reference: str) -> list[tuple[str, dict, dict]]:
@@ -458,7 +451,9 @@ def _tabulate(study, root: str, save_to, readme, reference) -> list[list[str]]:
                  [f'{source}/<arm>/<seed>/eval.json', f'{source}/<arm>/<seed>/analyses/*/summary.json',
                   f'{source}/study.json'], optional=not own)
   if study.kind == 'grid':
-    reference_table(study, root, reference or jain_wallace_reference.default_folder(root), readme)
+    reference = reference or jain_wallace_reference.default_folder(root)
+    reference_table(study, root, reference, readme)
+    jain_wallace_summary.write(study, root, reference, readme)
   return rows
 
 

@@ -170,3 +170,40 @@ def test_a_variant_held_by_the_grid_root_is_compared_before_the_extra_folder(tre
   comparisons = dict((arm, c) for arm, c, _ in report.reference_comparisons(GRID, str(grid), str(reference)))
   assert comparisons['sst_bilstm_tanh_scratch']['ours']['ci']['accuracy']['mean'] == pytest.approx(0.70)
   assert jain_wallace_reference.ours_dir(str(grid), 'sst_bilstm_tanh_scratch') == str(grid / 'sst_bilstm_tanh_scratch')
+
+
+def test_the_readme_table_sets_each_row_beside_published_and_jws_code_and_counts_in_sentences(tree, tmp_path):
+  from attn_jax.tables import jain_wallace_summary as summary
+  grid, reference = tree
+  rows, counts = summary.rows_and_counts(GRID, str(grid), str(reference))
+  assert rows[0] == ['configuration', 'seeds (attn-jax / J&W code)', 'accuracy', 'τ(α, grad)', 'τ(α, LOO)',
+                     'τ(grad, LOO)']
+  assert [r[0] for r in rows[1:]] == [a.name for a in GRID.arms]  # every row of the grid; variants left out
+  by_name = {r[0]: r for r in rows[1:]}
+  bilstm, one_seed, cnn = by_name['sst_bilstm_tanh'], by_name['sst_bilstm_dot'], by_name['sst_cnn_tanh']
+  assert bilstm[1] == '5 / 3'
+  assert bilstm[2] == '0.810 ± 0.010 [0.808 ✓] · code 0.810 ± 0.020 ≡'
+  assert bilstm[3] == '0.450 ± 0.010 [0.351 ✗] · code 0.450 ± 0.020 ≡'
+  assert bilstm[5] == '0.600 ± 0.010 [0.656 ✗] · code 0.700 ± 0.020 ≠'
+  assert one_seed[2] == '0.820 ± 0.010 [0.823 ✓] · code 0.820'  # one J&W seed: no interval, no verdict
+  assert by_name['imdb_cnn_tanh'][1:] == ['0 / 0', '– [0.901]', '– [0.452]', '– [0.295]', '– [0.513]']
+  # By hand: J&W's τ (0.351, 0.291, 0.656) against our means 0.45 / 0.29 / 0.60 (0.099 off: out of reach),
+  # J&W's code's 0.45 / 0.29 / 0.70 (out); sst_cnn_tanh's (0.477, 0.352, 0.488) against 0.48 / 0.35 / 0.49 and
+  # 0.479 / 0.352 / 0.49 (both within 0.08); sst_bilstm_dot's (0.073, 0.064, 0.708) against 0.10 / 0.10 / 0.62
+  # (0.088 off: out) on both sides.
+  assert counts['reach'] == {'ours': [('sst_bilstm_tanh', False), ('sst_bilstm_dot', False), ('sst_cnn_tanh', True)],
+                             'code': [('sst_bilstm_tanh', False), ('sst_bilstm_dot', False), ('sst_cnn_tanh', True)]}
+  lines = summary.notes(counts)
+  assert lines[0] == ("Within reach of J&W's published τ (all three means within 0.08): attn-jax 1 of 3 rows "
+                      "(sst_cnn_tanh); J&W's own code on the same inputs 1 of 3 rows (sst_cnn_tanh).")
+  # Rows with both sides tested in all four statistics: sst_bilstm_tanh (3 equivalent, 1 different), sst_cnn_tanh (4).
+  assert lines[1] == ("Against J&W's own code on the same inputs, 8 row × statistic cells tested: 7 shown equivalent, "
+                      '1 shown different, 0 inconclusive; all four statistics shown equivalent in 1 of 2 rows '
+                      '(sst_cnn_tanh).')
+  doc = tmp_path / 'README.md'
+  (tmp_path / 'setup.cfg').write_text('')
+  doc.write_text('<!-- jw_grid-summary:start -->\n<!-- jw_grid-summary:end -->\n')
+  summary.write(GRID, str(grid), str(reference), [str(doc)])
+  text = doc.read_text()
+  assert 'report jw_grid --root=results/jw_grid --readme README.md`' in text and '| sst_cnn_tanh | 5 / 3 |' in text
+  assert summary.block_name('results/jw_grid_lstm2') == 'jw_grid-summary-jw_grid_lstm2'
