@@ -88,9 +88,11 @@ RENAMED_CHILDREN = {'jw_child.py': 'jain_wallace_child.py', 'jw_qa_child.py': 'j
 
 
 def run_seed(code: str, job: dict, root: str, out: str, threads: int,
-             env: dict | None = None) -> subprocess.CompletedProcess:
+             env: dict | None = None, timeout: float | None = None) -> subprocess.CompletedProcess:
   """One job in a child process: `jain_wallace_child.py` (`--config`), or the job's
-  own `child` script with its `args` (W&P's code: `wiegreffe_pinter_reference.py`)."""
+  own `child` script with its `args` (W&P's code: `wiegreffe_pinter_reference.py`).
+  Past `timeout` seconds the child is killed (`subprocess.TimeoutExpired`); it
+  resumes inside on the next call."""
   os.makedirs(out, exist_ok=True)
   child = job.get('child', 'jain_wallace_child.py')
   child = RENAMED_CHILDREN.get(child, child)  # a plan written before the scripts moved here
@@ -100,7 +102,7 @@ def run_seed(code: str, job: dict, root: str, out: str, threads: int,
                            f"--inputs={os.path.join(root, job['inputs'])}", *extra,
                            f"--seed={job['seed']}", f'--out={out}', f'--threads={threads}'],
                           stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
-                          check=False)
+                          check=False, timeout=timeout)
 
 
 def describe(s: dict) -> str:
@@ -127,22 +129,38 @@ def plan_seeds(args, root: str, code: str) -> list[dict]:
   return sorted(jobs, key=lambda j: j['seed'])
 
 
-def run_jobs(jobs: list[dict], root: str, code: str, threads: int, parallel: int, save: str | None) -> list[str]:
-  """Runs the jobs not done yet, `parallel` children at a time; returns the failed ones."""
+def run_jobs(jobs: list[dict], root: str, code: str, threads: int, parallel: int, save: str | None,
+             time_limit: float = 0) -> list[str]:
+  """Runs the jobs not done yet, `parallel` children at a time; returns the failed ones.
+
+  time_limit: seconds (0: none). No seed starts after it, and a seed still
+  running at it is stopped; both are left for the next call, where a stopped
+  seed resumes inside. A machine lent by the minute (a GPU host) runs the plan
+  as chunks this long."""
   todo = [j for j in jobs if not os.path.exists(os.path.join(root, j['arm'], f"seed{j['seed']}", 'summary.json'))]
-  print(f'{len(jobs)} seeds planned, {len(jobs) - len(todo)} already done, {parallel} at a time', flush=True)
-  started, failed = time.time(), []
+  print(f'{len(jobs)} seeds planned, {len(jobs) - len(todo)} already done, {parallel} at a time'
+        + (f', for {time_limit:.0f} s' if time_limit else ''), flush=True)
+  started, failed, stopped = time.time(), [], []
 
   def one(job):
     out = os.path.join(root, job['arm'], f"seed{job['seed']}")
     tick = time.time()
-    result = run_seed(code, job, root, out, threads)
+    left = time_limit - (tick - started) if time_limit else None
+    if left is not None and left <= 0:
+      return job, out, None, 0.0
+    try:
+      result = run_seed(code, job, root, out, threads, timeout=left)
+    except subprocess.TimeoutExpired:
+      result = None
     return job, out, result, time.time() - tick
 
   with concurrent.futures.ThreadPoolExecutor(max(parallel, 1)) as pool:
     for done, (job, out, result, seconds) in enumerate(pool.map(one, todo), 1):
       name, seed = job['arm'], job['seed']
       summary = os.path.join(out, 'summary.json')
+      if result is None:  # the time limit: left for the next call
+        stopped.append(f'{name} seed {seed}')
+        continue
       if result.returncode != 0 or not os.path.exists(summary):
         failed.append(f'{name} seed {seed}')
         print(f'{name} seed {seed}: FAILED (exit {result.returncode}); see {out}/log.txt', flush=True)
@@ -156,6 +174,9 @@ def run_jobs(jobs: list[dict], root: str, code: str, threads: int, parallel: int
       left = (len(todo) - done) * (time.time() - started) / done
       print(f'{name} seed {seed}: {describe(s)} [{seconds:.0f} s; {done}/{len(todo)}, '
             f'about {left / 60:.0f} min left]', flush=True)
+  if stopped:
+    print(f'time limit ({time_limit:.0f} s) reached: {len(stopped)} seed(s) left for the next call, which '
+          f'resumes them: {", ".join(stopped)}', flush=True)
   return failed
 
 
@@ -204,6 +225,9 @@ def add_run_options(parser: argparse.ArgumentParser, root: str) -> None:
   parser.add_argument('--save', default=None, help='copy each seed\'s summary.json to SAVE/<arm>/seed<k>/')
   parser.add_argument('--threads', type=int, default=0, help='PyTorch threads per seed (0: its default)')
   parser.add_argument('--parallel', type=int, default=1, help='seeds run at the same time')
+  parser.add_argument('--time-limit', type=float, default=0,
+                      help='seconds (0: none): then start no seed and stop the running ones, which the next '
+                      'call resumes (a GPU host lent by the minute runs the plan in chunks this long)')
   parser.add_argument('--prepare-only', action='store_true',
                       help='write the inputs, the patched code and ROOT/plan.json; train nothing')
   parser.add_argument('--from-plan', action='store_true',
@@ -246,7 +270,7 @@ def main(argv=None) -> None:
     if args.prepare_only:
       merge_plan(plan_file, jobs, args.root)
       return
-  failed = run_jobs(jobs, root, code, args.threads, args.parallel, args.save)
+  failed = run_jobs(jobs, root, code, args.threads, args.parallel, args.save, args.time_limit)
   if failed:
     sys.exit(f'error: {len(failed)} seed(s) failed: {", ".join(failed)}')
 

@@ -68,7 +68,8 @@ def main(argv=None) -> None:
     if args.prepare_only:
       jain_wallace_reference.merge_plan(plan_file, jobs, args.root)
       return
-  failed = jain_wallace_reference.run_jobs(jobs, root, code, args.threads, args.parallel, args.save)
+  failed = jain_wallace_reference.run_jobs(jobs, root, code, args.threads, args.parallel, args.save,
+                                          args.time_limit)
   if failed:
     sys.exit(f'error: {len(failed)} seed(s) failed: {", ".join(failed)}')
 

@@ -266,3 +266,23 @@ def test_jws_code_runs_as_many_seeds_of_a_row_as_attn_jax_trains():
   assert counts == {'sst_cnn_tanh': 15, 'sst_cnn_dot': 15, 'imdb_bilstm_tanh': 5}
   qa = dict(jain_wallace_reference.arms('babi1_bilstm_tanh', 'default', 'jw_qa'))
   assert jain_wallace_reference.seeds_of(qa['babi1_bilstm_tanh'], 'jw_qa') == 5
+
+
+def test_a_time_limit_stops_the_running_seed_and_starts_no_more_and_none_is_a_failure(tmp_path, capsys):
+  """A GPU host lent by the minute runs a plan in chunks: past --time-limit the
+  running child is stopped (it resumes inside next call) and no seed starts."""
+  import jain_wallace_reference  # pylint: disable=g-import-not-at-top
+  child = tmp_path / 'child.py'
+  child.write_text('import json, os, sys, time\n'
+                   'args = dict(a[2:].split("=", 1) for a in sys.argv[1:])\n'
+                   'time.sleep(float(args["nap"]))\n'
+                   'json.dump({"accuracy": 0.5, "f1_pos": 0.5}, open(os.path.join(args["out"], "summary.json"), "w"))\n')
+  jobs = [{'arm': arm, 'seed': 0, 'inputs': 'none', 'child': str(child), 'args': [f'--nap={nap}']}
+          for arm, nap in (('quick', 0), ('slow', 60), ('later', 0))]
+  failed = jain_wallace_reference.run_jobs(jobs, str(tmp_path), str(tmp_path), 1, 1, None, time_limit=3)
+  assert failed == []
+  assert (tmp_path / 'quick' / 'seed0' / 'summary.json').exists()
+  assert not (tmp_path / 'slow' / 'seed0' / 'summary.json').exists()
+  assert not (tmp_path / 'later' / 'seed0').exists()  # never started
+  out = capsys.readouterr().out
+  assert 'time limit (3 s) reached: 2 seed(s) left for the next call, which resumes them: slow seed 0, later seed 0' in out
