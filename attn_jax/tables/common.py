@@ -10,6 +10,7 @@ import nothing above it.
 import glob
 import os
 import re
+import shutil
 
 from attn_jax.core import atomic_io, errors, leases
 from attn_jax.core.registry import EXPERIMENTS, STAGES
@@ -278,8 +279,16 @@ def data_source_cell(source) -> str:
 
 
 def save_run_files(run: dict, directory: str) -> str:
-  """Copies a run's small result files to `<directory>/<run name>/`; returns that folder."""
+  """Copies a run's small result files to `<directory>/<run name>/`; returns that folder.
+
+  A folder there that holds another model (its config.json differs: a rerun
+  with new defaults) is replaced whole, so no result of the old model is left
+  beside the new one's."""
   target = os.path.join(directory, run['name'])
+  saved, new = os.path.join(target, 'config.json'), os.path.join(run['path'], 'config.json')
+  if (os.path.abspath(target) != os.path.abspath(run['path']) and os.path.exists(saved) and os.path.exists(new)
+      and atomic_io.read_json(saved) != atomic_io.read_json(new)):
+    shutil.rmtree(target)
   os.makedirs(target, exist_ok=True)
   for name in RESULT_FILES:
     source = os.path.join(run['path'], name)

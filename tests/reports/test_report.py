@@ -215,3 +215,19 @@ def test_a_benchmark_of_its_own_prints_the_table_its_record_carries(tmp_path, ca
   with pytest.raises(SystemExit):
     report.main(['benchmark', str(bare)])
   assert 'carries no table' in capsys.readouterr().err
+
+
+def test_saving_another_model_under_a_saved_name_leaves_none_of_the_old_models_results(tmp_path):
+  run = fake_run(tmp_path, 'sst_bilstm_tanh_softmax', 'sst', 0.8)
+  saved = tmp_path / 'results' / 'sst_bilstm'
+  report.main(['training', run, '--save', str(tmp_path / 'results'), '--save-as', 'sst_bilstm'])
+  stale = saved / 'analyses' / 'gradient' / 'test-10docs-0ld'
+  stale.mkdir(parents=True)
+  (stale / 'summary.json').write_text('{}')
+  report.main(['training', run, '--save', str(tmp_path / 'results'), '--save-as', 'sst_bilstm'])
+  assert stale.exists()  # the same model saved again: its saved analyses stay
+  config = json.loads((tmp_path / 'sst_bilstm_tanh_softmax' / 'config.json').read_text())
+  config['seed'] = 1  # a rerun of the command with other defaults: another model
+  (tmp_path / 'sst_bilstm_tanh_softmax' / 'config.json').write_text(json.dumps(config))
+  report.main(['training', run, '--save', str(tmp_path / 'results'), '--save-as', 'sst_bilstm'])
+  assert not stale.exists() and json.loads((saved / 'config.json').read_text())['seed'] == 1
