@@ -5,10 +5,10 @@ of SST BiLSTM + tanh gives τ(α, gradient) 0.246 where its grid row's five
 seeds average 0.347 and J&W publish 0.351. The analyses table's verdict is a
 bootstrap interval over the run's test documents, which says nothing about
 that spread, so `report analyses` adds, for a run whose dataset, encoder and
-attention are a row of the committed J&W grid (`results/<GRID>`: today's
-recipe, each seed with its own batch order), the run's τ beside the row's
-seeds — their range and Student-t 95 % interval — and J&W's published value,
-and says whether the run's recipe is the row's.
+attention are a row of a committed J&W grid (the first of `GRIDS` under
+results/ that holds the row), the run's τ beside the row's seeds — their
+range and Student-t 95 % interval — and J&W's published value, and says
+whether the run's recipe is the row's.
 """
 
 import os
@@ -21,20 +21,27 @@ from attn_jax.analysis import statistics
 from attn_jax.core import atomic_io
 from attn_jax.tables import study_results
 
-# The grid a run is set beside, under results/ of the checkout. It moves to
-# the complete grid of today's recipe when that is committed (issue 52).
-GRID = 'jw_grid_lstm2'
+# The grids a run may be set beside, under results/ of the checkout, newest
+# first: the first that holds the run's row with two seeds or more. jw_grid is
+# today's recipe with each seed's own batch order, saved row by row as it is
+# trained; jw_grid_lstm2 has every fix of the recipe but one batch order a row.
+GRIDS = ('jw_grid', 'jw_grid_lstm2')
 PAIRS = ('tau_attention_gradient', 'tau_attention_loo', 'tau_gradient_loo')
 # What differs between a grid row's seeds by design, and so not between recipes.
 SEED_KEYS = frozenset({'seed', 'train.batch_seed', 'vectors.seed'})
 
 
-def grid_root() -> Optional[str]:
-  """results/<GRID> of the checkout this package is in; None where absent
-  (an installed package ships no results)."""
+def grid_roots() -> list[str]:
+  """results/<grid> of the checkout this package is in, for each of `GRIDS`
+  that exists there (none in an installed package, which ships no results)."""
   package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-  root = os.path.join(os.path.dirname(package), 'results', GRID)
-  return root if os.path.isdir(root) else None
+  roots = [os.path.join(os.path.dirname(package), 'results', name) for name in GRIDS]
+  return [root for root in roots if os.path.isdir(root)]
+
+
+def row_root(name: str, roots: list[str]) -> Optional[str]:
+  """The first of `roots` whose row `name` has two seeds or more (an interval)."""
+  return next((r for r in roots if len(study_results.models(os.path.join(r, name))) >= 2), None)
 
 
 def row_name(config: dict) -> Optional[str]:
@@ -83,19 +90,17 @@ def lines(run: str, published: dict, root: Optional[str] = None) -> list[str]:
   Args:
     run: a run folder (config.json, analyses/kendall/...).
     published: {pair: J&W's value} for the run's configuration (may be empty).
-    root: the grid's folder (default: `grid_root()`).
+    root: the grid's folder (default: the first of `grid_roots()` holding the row).
 
   Returns:
     Lines: the row and its seeds, then per τ this run's value, the seeds'
     range and interval and the published value; [] when the run has no
     kendall results or its configuration is no row of the grid.
   """
-  root = root or grid_root()
-  if root is None:
-    return []
   config = atomic_io.read_json(os.path.join(run, 'config.json'))
   name = row_name(config)
-  if name is None or not os.path.isdir(os.path.join(root, name)):
+  root = None if name is None else row_root(name, [root] if root else grid_roots())
+  if root is None:
     return []
   mine = {p: study_results.STATISTICS[p][1](run) for p in PAIRS}
   if all(v is None for v in mine.values()):

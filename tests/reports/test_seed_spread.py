@@ -70,3 +70,18 @@ def test_no_line_without_a_row_or_for_the_grids_own_seeds(tmp_path):
     ({'encoder': 'bilstm', 'attention': 'tanh', 'projection': 'softmax', 'query': True}, None)])
 def test_the_row_of_a_config(model, row):
   assert seed_spread.row_name({'data': {'dataset': 'sst'}, 'model': model}) == row
+
+
+def test_the_newest_grid_that_holds_the_row_with_an_interval_is_the_one(tmp_path, monkeypatch):
+  older, run = grid(tmp_path), a_run(tmp_path, 0.3)
+  newer = tmp_path / 'newer'
+  reference_trees.ours(newer, 'sst_bilstm_tanh', MEANS)
+  for k in range(1, len(reference_trees.SPREAD)):  # one finished seed: no interval there yet
+    (newer / 'sst_bilstm_tanh' / f'seed{k}' / 'eval.json').unlink()
+  (newer / 'sst_bilstm_tanh' / 'seed0' / 'config.json').write_text(json.dumps(config(0)))
+  monkeypatch.setattr(seed_spread, 'grid_roots', lambda: [str(newer), str(older)])
+  assert f'beside {older / "sst_bilstm_tanh"} (5 seeds' in seed_spread.lines(str(run), {})[0]
+  for k in range(len(reference_trees.SPREAD)):  # the newer grid's row is complete
+    (newer / 'sst_bilstm_tanh' / f'seed{k}' / 'eval.json').write_text(json.dumps({'accuracy': 0.8}))
+    (newer / 'sst_bilstm_tanh' / f'seed{k}' / 'config.json').write_text(json.dumps(config(k)))
+  assert f'beside {newer / "sst_bilstm_tanh"} (5 seeds' in seed_spread.lines(str(run), {})[0]
