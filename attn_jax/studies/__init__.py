@@ -9,7 +9,7 @@ one program and analysed, with a table of mean ± 95 % CI over seeds.
     python -m attn_jax.studies run vector_seeds --root=workdirs/vector_seeds --only='sst_*'
     python -m attn_jax.studies report jw_grid [--root=...] [--save=results/jw_grid] [--readme=README.md --readme=docs/jain_wallace.md]
     python -m attn_jax.studies report jw_grid --root=results/jw_grid [--reference=results/jw_reference]  # + J&W's own code
-    python -m attn_jax.studies run wp_table2 --reuse=workdirs/jw_grid_fixed   # W&P Table 2, 5 seeds
+    python -m attn_jax.studies run wp_table2 --reuse=workdirs/jw_grid   # W&P Table 2, 5 seeds a dataset
     python -m attn_jax.studies report wp_table2 --root=results/wp_table2   # + W&P's own code
     python -m attn_jax.studies report vector_seeds --root=workdirs/vector_seeds --save=results/vector_seeds --readme=docs/jain_wallace.md
     python -m attn_jax.studies run batch_seeds --only='sst_*'   # batch order as a random factor

@@ -1,8 +1,9 @@
 """W&P's Table 2 with seeds beside W&P's own code on the same inputs: the
 table of the `wp_table2` study (attn_jax.studies.wiegreffe_pinter_table2),
-learned against uniform attention on SST, test F1 as mean ± 95 % CI, with
-the equivalence test (TOST at 0.02) of attn-jax against W&P's code with dev
-selection, and of learned against uniform attention.
+learned against uniform attention per dataset, test F1 as mean ± 95 % CI,
+with the equivalence test (TOST at 0.02) of attn-jax against W&P's code with
+dev selection, and of learned against uniform attention. A dataset with no
+model on either side has no row.
 """
 
 import os
@@ -28,14 +29,18 @@ def _values(side: dict) -> list:
 
 
 def comparison(study, root: str, reference: str) -> dict:
-  """{attention: {'ours': collect_arm, selection: read_arm}} for 'learned' and 'uniform'."""
+  """{dataset: {attention: {'ours': collect_arm, selection: read_arm}}} for
+  'learned' and 'uniform', the datasets with a model on either side, in the
+  study's order."""
   out = {}
   for arm in study.arms:
-    attention = arm.name.split('_')[1]
-    out[attention] = {'ours': study_results.collect_arm(os.path.join(root, study.folder_name(arm))),
-                      **{sel: jain_wallace_reference.read_arm(os.path.join(reference, f'sst_{attention}_{sel}'))
-                         for sel, _ in SELECTIONS}}
-  return out
+    attention = arm.name.rsplit('_', 1)[1]
+    out.setdefault(arm.dataset, {})[attention] = {
+        'ours': study_results.collect_arm(os.path.join(root, study.folder_name(arm))),
+        **{sel: jain_wallace_reference.read_arm(os.path.join(reference, f'{arm.dataset}_{attention}_{sel}'))
+           for sel, _ in SELECTIONS}}
+  return {d: sides for d, sides in out.items()
+          if any(_values(side[key]) for side in sides.values() for key in ('ours', *dict(SELECTIONS)))}
 
 
 def _cell(values: list) -> str:
@@ -48,26 +53,26 @@ def _tost(a: list, b: list) -> str:
 
 
 def rows(study, root: str, reference: str) -> tuple[list[list[str]], list[str]]:
-  """The table (per attention: attn-jax, W&P's code with each selection,
-  W&P's published F1, TOST attn-jax vs W&P dev selection) and its notes
-  (learned − uniform per implementation)."""
-  paper = published.WIEGREFFE_PINTER_TABLE2['sst']
-  c = comparison(study, root, reference)
-  table = [['attention', 'F1: attn-jax', *[f'F1: {label}' for _, label in SELECTIONS], 'F1: W&P published',
-            'TOST: attn-jax vs W&P code (dev selection)']]
-  for attention, key in (('learned', 'attention'), ('uniform', 'uniform')):
-    sides = c[attention]
-    table.append([attention, _cell(_values(sides['ours'])),
-                  *[_cell(_values(sides[sel])) for sel, _ in SELECTIONS], f'{paper[key]:.3f}',
-                  _tost(_values(sides['ours']), _values(sides['devsel']))])
-  notes = [f'{jain_wallace_reference.MARGINS_TEXT} (here: attn-jax − W&P\'s code; learned − uniform)',
-           f'W&P published: learned − uniform = {paper["attention"] - paper["uniform"]:+.3f}']
-  for side, label in (('ours', 'attn-jax'), *SELECTIONS):
-    learned, uniform = _values(c['learned'][side]), _values(c['uniform'][side])
-    if learned and uniform:
-      gap = sum(learned) / len(learned) - sum(uniform) / len(uniform)
-      notes.append(f'{label}: learned − uniform = {gap:+.3f} '
-                   f'(TOST, learned vs uniform: {_tost(learned, uniform)})')
+  """The table (per dataset and attention: attn-jax, W&P's code with each
+  selection, W&P's published F1, TOST attn-jax vs W&P dev selection) and its
+  notes (per dataset, learned − uniform per implementation)."""
+  table = [['dataset', 'attention', 'F1: attn-jax', *[f'F1: {label}' for _, label in SELECTIONS],
+            'F1: W&P published', 'TOST: attn-jax vs W&P code (dev selection)']]
+  notes = [f'{jain_wallace_reference.MARGINS_TEXT} (here: attn-jax − W&P\'s code; learned − uniform)']
+  for dataset, c in comparison(study, root, reference).items():
+    paper = published.WIEGREFFE_PINTER_TABLE2[dataset]
+    for attention, key in (('learned', 'attention'), ('uniform', 'uniform')):
+      sides = c[attention]
+      table.append([dataset, attention, _cell(_values(sides['ours'])),
+                    *[_cell(_values(sides[sel])) for sel, _ in SELECTIONS], f'{paper[key]:.3f}',
+                    _tost(_values(sides['ours']), _values(sides['devsel']))])
+    notes.append(f'{dataset}: W&P published: learned − uniform = {paper["attention"] - paper["uniform"]:+.3f}')
+    for side, label in (('ours', 'attn-jax'), *SELECTIONS):
+      learned, uniform = _values(c['learned'][side]), _values(c['uniform'][side])
+      if learned and uniform:
+        gap = sum(learned) / len(learned) - sum(uniform) / len(uniform)
+        notes.append(f'{dataset}: {label}: learned − uniform = {gap:+.3f} '
+                     f'(TOST, learned vs uniform: {_tost(learned, uniform)})')
   return table, notes
 
 

@@ -79,6 +79,9 @@ def test_the_table_tests_attn_jax_against_their_code_under_the_same_selection(tr
   root, reference = tree
   assert wiegreffe_pinter_table2.default_reference(str(root)) == str(reference)
   rows, notes = wiegreffe_pinter_table2.rows(STUDY, str(root), str(reference))
+  assert len(rows) == 3  # 20 Newsgroups and IMDB have no model on either side: no rows
+  assert [r[0] for r in rows[1:]] == ['sst', 'sst']
+  rows = [r[1:] for r in rows]
   assert rows[1][0] == 'learned' and rows[1][4] == '0.831' and rows[2][4] == '0.822'
   assert rows[1][3] == '0.840 (n=1)' and rows[2][3] == '–'  # one seed: no interval; none: a dash
   ours_learned = statistics.equivalence_test(LEARNED, (0.83, 0.832, 0.836), 0.02)
@@ -88,11 +91,26 @@ def test_the_table_tests_attn_jax_against_their_code_under_the_same_selection(tr
   uniform = statistics.equivalence_test(UNIFORM, (0.83, 0.834, 0.82), 0.02)
   assert uniform['p_lower'] == pytest.approx(p_lower) and rows[2][-1] == jain_wallace_reference.verdict(uniform)
   assert notes[0].startswith('equivalence test (TOST, α = 0.05) at margins 0.02')
-  assert notes[1] == 'W&P published: learned − uniform = +0.009'
+  assert notes[1] == 'sst: W&P published: learned − uniform = +0.009'
   gap = sum(LEARNED) / 5 - sum(UNIFORM) / 5
-  assert notes[2].startswith(f'attn-jax: learned − uniform = {gap:+.3f} (TOST, learned vs uniform: different')
-  assert notes[3].startswith("W&P's code, dev selection: learned − uniform = ")
+  assert notes[2].startswith(f'sst: attn-jax: learned − uniform = {gap:+.3f} (TOST, learned vs uniform: different')
+  assert notes[3].startswith("sst: W&P's code, dev selection: learned − uniform = ")
   assert len(notes) == 4  # test selection: no uniform seed, no line
+
+
+def test_another_dataset_has_its_rows_beside_its_published_values(tree):
+  root, reference = tree
+  for arm, values in (('imdb_learned', (0.90, 0.91)), ('imdb_uniform', (0.89,))):
+    for k, f1 in enumerate(values):
+      (root / arm / f'seed{k}').mkdir(parents=True)
+      (root / arm / f'seed{k}' / 'eval.json').write_text(json.dumps({'accuracy': f1, 'f1_pos': f1}))
+  rows, notes = wiegreffe_pinter_table2.rows(STUDY, str(root), str(reference))
+  assert [r[:2] for r in rows[1:]] == [['sst', 'learned'], ['sst', 'uniform'], ['imdb', 'learned'],
+                                       ['imdb', 'uniform']]
+  assert rows[3][2] == '0.905 ± 0.064 (n=2)' and rows[3][5] == '0.902' and rows[4][5] == '0.879'
+  assert rows[3][6] == '–'  # no W&P code seeds there: no test
+  assert 'imdb: W&P published: learned − uniform = +0.023' in notes
+  assert 'imdb: attn-jax: learned − uniform = +0.015 (TOST, learned vs uniform: –)' in notes
 
 
 def test_the_report_command_prints_and_rewrites_its_block(tree, capsys):
