@@ -27,6 +27,7 @@ from typing import Optional
 from attn_jax.analysis import statistics
 from attn_jax.core import atomic_io
 from attn_jax.tables import study_results as collect
+from attn_jax.tables.common import plain, root_of, with_notes, write_blocks
 
 # What the summaries may hold, and the four the table tests.
 STATISTICS = ('accuracy', 'f1_pos', 'roc_auc', 'tau_attention_gradient', 'tau_attention_loo', 'tau_gradient_loo',
@@ -180,3 +181,21 @@ def gap_source(ours: dict, published: Optional[float], test: dict) -> str:
     return UNKNOWN
   verdict = agree(test)
   return UNDECIDED if verdict is None else INPUTS if verdict else CODE
+
+
+def print_and_write(study, root: str, reference: str, readme, block: str, rows: list[list[str]],
+                    notes: list[str]) -> None:
+  """Prints a table of attn-jax's `root` beside J&W's code in `reference`, and
+  rewrites `block` in those `readme` files that hold it, with the command
+  that prints it and the files it reads."""
+  print('\n' + plain(rows) + '\n' + '\n'.join(notes))
+  if readme:
+    here = root_of(readme)
+    source, ref = os.path.relpath(root, here), os.path.relpath(reference, here)
+    default = os.path.abspath(reference) == os.path.abspath(default_folder(root))
+    write_blocks(readme, block, with_notes(rows, notes),
+                 f'python -m attn_jax.studies report {study.name} --root={source}'
+                 + (f' --seeds={study.seeds}' if study.folder_suffix else '')
+                 + ('' if default else f' --reference={ref}'),
+                 [f'{ref}/<arm>/<seed>/summary.json', f'{source}/<arm>/<seed>/eval.json',
+                  f'{source}/<arm>/<seed>/analyses/kendall/*/summary.json'], optional=True)

@@ -18,7 +18,6 @@ import os
 
 from attn_jax.papers import published
 from attn_jax.tables import jain_wallace_reference as reference_lib
-from attn_jax.tables.common import plain, root_of, with_notes, write_blocks
 from attn_jax.tables.study_results import cell, collect_arm
 
 COLUMNS = (('accuracy', 'accuracy'), ('tau_attention_gradient', 'τ(α, grad)'),
@@ -111,16 +110,5 @@ def write(study, root: str, reference: str, readme=None) -> list[list[str]] | No
   if not reference_lib.arms(reference):
     return None
   rows, counts = rows_and_counts(study, root, reference)
-  lines = notes(counts)
-  print('\n' + plain(rows) + '\n' + '\n'.join(lines))
-  if readme:
-    here = root_of(readme)
-    source, ref = os.path.relpath(root, here), os.path.relpath(reference, here)
-    default = os.path.abspath(reference) == os.path.abspath(reference_lib.default_folder(root))
-    write_blocks(readme, block_name(root), with_notes(rows, lines),
-                 f'python -m attn_jax.studies report {study.name} --root={source}'
-                 + (f' --seeds={study.seeds}' if study.folder_suffix else '')
-                 + ('' if default else f' --reference={ref}'),
-                 [f'{source}/<arm>/<seed>/eval.json', f'{source}/<arm>/<seed>/analyses/kendall/*/summary.json',
-                  f'{ref}/<arm>/<seed>/summary.json'], optional=True)
+  reference_lib.print_and_write(study, root, reference, readme, block_name(root), rows, notes(counts))
   return rows

@@ -28,7 +28,7 @@ from attn_jax.analysis import statistics
 from attn_jax.tables import jain_wallace_reference, serrano_smith_models_report as serrano_smith_models, serrano_smith_recipe
 from attn_jax.tables import jain_wallace_summary, study_results
 from attn_jax.tables.jain_wallace_summary import published_values
-from attn_jax.tables.common import embeddings_source, markdown, plain, root_of, with_notes, write_blocks
+from attn_jax.tables.common import embeddings_source, markdown, plain, root_of, write_blocks
 from attn_jax.tables.report_registry import TABLES, Table
 from attn_jax.tables.study_results import STATISTICS, cell, collect_arm, models as collect_models, varies as collect_varies
 from attn_jax.stages import feature_importance, stage_store as store
@@ -302,18 +302,9 @@ def reference_table(study, root: str, reference: str, readme=None) -> list[list[
   comparisons = reference_comparisons(study, root, reference)
   if not comparisons:
     return None
-  rows, notes = reference_rows(comparisons), reference_notes(comparisons)
-  print('\n' + plain(rows) + '\n' + '\n'.join(notes))
-  if readme:
-    here = root_of(readme)
-    source, ref = os.path.relpath(root, here), os.path.relpath(reference, here)
-    default = os.path.abspath(reference) == os.path.abspath(jain_wallace_reference.default_folder(root))
-    write_blocks(readme, reference_block(root), with_notes(rows, notes),
-                 f'python -m attn_jax.studies report {study.name} --root={source}'
-                 + (f' --seeds={study.seeds}' if study.folder_suffix else '')
-                 + ('' if default else f' --reference={ref}'),
-                 [f'{ref}/<arm>/<seed>/summary.json', f'{source}/<arm>/<seed>/eval.json',
-                  f'{source}/<arm>/<seed>/analyses/kendall/*/summary.json'], optional=True)
+  rows = reference_rows(comparisons)
+  jain_wallace_reference.print_and_write(study, root, reference, readme, reference_block(root), rows,
+                                         reference_notes(comparisons))
   return rows
 
 
