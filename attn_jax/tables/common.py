@@ -278,17 +278,23 @@ def data_source_cell(source) -> str:
   return 'NON-STANDARD: ' + '; '.join(source.get('notes', [])) if source.get('notes') else 'NON-STANDARD'
 
 
-def save_run_files(run: dict, directory: str) -> str:
-  """Copies a run's small result files to `<directory>/<run name>/`; returns that folder.
-
-  A folder there that holds another model (its config.json differs: a rerun
-  with new defaults) is replaced whole, so no result of the old model is left
-  beside the new one's."""
-  target = os.path.join(directory, run['name'])
-  saved, new = os.path.join(target, 'config.json'), os.path.join(run['path'], 'config.json')
-  if (os.path.abspath(target) != os.path.abspath(run['path']) and os.path.exists(saved) and os.path.exists(new)
+def clear_if_other_model(source: str, dest: str) -> None:
+  """Removes the saved model folder `dest` when it holds another model than
+  the run folder `source` (their config.json files differ: a rerun with other
+  settings, e.g. new default embeddings), so no result of the old model stays
+  beside the new one's. Saving a folder onto itself removes nothing."""
+  saved, new = os.path.join(dest, 'config.json'), os.path.join(source, 'config.json')
+  if (os.path.abspath(source) != os.path.abspath(dest) and os.path.exists(saved) and os.path.exists(new)
       and atomic_io.read_json(saved) != atomic_io.read_json(new)):
-    shutil.rmtree(target)
+    shutil.rmtree(dest)
+
+
+def save_run_files(run: dict, directory: str) -> str:
+  """Copies a run's small result files to `<directory>/<run name>/`; returns
+  that folder, replaced whole first if it holds another model
+  (`clear_if_other_model`)."""
+  target = os.path.join(directory, run['name'])
+  clear_if_other_model(run['path'], target)
   os.makedirs(target, exist_ok=True)
   for name in RESULT_FILES:
     source = os.path.join(run['path'], name)

@@ -19,7 +19,6 @@ from those saved files (so the documents show what is committed).
 """
 
 import os
-import shutil
 
 from attn_jax.core import atomic_io, errors
 from attn_jax.core.registry import STAGES
@@ -28,7 +27,7 @@ from attn_jax.analysis import statistics
 from attn_jax.tables import jain_wallace_reference, serrano_smith_models_report as serrano_smith_models, serrano_smith_recipe
 from attn_jax.tables import jain_wallace_summary, study_results
 from attn_jax.tables.jain_wallace_summary import published_values
-from attn_jax.tables.common import embeddings_source, markdown, plain, root_of, write_blocks
+from attn_jax.tables.common import clear_if_other_model, embeddings_source, markdown, plain, root_of, write_blocks
 from attn_jax.tables.report_registry import TABLES, Table
 from attn_jax.tables.study_results import STATISTICS, cell, collect_arm, models as collect_models, varies as collect_varies
 from attn_jax.stages import feature_importance, stage_store as store
@@ -308,22 +307,12 @@ def reference_table(study, root: str, reference: str, readme=None) -> list[list[
   return rows
 
 
-def _replaced(source: str, dest: str) -> bool:
-  """Whether a saved model folder holds another model than `source` (a rerun
-  with other settings, e.g. new default embeddings): then it is replaced
-  whole, so no result of the old model stays beside the new one's."""
-  saved, new = os.path.join(dest, 'config.json'), os.path.join(source, 'config.json')
-  return os.path.exists(saved) and os.path.exists(new) and (
-      atomic_io.read_json(saved) != atomic_io.read_json(new))
-
-
 def save(study, root: str, target: str) -> None:
   for arm in study.arms:
     arm_dir = os.path.join(root, study.folder_name(arm))
     for model in collect_arm(arm_dir)['models']:
       source, dest = os.path.join(arm_dir, model), os.path.join(target, study.folder_name(arm), model)
-      if os.path.abspath(source) != os.path.abspath(dest) and _replaced(source, dest):
-        shutil.rmtree(dest)
+      clear_if_other_model(source, dest)
       os.makedirs(dest, exist_ok=True)
       for name in MODEL_FILES:
         if os.path.exists(os.path.join(source, name)):
