@@ -155,7 +155,7 @@ def collect(ctx, per_batch, positional=False, docs=None) -> dict:
 def comparison(ctx, name, handful):
   """(vectorised per_batch, baseline per_batch, positional, docs the baseline runs)."""
   model, params, s = ctx.model, ctx.params, ctx.settings
-  probs = ctx.jit('probs', lambda: lambda p, t, l: jax.nn.sigmoid(model.forward(p, t, l).logits))
+  probs = ctx.jit('probs', lambda: lambda p, t, l: model.probabilities(model.forward(p, t, l).logits))
   as_tuple = lambda f: (f.logits, f.alpha, f.hidden, f.mask)
   fwd = ctx.jit('forward', lambda: lambda p, t, l: as_tuple(model.forward(p, t, l)))
   stage = lambda key: lambda b: STAGES[name].compute(ctx, b)[key]
@@ -181,7 +181,8 @@ def comparison(ctx, name, handful):
         else:
           tokens, lengths = b.tokens.copy(), b.lengths
           tokens[:, i] = PAD
-        out[:, i] = np.abs(np.asarray(probs(params, tokens, lengths)) - p)
+        change = np.abs(np.asarray(probs(params, tokens, lengths)) - p)
+        out[:, i] = change.sum(axis=-1) if change.ndim == 2 else change  # more classes: L1 (J&W's QA)
       return np.where(np.arange(out.shape[1]) < b.lengths[:, None] - 1, out, 0.0)
     return stage('loo'), per_position, True, None
 
@@ -246,7 +247,7 @@ def versus_baseline(ctx, name, args) -> dict:
                                            ctx.settings.batch_size))
   k = len(docs)
   ctx = BenchContext(ctx.model, ctx.params, docs, ctx.split_name, ctx.cfg, ctx.data_fingerprint,
-                     ctx.workdir, warm=True)
+                     ctx.out_dir, warm=True)
   handful = np.unique(np.linspace(0, k - 1, min(8, k)).astype(int))
   vectorised, baseline, positional, only = comparison(ctx, name, handful)
   ctx.warm_keys()

@@ -13,7 +13,8 @@ are mapped in chunks (`docs_per_chunk`) so memory stays bounded. Deletion
 uses the encoder's own path for it where the model has one
 (capability 'deletion_states', `encode_deletions`: the BiLSTM shares a document's input projections
 and the states the deletion does not reach, the CNN all outputs but the
-windows that cover the deleted word, the Average encoder all states) and
+windows that cover the deleted word, the Average encoder all states; a QA
+model its passage encoder's path, the query's states unchanged) and
 re-encodes the shortened rows otherwise (the Transformer). Replacement by
 PAD has such paths too for the BiLSTM, the CNN and the Average encoder
 ('replacement_states', `encode_replacements`). Under softmax attention the CNN and the
@@ -107,8 +108,9 @@ def check_fast_path(model: AttentionModel, params, tokens: jnp.ndarray, lengths:
   path = fast_path(model, mode)
   if path == 'exact':
     return
-  n = int(lengths[0])
-  doc, length = jnp.asarray(tokens[:1, :n]), jnp.asarray(lengths[:1])
+  # The row up to its last token: a QA row's query follows its passage's `lengths[0]`.
+  n = int(jnp.max(jnp.nonzero(jnp.asarray(tokens[0]) != PAD, size=tokens.shape[1], fill_value=0)[0])) + 1
+  doc, length = jnp.asarray(tokens[:1, :max(n, int(lengths[0]))]), jnp.asarray(lengths[:1])
   run = _jitted()
   fast = run(model, params, doc, length, mode=mode).probs_without
   exact = run(model, params, doc, length, mode=mode, reencode=True).probs_without

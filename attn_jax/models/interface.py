@@ -57,7 +57,8 @@ CAPABILITIES = {
         'adversaries through the model\'s own projection, leave-one-out\'s window path)',
     'deletion_states':
         'encode_deletions(params, e [L, D], length) -> [L − 2, L, H], the states of a document\'s '
-        'one-word deletions, equal to encoding the shortened rows (leave-one-out\'s fast path)',
+        'one-word deletions, equal to encoding the shortened rows (leave-one-out\'s fast path; '
+        'states as encode gives them, e.g. a QA model\'s passage and query, with the variants first)',
     'replacement_states':
         'encode_replacements(params, e [L, D], length) -> [L − 2, L, H], the states with each word '
         'replaced by PAD (leave-one-out by replacement, fast path)',

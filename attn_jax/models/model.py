@@ -110,9 +110,12 @@ class Model(AttentionModel):
     score each state alone, every encoder gives its layers' states, and the
     fast variant paths its encoder family registers. The QA model's states
     are the passage's and the query's, and its decoder reads the query too:
-    α can be imposed and scores read, nothing more."""
+    α can be imposed, scores read, and a passage's one-word variants encoded
+    by its passage encoder's family's paths (the query is the same in every
+    variant); nothing more."""
     if self.question_answering:
-      return frozenset({'imposes_attention', 'scores'})
+      return frozenset({'imposes_attention', 'scores'} | {
+          hook for hook in ('deletion_states', 'replacement_states') if self._fast_path(hook) is not None})
     caps = {'imposes_attention', 'array_states', 'pooled_decode', 'scores', 'layer_states'}
     caps.update(name for name, hook in (('deletion_states', 'deletion_states'),
                                          ('replacement_states', 'replacement_states'),
@@ -183,6 +186,9 @@ class Model(AttentionModel):
         projections.sparsegen_lin, lam=values['sparsegen_lambda']))
 
   def _fast_path(self, hook: str) -> Optional[Callable]:
+    if self.question_answering:  # the passage's encoder; the query's states do not change
+      return (None if hook == 'variant_windows' or fast_path(self.module.encoder.passage, hook) is None
+              else functools.partial(_qa_variant_states, fast_path(self.module.encoder.passage, hook)))
     return fast_path(self.module.encoder, hook)
 
   @property
@@ -308,6 +314,30 @@ def build_model(cfg: ml_collections.ConfigDict, vocab_size: int) -> Model:
       decoder=Decoder(cfg.get('classes', 2), cfg.get('output_dropout', 0.0), cfg.get('init', 'torch')),
       input_dropout=cfg.get('input_dropout', 0.0))
   return Model(module, projections.get(cfg.projection, cfg.sparsegen_lambda))
+
+
+def _qa_variant_states(passage_path: Callable, encoder: qa.QAEncoder, params: dict, embedded: jnp.ndarray,
+                       length: jnp.ndarray) -> dict:
+  """A QA row's one-word passage variants (`encode_deletions`, `encode_replacements`).
+
+  Args:
+    passage_path: the passage encoder family's `deletion_states` or
+      `replacement_states`.
+    encoder: the `qa.QAEncoder`; params: its params.
+    embedded: [L, 2D + 1] one row's embeddings (`qa.QAEmbedding`), length: the passage's.
+
+  Returns:
+    {'passage': [L − 2, L, H], 'query': [L − 2, H]}: the passage's states
+    from its family's path, on the passage's embeddings alone as `QAEncoder`
+    masks them; the query's summary of the whole row, the same in every
+    variant (a deletion shifts the query left with the passage's length, a
+    replacement leaves it in place).
+  """
+  dim = (embedded.shape[-1] - 1) // 2
+  inside = masks.sequence_mask(length[None], embedded.shape[0])[0][:, None].astype(embedded.dtype)
+  passage = passage_path(encoder.passage, params['passage'], embedded[:, :dim] * inside, length)
+  query = encoder.apply({'params': params}, embedded[None], length[None])['query']
+  return {'passage': passage, 'query': jnp.broadcast_to(query, (passage.shape[0],) + query.shape[1:])}
 
 
 # How each family's query states become Q (`qa.summary`).

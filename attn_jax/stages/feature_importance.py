@@ -58,42 +58,70 @@ def _finalize_gradient(ctx, arrays, inputs):
                                for k, v in GRADIENT_VARIANTS.items()}}
 
 
-# An allowance for what a chunk holds beside its variants' states (gates,
-# both directions, probabilities), not a measurement: the BiLSTM on bAbI 3's
-# longest stories asked for 26.8 GB at the default 4 documents a chunk.
-_LOO_OVERHEAD = 4
-# The default budget. The allowance above undercounts: at a 4 GiB budget the
-# QA study's process grew to 15.8 GB resident on bAbI 3's BiLSTM (2026-11-28)
-# and was killed for memory beside other jobs on a 24 GB machine, so 1 GiB.
+# The default budget for a chunk's temporary memory. At 4 GiB, with chunks
+# sized by an estimate that undercounted, the QA study's process grew to
+# 15.8 GB resident on bAbI 3's BiLSTM (2026-11-28) and was killed for memory
+# beside other jobs on a 24 GB machine.
 LOO_CHUNK_BYTES = 2**30
+# Below this many times its variant rows' states, a chunk is not measured,
+# so short documents are not compiled twice. The ratio of XLA's temporary
+# bytes to those states on a model's own path was 3-4 for the families'
+# variant-state paths and up to 9 for the Transformer's re-encoding at the
+# J&W recipe's sizes (tests/stages/test_loo_chunks.py checks the bound).
+UNMEASURED_ALLOWANCE = 32
+# Variant rows a chunk re-encodes when its rows' memory is measured.
+_PROBE_ROWS = 8
+
+
+def _loo_fn(ctx, docs: int, rows: Optional[int]):
+  """The jitted chunk program (`docs` documents, or one document's variant
+  rows `rows` at a time, re-encoded) and its `ctx.jit` name."""
+  s = ctx.settings.loo
+  name = f'loo-{docs}-{rows}'
+  return name, lambda: lambda params, tokens, lengths: loo_lib.leave_one_out(
+      ctx.model, params, tokens, lengths, mode=s.mode, docs_per_chunk=docs, reencode=rows is not None,
+      rows_per_chunk=rows)
 
 
 def loo_chunks(ctx, batch) -> tuple[int, Optional[int]]:
   """(documents per chunk, variant rows per chunk or None) for a batch, so
-  that a chunk's states fit in `analysis.loo.max_chunk_bytes`: fewer
-  documents than `docs_per_chunk` where they would not fit, and a document
-  too long even alone re-encodes its variant rows a chunk at a time."""
+  that a chunk's temporary memory fits in `analysis.loo.max_chunk_bytes`.
+
+  Up to `docs_per_chunk` documents where even `UNMEASURED_ALLOWANCE` times
+  their variant rows' states fits. Otherwise the chunk program is compiled
+  and XLA's memory analysis read (`AnalysisContext.temp_bytes`): as many
+  documents as fit, by the model's own path; where one document alone does
+  not fit, its variant rows re-encoded a chunk at a time. Without a memory
+  analysis (a batch split over devices), the allowance decides.
+  """
   s = ctx.settings.loo
-  width = batch.tokens.shape[1]
-  if not s.get('max_chunk_bytes') or loo_lib.fast_path(ctx.model, s.mode) == 'windows':
+  width, budget = batch.tokens.shape[1], s.get('max_chunk_bytes')
+  if not budget or loo_lib.fast_path(ctx.model, s.mode) == 'windows':
     return s.docs_per_chunk, None  # the windowed path holds O(L·H) a document
   hidden = jax.eval_shape(lambda p, t, n: ctx.model.encode(p, ctx.model.embed(p, t), n), ctx.params,
                           jax.ShapeDtypeStruct((1, width), np.int32), jax.ShapeDtypeStruct((1,), np.int32))
   # One variant row's encoded state: every leaf (a QA model's carries its query too).
-  row_bytes = _LOO_OVERHEAD * sum(int(np.prod(x.shape[1:])) * x.dtype.itemsize for x in jax.tree.leaves(hidden))
+  row_bytes = sum(int(np.prod(x.shape[1:])) * x.dtype.itemsize for x in jax.tree.leaves(hidden))
   document_bytes = row_bytes * max(width - 2, 1)
-  docs = int(min(s.docs_per_chunk, s.max_chunk_bytes // document_bytes))
-  if docs >= 1:
+  if UNMEASURED_ALLOWANCE * document_bytes * s.docs_per_chunk <= budget:
+    return s.docs_per_chunk, None
+  measure = lambda docs, rows: ctx.temp_bytes(*_loo_fn(ctx, docs, rows), batch.tokens, batch.lengths)
+  one = measure(1, None)
+  if one is None:  # no memory analysis: the allowance
+    docs = int(min(s.docs_per_chunk, budget // (UNMEASURED_ALLOWANCE * document_bytes)))
+    return (docs, None) if docs >= 1 else (1, int(max(1, budget // (UNMEASURED_ALLOWANCE * row_bytes))))
+  if one <= budget:
+    docs = int(min(s.docs_per_chunk, budget // max(one, 1)))
+    while docs > 1 and measure(docs, None) > budget:  # the chosen program is compiled anyway
+      docs -= 1
     return docs, None
-  return 1, int(max(1, s.max_chunk_bytes // row_bytes))
+  per_row = measure(1, _PROBE_ROWS) / _PROBE_ROWS  # its fixed part counted per row: conservative
+  return 1, int(max(1, budget // max(per_row, 1)))
 
 
 def _compute_loo(ctx, batch):
-  s = ctx.settings.loo
   docs, rows = loo_chunks(ctx, batch)
-  fn = ctx.jit(f'loo-{docs}-{rows}', lambda: lambda params, tokens, lengths: loo_lib.leave_one_out(
-      ctx.model, params, tokens, lengths, mode=s.mode, docs_per_chunk=docs, reencode=rows is not None,
-      rows_per_chunk=rows))
+  fn = ctx.jit(*_loo_fn(ctx, docs, rows))
   result = fn(ctx.params, batch.tokens, batch.lengths)
   without = result.probs_without
   if without.ndim == 3:  # [B, L, C] -> [B, C, L]: a result's positions are its last axis

@@ -34,6 +34,9 @@ def params_digest(params) -> str:
 # compilation instead of compiling again per model.
 _JITTED: collections.OrderedDict = collections.OrderedDict()
 _JITTED_MAX = 64
+# XLA's temporary bytes of a jitted function at given argument shapes
+# (`AnalysisContext.temp_bytes`), by the function's key and the shapes.
+_TEMP_BYTES: dict = {}
 
 
 @dataclasses.dataclass
@@ -89,16 +92,36 @@ class AnalysisContext:
     `make` may read only `self.model` and `self.settings`: the key is their
     configs and the params' shapes, not this context.
     """
-    shapes = jax.tree.map(lambda x: tuple(np.shape(x)), self.params)
-    mesh = self.mesh
-    key = (name, json.dumps(self.cfg.model.to_dict(), sort_keys=True, default=str), str(shapes),
-           json.dumps(self.settings.to_dict(), sort_keys=True, default=str), mesh)
+    key, mesh = self._jit_key(name), self.mesh
     if key not in _JITTED:
       _JITTED[key] = jax.jit(make()) if mesh is None else sharding.RowParallel(make(), mesh)
       while len(_JITTED) > _JITTED_MAX:
         _JITTED.popitem(last=False)
     _JITTED.move_to_end(key)
     return _JITTED[key]
+
+  def _jit_key(self, name: str) -> tuple:
+    shapes = jax.tree.map(lambda x: tuple(np.shape(x)), self.params)
+    return (name, json.dumps(self.cfg.model.to_dict(), sort_keys=True, default=str), str(shapes),
+            json.dumps(self.settings.to_dict(), sort_keys=True, default=str), self.mesh)
+
+  def temp_bytes(self, name: str, make: Callable[[], Callable], *args) -> Optional[int]:
+    """XLA's temporary bytes (its memory analysis of the compiled program:
+    everything it allocates beside arguments and outputs) of
+    `self.jit(name, make)` at these arguments' shapes; None where the
+    function is split over devices or the backend does not say.
+
+    The compilation is the one a call with these shapes then uses (JAX
+    caches it), so measuring before running costs no second compile.
+    """
+    fn = self.jit(name, make)
+    if not hasattr(fn, 'lower'):
+      return None
+    key = (self._jit_key(name), str(jax.tree.map(lambda x: (tuple(np.shape(x)), str(np.asarray(x).dtype)), args)))
+    if key not in _TEMP_BYTES:
+      analysis = fn.lower(self.params, *args).compile().memory_analysis()
+      _TEMP_BYTES[key] = None if analysis is None else int(analysis.temp_size_in_bytes)
+    return _TEMP_BYTES[key]
 
   @property
   def mesh(self):

@@ -5,11 +5,9 @@ import functools
 import itertools
 import math
 import warnings
-from types import SimpleNamespace
 
 import jax
 import jax.numpy as jnp
-import ml_collections
 import numpy as np
 import pytest
 import scipy.stats
@@ -18,7 +16,6 @@ from attn_jax.analysis import gradient_importance, kendall_tau, leave_one_out, s
 from attn_jax.analysis import kendall, loo as loo_lib, loo_windows
 from attn_jax.core.registry import ENCODERS
 from attn_jax.data.vocabulary import PAD
-from attn_jax.stages.feature_importance import loo_chunks
 from analysis_helpers import documents, pad, setup, single, to_f64, x64_lengths
 
 WIDTH = 11
@@ -214,8 +211,8 @@ def test_leave_one_out_does_not_depend_on_the_chunking(encoder, mode):
 
 def test_a_long_document_re_encodes_its_variant_rows_a_chunk_at_a_time():
   """`rows_per_chunk` (the stage's way through documents too long for their
-  variants' states to fit at once) gives the fast path's numbers; the stage
-  chooses it only where `analysis.loo.max_chunk_bytes` would be exceeded."""
+  variants' states to fit at once) gives the fast path's numbers (when the
+  stage chooses it: tests/stages/test_loo_chunks.py)."""
   model, params = setup('bilstm')
   tokens, lengths = pad(documents(lengths=(6, 9, 4), seed=5), WIDTH)
   fast = leave_one_out(model, params, tokens, lengths, docs_per_chunk=2)
@@ -223,16 +220,6 @@ def test_a_long_document_re_encodes_its_variant_rows_a_chunk_at_a_time():
   for a, b in zip(fast, rows):
     np.testing.assert_allclose(a, b, atol=1e-6)
 
-  def chunks(budget):
-    loo = ml_collections.ConfigDict({'mode': 'delete', 'docs_per_chunk': 4, 'max_chunk_bytes': budget})
-    ctx = SimpleNamespace(model=model, params=params, settings=SimpleNamespace(loo=loo))
-    return loo_chunks(ctx, SimpleNamespace(tokens=np.asarray(tokens)))
-  hidden = model.encode(params, model.embed(params, tokens[:1]), lengths[:1]).shape[-1]
-  row = 4 * WIDTH * hidden * 4  # the allowance times one variant's float32 states
-  assert chunks(None) == (4, None)
-  assert chunks(4 * row * (WIDTH - 2)) == (4, None)  # four documents fit
-  assert chunks(2 * row * (WIDTH - 2)) == (2, None)  # two do
-  assert chunks(3 * row) == (1, 3)  # not one: three rows at a time
 
 
 def naive_tau_b(x, y):

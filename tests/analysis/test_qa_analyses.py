@@ -17,6 +17,8 @@ from attn_jax.analysis import gradient_importance, leave_one_out
 from attn_jax.analysis.adversarial_search import adversarial_loss
 from attn_jax.analysis.attention_permutation import permutation_test, word_permutations
 from attn_jax.models import build_model, qa
+from attn_jax.analysis import loo as loo_lib
+from attn_jax.stages import stage
 from attn_jax.stages.feature_importance import loo_chunks
 from analysis_helpers import to_f64, x64_lengths
 from conftest import tiny_model_config
@@ -26,10 +28,14 @@ CLASSES = 6
 VOCAB = 30
 
 
-def qa_setup(encoder='bilstm', attention='tanh', seed=1):
+def qa_setup_config(encoder='bilstm', attention='tanh'):
   cfg = tiny_model_config(encoder, attention)
   cfg.query, cfg.classes = True, CLASSES
-  model = build_model(cfg, VOCAB)
+  return cfg
+
+
+def qa_setup(encoder='bilstm', attention='tanh', seed=1):
+  model = build_model(qa_setup_config(encoder, attention), VOCAB)
   return model, model.init(jax.random.PRNGKey(seed))
 
 
@@ -97,10 +103,16 @@ def test_gradient_is_of_the_predicted_class_probability_with_attention_detached(
       assert not got[b, len(passage) - 1:].any() and got[b, 0] == 0.0
 
 
-def test_leave_one_out_is_the_l1_change_of_the_distribution_with_the_query_kept():
-  model, params = qa_setup('cnn')
+@pytest.mark.parametrize('encoder', ['bilstm', 'cnn', 'average'])  # each family's passage variant path
+def test_leave_one_out_is_the_l1_change_of_the_distribution_with_the_query_kept(encoder):
+  """By the passage encoder's variant path, which a QA model declares (the
+  query is the same in every variant)."""
+  model, params = qa_setup(encoder)
   passages, queries, rows, lengths = documents(seed=2)
+  assert {'deletion_states', 'replacement_states'} <= model.capabilities
   for mode in ('delete', 'replace'):
+    assert loo_lib.fast_path(model, mode, windows=False) == 'states'
+    loo_lib.check_fast_path(model, params, rows, lengths, mode=mode)
     got = leave_one_out(model, params, rows, lengths, mode=mode)
     with jax.enable_x64(True):
       p64 = to_f64(params)
@@ -169,15 +181,15 @@ def test_the_adversarial_loss_holds_the_l1_change_of_the_distribution():
   np.testing.assert_allclose(float(got), loss, rtol=1e-4)
 
 
-def test_a_qa_models_chunks_count_its_encoded_state_and_keep_the_query():
-  """The loo stage sizes its chunks from the encoded state (here with the
-  query in it); the row-chunked path it takes for long passages gives the
-  numbers of the fast one."""
+def test_a_qa_models_long_passage_re_encodes_its_rows_with_the_query_kept():
+  """Under a budget no document fits, the stage re-encodes a passage's
+  variant rows a chunk at a time; that gives the fast path's numbers."""
   model, params = qa_setup('bilstm')
   _, _, rows, lengths = documents(seed=2)
-  loo = ml_collections.ConfigDict({'mode': 'delete', 'docs_per_chunk': 4, 'max_chunk_bytes': 1})
-  ctx = SimpleNamespace(model=model, params=params, settings=SimpleNamespace(loo=loo))
-  assert loo_chunks(ctx, SimpleNamespace(tokens=np.asarray(rows))) == (1, 1)
+  cfg = ml_collections.ConfigDict({'model': qa_setup_config('bilstm').to_dict(), 'analysis': {
+      'loo': {'mode': 'delete', 'docs_per_chunk': 4, 'max_chunk_bytes': 1}}})
+  ctx = stage.AnalysisContext(model, params, None, 'test', cfg, '', '')
+  assert loo_chunks(ctx, SimpleNamespace(tokens=np.asarray(rows), lengths=np.asarray(lengths))) == (1, 1)
   fast = leave_one_out(model, params, rows, lengths)
   chunked = leave_one_out(model, params, rows, lengths, reencode=True, rows_per_chunk=2)
   np.testing.assert_allclose(chunked.importance, fast.importance, atol=1e-6)

@@ -119,7 +119,11 @@ def test_attention_and_decoder_are_jws_equations(built):
 
 def test_the_model_declares_only_what_it_has(built):
   _, model, _ = built
-  assert model.question_answering and model.capabilities == {'imposes_attention', 'scores'}
+  # Its states are a passage's and a query's, and its decoder reads the query:
+  # no pooled decode, no state arrays, no windows; its passage family's
+  # variant paths (the query is the same in every variant).
+  assert model.question_answering and model.capabilities == {
+      'imposes_attention', 'scores', 'deletion_states', 'replacement_states'}
   assert model.num_classes == CLASSES
 
 
