@@ -21,7 +21,11 @@ OWN_RUNTIME_KEYS = frozenset({
     'name', 'data.manual_dir', 'data.tfds_data_dir', 'vectors.directory', 'train.progress',
     'train.checkpoint_every_steps', 'train.eval_batch_size', 'train.model_axis', 'train.stop_when_perfect',
     'analysis.batch_size', 'analysis.bucket_growth',
-    'analysis.refuse_damaged', 'compilation_cache', 'devices', 'wait_for_lock'})
+    'analysis.refuse_damaged', 'compilation_cache', 'devices', 'wait_for_lock',
+    # the query positions a QA model's question encoder reads: any width that
+    # holds the dataset's queries computes the same states (float rounding at
+    # most: the Average encoder's mean sums in another order)
+    'model.query_width'})
 # Keys of those sections added after results were first keyed, with the value
 # that computes what runs without the key computed: at that value a key is
 # left out of `result_items`, so results and workdirs made before it existed

@@ -165,6 +165,9 @@ def _model(dataset: str, encoder: str, variant: str) -> ml_collections.ConfigDic
   # J&W's QA/NLI model (attn_jax.models.qa): attention over the passage with
   # the query (a question, a hypothesis); the datasets with two texts.
   m.query = _dataset(dataset).paired
+  # The query positions its question encoder reads: the dataset's longest
+  # query (None: the whole row). Speed only (a runtime key).
+  m.query_width = _dataset(dataset).max_query_tokens
   m.classes = _dataset(dataset).num_classes
   m.input_dropout = 0.0     # on the embeddings, before the (word) encoder
   m.sentence_dropout = 0.0  # HAN: on the sentence vectors, before the sentence encoder
@@ -455,6 +458,11 @@ def _checks(cfg: ml_collections.ConfigDict) -> list[tuple[bool, str]]:
       (m.query == DATASETS[cfg.data.dataset].paired,
        f'model.query={m.query}, but {cfg.data.dataset} has {len(DATASETS[cfg.data.dataset].texts)} text(s) '
        'a document (it follows data.dataset; leave it unset)'),
+      (m.get('query_width') is None or (DATASETS[cfg.data.dataset].max_query_tokens is not None and
+                                        m.query_width >= DATASETS[cfg.data.dataset].max_query_tokens),
+       f"model.query_width={m.get('query_width')} is shorter than {cfg.data.dataset}'s queries may be "
+       f'(up to {DATASETS[cfg.data.dataset].max_query_tokens} tokens, or any length where None): '
+       'leave it unset'),
       (not m.hierarchical or DATASETS[cfg.data.dataset].hierarchical,
        f'model.hierarchical (a HAN) needs documents with sentences: {cfg.data.dataset} has none; '
        f'use {" or ".join(d.name for d in DATASETS.values() if d.hierarchical)}'),

@@ -218,6 +218,11 @@ def load_dataset(cfg: ml_collections.ConfigDict, wanted: Sequence[str] = ('train
     def arrays(values):
       return None if values is None else [np.asarray(x, np.int32) for x in values]
     queries = None if tokenized.queries is None else [vocab.encode(q) for q in tokenized.queries]
+    longest = max((len(q) for q in queries), default=0) if queries else 0
+    if spec.max_query_tokens is not None and longest > spec.max_query_tokens:
+      raise DataError(f'{cfg.dataset}/{name}: a query of {longest} tokens (SOS and EOS counted), longer than '
+                      f'the {spec.max_query_tokens} its spec declares (max_query_tokens, what its QA model\'s '
+                      'query encoder reads): are these the dataset\'s files? Else raise max_query_tokens')
     evidence = None if tokenized.evidence is None else [np.asarray(e, np.int32) + 1 for e in tokenized.evidence]
     splits[name] = EncodedSplit(
         encode_documents(tokenized.docs, vocab, tokenized.ids, f'{cfg.dataset}/{name}'),

@@ -352,7 +352,8 @@ def _qa_model(cfg: ml_collections.ConfigDict, vocab_size: int) -> Model:
                      f'{" or ".join(qa.QA_SCORERS)} attention (J&W), not {cfg.encoder} + {cfg.attention}')
   module = AttentionClassifier(
       embedding=qa.QAEmbedding(vocab_size, cfg.embed_dim, cfg.embed_init_std),
-      encoder=qa.QAEncoder(build_encoder(cfg), build_encoder(cfg), QA_SUMMARIES[cfg.encoder]),
+      encoder=qa.QAEncoder(build_encoder(cfg), build_encoder(cfg), QA_SUMMARIES[cfg.encoder],
+                           cfg.get('query_width')),
       attention=qa.QA_SCORERS[cfg.attention](),
       decoder=qa.QADecoder(cfg.classes))
   return Model(module, projections.get(cfg.projection, cfg.sparsegen_lambda))

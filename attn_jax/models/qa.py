@@ -25,6 +25,7 @@ the batch; here it is each query's own).
 """
 
 import math
+from typing import Optional
 
 import flax.linen as nn
 import jax
@@ -96,6 +97,12 @@ class QAEncoder(nn.Module):
   passage: nn.Module
   question: nn.Module
   summary: str = 'last'
+  # The query positions the question encoder reads (None: the whole row). A
+  # query is a few tokens at the end of a row as wide as the longest passage:
+  # over the whole row the question encoder does the passage encoder's work
+  # again. The dataset's declared longest query sets it
+  # (`DatasetSpec.max_query_tokens`; its loader refuses a longer one).
+  query_width: Optional[int] = None
 
   def __call__(self, embedded: jnp.ndarray, lengths: jnp.ndarray, deterministic: bool = True):
     dim = (embedded.shape[-1] - 1) // 2
@@ -105,7 +112,8 @@ class QAEncoder(nn.Module):
     inside_passage = masks.sequence_mask(lengths, width)[..., None].astype(embedded.dtype)
     states = self.passage(embedded[..., :dim] * inside_passage, lengths, deterministic=deterministic)
     # The query follows the passage: positions length .. length + m − 1.
-    index = lengths[:, None] + jnp.arange(width)[None, :]
+    read = width if self.query_width is None else min(width, self.query_width)
+    index = lengths[:, None] + jnp.arange(read)[None, :]
     inside = (index < width)[..., None].astype(embedded.dtype)
     shifted = jnp.take_along_axis(embedded[..., dim:], jnp.minimum(index, width - 1)[..., None], axis=1)
     shifted = shifted * inside

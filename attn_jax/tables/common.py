@@ -12,6 +12,9 @@ import os
 import re
 import shutil
 
+import ml_collections
+
+from attn_jax import config as config_lib
 from attn_jax.core import atomic_io, errors, leases
 from attn_jax.core.registry import EXPERIMENTS, STAGES
 from attn_jax.experiments import experiment_store
@@ -278,14 +281,23 @@ def data_source_cell(source) -> str:
   return 'NON-STANDARD: ' + '; '.join(source.get('notes', [])) if source.get('notes') else 'NON-STANDARD'
 
 
+def _tuples(value):
+  """A config read from JSON with its lists as the tuples a config holds."""
+  if isinstance(value, dict):
+    return {k: _tuples(v) for k, v in value.items()}
+  return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
+
+
 def clear_if_other_model(source: str, dest: str) -> None:
   """Removes the saved model folder `dest` when it holds another model than
-  the run folder `source` (their config.json files differ: a rerun with other
+  the run folder `source` (their config.json files differ in a key that
+  changes the trained model, `config.training_items`: a rerun with other
   settings, e.g. new default embeddings), so no result of the old model stays
   beside the new one's. Saving a folder onto itself removes nothing."""
   saved, new = os.path.join(dest, 'config.json'), os.path.join(source, 'config.json')
+  trained = lambda path: config_lib.training_items(ml_collections.ConfigDict(_tuples(atomic_io.read_json(path))))
   if (os.path.abspath(source) != os.path.abspath(dest) and os.path.exists(saved) and os.path.exists(new)
-      and atomic_io.read_json(saved) != atomic_io.read_json(new)):
+      and trained(saved) != trained(new)):
     shutil.rmtree(dest)
 
 

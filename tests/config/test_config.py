@@ -75,6 +75,22 @@ def test_an_lstm_key_leaves_models_without_an_lstm_keyed_as_they_were(encoder):
   assert config_lib.training_items(config_lib.default_config('sst', 'bilstm'))['model.lstm_biases'] == 2
 
 
+def test_a_qa_models_query_width_is_the_datasets_and_changes_no_trained_model():
+  cfg = config_lib.default_config('babi3', 'bilstm')
+  assert cfg.model.query_width == 16 and config_lib.default_config('sst', 'bilstm').model.query_width is None
+  before = config_lib.training_items(cfg)
+  cfg.model.query_width = 32  # wider: the same states, more work
+  config_lib.validate(cfg)
+  assert config_lib.training_items(cfg) == before
+  cfg.model.query_width = 8
+  with pytest.raises(ConfigError, match=r"model.query_width=8 is shorter than babi3's queries may be \(up to 16"):
+    config_lib.validate(cfg)
+  sst = config_lib.default_config('sst', 'bilstm')
+  sst.model.query_width = 16
+  with pytest.raises(ConfigError, match='shorter than sst'):
+    config_lib.validate(sst)
+
+
 @pytest.mark.parametrize('key,value,message', [
     ('model.encoder', 'gru', 'choose from bilstm, cnn, average, transformer'),
     ('model.projection', 'entmax', 'choose from softmax, sparsemax, sparsegen, uniform'),

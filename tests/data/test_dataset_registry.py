@@ -121,6 +121,15 @@ def test_babi_from_the_shared_files(tmp_path):
   assert data.source['standard']
   test = data.splits['test']
   assert all(len(q) >= 3 for q in test.queries) and all(len(e) for e in test.evidence)
+  # Every question fits the query positions its model reads; a spec that
+  # declares fewer is refused at load, naming the split and the length.
+  assert max(len(q) for s in data.splits.values() for q in s.queries) <= babi.MAX_QUESTION_TOKENS
+  narrow = dataclasses.replace(DATASETS['babi1'], name='babi1_narrow', raw='babi1', source=None, builder=None,
+                               max_query_tokens=4)
+  with DATASETS.registered(narrow):
+    cfg.dataset = 'babi1_narrow'
+    with pytest.raises(DataError, match=r'babi1_narrow/train: a query of 5 tokens .*longer than the 4'):
+      load_dataset(cfg)
   with pytest.warns(builders.NonstandardDataWarning, match='the 1k release .*J&W trained on the 10k'):
     raw, record = builders.load('babi3', None, str(tmp_path / 'tfds'))
   assert len(raw['train']) == 1000 and not record['standard']

@@ -2,6 +2,8 @@
 after the passage, is the same in every leave-one-out variant, and the
 attention and decoder are J&W's equations (a float64 reference)."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -57,6 +59,25 @@ def test_logits_do_not_depend_on_padding_or_on_what_follows_the_query(built):
   states2 = model.encode(params, model.embed(params, jnp.asarray(rows2)), jnp.asarray(lengths))
   np.testing.assert_allclose(states2['passage'], states['passage'], atol=1e-6)  # the passage alone
   assert not np.allclose(states2['query'], states['query'])
+
+
+def test_reading_only_the_query_positions_gives_the_whole_rows_states(built):
+  """`query_width` (the dataset's longest query) instead of the whole row:
+  the same states and logits, bit for bit where the question encoder's
+  summary reads positions (BiLSTM, CNN), within float32 rounding where it
+  sums them (the Average encoder's mean: its summation order)."""
+  (encoder, attention), model, params = built
+  passages, queries = random_rows(3, batch=4)
+  rows, lengths = qa.query_rows(passages, queries)
+  rows, lengths = jnp.asarray(np.pad(rows, ((0, 0), (0, 16)))), jnp.asarray(lengths)
+  cfg = qa_config(encoder, attention)
+  cfg.query_width = 8
+  narrow = build_model(cfg, vocab_size=30)
+  whole, read = model.forward(params, rows, lengths), narrow.forward(params, rows, lengths)
+  same = np.testing.assert_array_equal if encoder != 'average' else functools.partial(
+      np.testing.assert_allclose, rtol=1e-6, atol=1e-7)
+  same(read.logits, whole.logits)
+  same(read.hidden['query'], whole.hidden['query'])
 
 
 def test_every_leave_one_out_variant_keeps_the_query(built):

@@ -41,6 +41,9 @@ class DatasetSpec:
   held_out_raw: raw splits that feed only its dev or test split (held out
     whole when it is the vectors' target: IMDB's test is a sample of aclImdb test).
   hierarchical: its documents come with sentences (S&S's HAN reads them).
+  max_query_tokens: a paired dataset's longest query, SOS and EOS counted,
+    which its QA model's query encoder reads (`model.query_width`) instead
+    of the whole row; the loader refuses a longer one. None: the whole row.
   evidence: its documents name the words that support their label (bAbI's
     supporting facts: the `evidence` stage scores importance measures by them).
   corpus_text: a raw record -> its text in the vectors' corpus; None: its
@@ -79,6 +82,7 @@ class DatasetSpec:
   held_out: tuple[str, ...] = ('dev', 'test')
   held_out_raw: tuple[str, ...] = ()
   hierarchical: bool = False
+  max_query_tokens: Optional[int] = None
   evidence: bool = False
   corpus_text: Optional[Callable[[dict], str]] = None
   corpus_tokenizer: Optional[Callable[[str], list]] = None
