@@ -38,6 +38,7 @@ OWN_KEY_HELP = {
     'train.epochs': 'the epoch with the best train.select_by score is kept',
     'train.learning_rate': 'Adam step size',
     'train.attention_lr_scale': "the attention scorer's step size / train.learning_rate",
+    'train.decay_attention': 'weight decay on the attention scorer too (J&W: QA/NLI yes, classification no)',
     'train.update_only': "train only these subtrees, e.g. 'attention' (default: all)",
 }
 ANALYSIS_KEY_HELP = {

@@ -46,7 +46,9 @@ OWN_ADDED_KEYS = {'train.update_only': None, 'train.attention_lr_scale': 1.0,
                   # word vectors built with several threads (issue 38)
                   'vectors.workers': 1,
                   # J&W's QA/NLI model (issue 51)
-                  'model.query': False}
+                  'model.query': False,
+                  # J&W's QA trainer decays the attention too (before 2026-11-28: never)
+                  'train.decay_attention': False}
 
 # Values renamed after results were first keyed: key -> {today's name: the
 # name results were keyed with}. `result_items` keys today's name under the

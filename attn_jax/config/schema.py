@@ -49,6 +49,18 @@ OWN_CHOICES = {
     'train.model_axis': EXECUTORS,
     'analysis.split': ('test', 'dev'),
 }
+
+
+def _query_width_problem(dataset: str, width) -> str:
+  """The one line for a `model.query_width` that `dataset`'s queries do not fit."""
+  spec = DATASETS[dataset]
+  if not spec.paired:
+    return f'model.query_width={width}, but {dataset} has no queries (it is for a QA/NLI model): leave it unset'
+  reach = (f'up to {spec.max_query_tokens} tokens' if spec.max_query_tokens is not None
+           else 'of any length: it declares no longest query, so its query encoder reads the whole row')
+  return f"model.query_width={width} is narrower than {dataset}'s queries, {reach}: leave it unset"
+
+
 def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collections.ConfigDict:
   """The J&W recipe (§A.5) for `encoder` on `dataset`."""
   if variant not in VARIANTS:
@@ -74,6 +86,7 @@ def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collecti
   c.model = _model(dataset, encoder, variant)
   c.vectors = _vectors()
   c.train = _train()
+  c.train.decay_attention = c.model.query  # J&W's QA trainer decays every parameter
   # Run after training ('' for none): the stages of the paper the config
   # reproduces (`default_analyses`); run.py's closing lines say how to add the others.
   c.analyses = ','.join(default_analyses(dataset, encoder))
@@ -210,6 +223,11 @@ def _train() -> ml_collections.ConfigDict:
   # The attention scorer's step size over the others' (Meister et al.'s Table 4:
   # "equal to or 10×"; J&W: equal).
   t.attention_lr_scale = 1.0
+  # Whether the attention scorer takes weight decay: J&W's classifier gives it
+  # none (a separate Adam, weight_decay=0); their QA/NLI model has one Adam with
+  # weight decay over every parameter (`model/Question_Answering.py`), so a
+  # model with a query decays it too (set in `default_config`).
+  t.decay_attention = False
   t.loss = 'weighted_bce'     # a plug-in of the trainer (attn_jax.training.loss)
   # J&W's and W&P's torch.optim.Adam(amsgrad=True); 'amsgrad': optax's AMSGrad
   # rule, which results trained before 2026-11-26 used; 'adam': S&S's.
@@ -460,9 +478,7 @@ def _checks(cfg: ml_collections.ConfigDict) -> list[tuple[bool, str]]:
        'a document (it follows data.dataset; leave it unset)'),
       (m.get('query_width') is None or (DATASETS[cfg.data.dataset].max_query_tokens is not None and
                                         m.query_width >= DATASETS[cfg.data.dataset].max_query_tokens),
-       f"model.query_width={m.get('query_width')} is shorter than {cfg.data.dataset}'s queries may be "
-       f'(up to {DATASETS[cfg.data.dataset].max_query_tokens} tokens, or any length where None): '
-       'leave it unset'),
+       _query_width_problem(cfg.data.dataset, m.get('query_width'))),
       (not m.hierarchical or DATASETS[cfg.data.dataset].hierarchical,
        f'model.hierarchical (a HAN) needs documents with sentences: {cfg.data.dataset} has none; '
        f'use {" or ".join(d.name for d in DATASETS.values() if d.hierarchical)}'),

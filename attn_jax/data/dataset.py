@@ -218,7 +218,7 @@ def load_dataset(cfg: ml_collections.ConfigDict, wanted: Sequence[str] = ('train
     def arrays(values):
       return None if values is None else [np.asarray(x, np.int32) for x in values]
     queries = None if tokenized.queries is None else [vocab.encode(q) for q in tokenized.queries]
-    longest = max((len(q) for q in queries), default=0) if queries else 0
+    longest = 0 if queries is None else max(map(len, queries), default=0)
     if spec.max_query_tokens is not None and longest > spec.max_query_tokens:
       raise DataError(f'{cfg.dataset}/{name}: a query of {longest} tokens (SOS and EOS counted), longer than '
                       f'the {spec.max_query_tokens} its spec declares (max_query_tokens, what its QA model\'s '

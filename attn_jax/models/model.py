@@ -186,10 +186,11 @@ class Model(AttentionModel):
         projections.sparsegen_lin, lam=values['sparsegen_lambda']))
 
   def _fast_path(self, hook: str) -> Optional[Callable]:
-    if self.question_answering:  # the passage's encoder; the query's states do not change
-      return (None if hook == 'variant_windows' or fast_path(self.module.encoder.passage, hook) is None
-              else functools.partial(_qa_variant_states, fast_path(self.module.encoder.passage, hook)))
-    return fast_path(self.module.encoder, hook)
+    if not self.question_answering:
+      return fast_path(self.module.encoder, hook)
+    # QA: the passage's encoder's path; the query's states are the same in every variant.
+    passage_path = None if hook == 'variant_windows' else fast_path(self.module.encoder.passage, hook)
+    return None if passage_path is None else functools.partial(_qa_variant_states, passage_path)
 
   @property
   def encodes_deletions(self) -> bool:

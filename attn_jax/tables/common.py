@@ -288,6 +288,11 @@ def _tuples(value):
   return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
 
 
+def trained_items(config_path: str) -> dict:
+  """The keys of a saved config.json that change the trained model (`config.training_items`)."""
+  return config_lib.training_items(ml_collections.ConfigDict(_tuples(atomic_io.read_json(config_path))))
+
+
 def clear_if_other_model(source: str, dest: str) -> None:
   """Removes the saved model folder `dest` when it holds another model than
   the run folder `source` (their config.json files differ in a key that
@@ -295,9 +300,8 @@ def clear_if_other_model(source: str, dest: str) -> None:
   settings, e.g. new default embeddings), so no result of the old model stays
   beside the new one's. Saving a folder onto itself removes nothing."""
   saved, new = os.path.join(dest, 'config.json'), os.path.join(source, 'config.json')
-  trained = lambda path: config_lib.training_items(ml_collections.ConfigDict(_tuples(atomic_io.read_json(path))))
   if (os.path.abspath(source) != os.path.abspath(dest) and os.path.exists(saved) and os.path.exists(new)
-      and trained(saved) != trained(new)):
+      and trained_items(saved) != trained_items(new)):
     shutil.rmtree(dest)
 
 

@@ -20,6 +20,7 @@ from those saved files (so the documents show what is committed).
 
 import os
 
+from attn_jax import config as config_lib
 from attn_jax.core import atomic_io, errors
 from attn_jax.core.registry import STAGES
 from attn_jax.papers import published
@@ -27,10 +28,11 @@ from attn_jax.analysis import statistics
 from attn_jax.tables import jain_wallace_reference, serrano_smith_models_report as serrano_smith_models, serrano_smith_recipe
 from attn_jax.tables import jain_wallace_summary, study_results
 from attn_jax.tables.jain_wallace_summary import published_values
-from attn_jax.tables.common import clear_if_other_model, embeddings_source, markdown, plain, root_of, write_blocks
+from attn_jax.tables.common import trained_items, clear_if_other_model, embeddings_source, markdown, plain, root_of, write_blocks
 from attn_jax.tables.report_registry import TABLES, Table
 from attn_jax.tables.study_results import STATISTICS, cell, collect_arm, models as collect_models, varies as collect_varies
 from attn_jax.stages import feature_importance, stage_store as store
+from attn_jax.workdirs import model_axis
 
 MODEL_FILES = ('eval.json', 'config.json', 'metrics.jsonl', 'data.json', 'embeddings.json')
 
@@ -65,6 +67,35 @@ def embeddings_cell(arm_dir: str) -> str:
   return ' + '.join(sorted(names)) or '–'
 
 
+def earlier_recipe(study, arm, folder: str) -> list[str]:
+  """The keys that change a trained model (`config.training_items`) where the
+  row's saved seeds differ from what the study trains today: [] when they
+  are today's recipe (or no seed is saved). A recipe fix changes a default;
+  rows trained before it stay in the table until retrained, and say so."""
+  cfg = arm.config(study.seeds, study.analyses)
+  members = {f"seed{v['seed']}": v for v in model_axis.sweep_values(cfg) if 'seed' in v}
+  changed = set()
+  for name, overrides in members.items():
+    path = os.path.join(folder, name, 'config.json')
+    if not os.path.exists(path):
+      continue
+    saved = trained_items(path)
+    today = config_lib.training_items(model_axis.model_config(cfg, overrides))
+    changed |= {k for k in set(saved) | set(today) if saved.get(k, _ABSENT) != today.get(k, _ABSENT)}
+  return sorted(changed)
+
+
+_ABSENT = object()
+
+
+def seeds_cell(study, arm, folder: str, n: int) -> str:
+  """The table's seeds cell: the count, and the keys of an earlier recipe."""
+  if not n:
+    return '0 (not run yet)'
+  changed = earlier_recipe(study, arm, folder)
+  return str(n) + (f' (earlier recipe: {", ".join(changed)})' if changed else '')
+
+
 def grid_rows(study, root: str) -> list[list[str]]:
   rows = [['configuration', 'embeddings', 'seeds', 'accuracy [J&W]', 'F1 pos [J&W]', 'ROC-AUC [J&W]',
            'τ(α, grad) [J&W]', 'τ(α, LOO) [J&W]', 'τ(grad, LOO) [J&W]',
@@ -79,7 +110,7 @@ def grid_rows(study, root: str) -> list[list[str]]:
     tau_cell = lambda pair: cell(c[f'tau_{pair}'], paper=(tau.get(pair) or (None,))[0])
     seconds, cut = wall_seconds(root, study.folder_name(arm))
     rows.append([arm.name, embeddings_cell(os.path.join(root, study.folder_name(arm))),
-                 str(c['accuracy']['n']) if c['accuracy']['n'] else '0 (not run yet)',
+                 seeds_cell(study, arm, os.path.join(root, study.folder_name(arm)), c['accuracy']['n']),
                  *[cell(c[m], paper=test.get(m)) for m in ('accuracy', 'f1_pos', 'roc_auc')],
                  tau_cell('attention_gradient'), tau_cell('attention_loo'), tau_cell('gradient_loo'),
                  f'{cell(c["adversarial_neg"], 2)} / {cell(c["adversarial_pos"], 2)}'

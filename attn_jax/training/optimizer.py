@@ -68,36 +68,48 @@ def torch_amsgrad(learning_rate, b1: float = 0.9, b2: float = 0.999, eps: float 
 
 def _jw_optimizer(learning_rate, weight_decay, frozen: tuple[str, ...] = (),
                   attention_lr_scale: float = 1.0, kind: str = 'amsgrad',
-                  clip_norm: float = None):
+                  clip_norm: float = None, decay_attention: bool = False):
   def adam(scale=1.0):
     rule = {'torch_amsgrad': torch_amsgrad, 'amsgrad': optax.amsgrad, 'adam': optax.adam}[kind]
     return rule(learning_rate * scale, b1=0.9, b2=0.999, eps=1e-8)
 
+  # The transforms by label. A decayed attention is one more label only where
+  # it is asked for: the optimiser state's structure (and so every checkpoint
+  # saved without it) stays what it was.
+  transforms = {'decayed': optax.chain(optax.add_decayed_weights(weight_decay), adam()),
+                'plain': adam(attention_lr_scale), 'frozen': optax.set_to_zero()}
+  if decay_attention:
+    transforms['decayed_attention'] = optax.chain(optax.add_decayed_weights(weight_decay),
+                                                  adam(attention_lr_scale))
+
   def labels(params):
     def label(name):
-      return 'frozen' if name in frozen else 'plain' if name in NO_DECAY else 'decayed'
+      if name in frozen:
+        return 'frozen'
+      if name in NO_DECAY:
+        return 'decayed_attention' if decay_attention else 'plain'
+      return 'decayed'
     return {name: jax.tree.map(lambda _, n=name: label(n), sub) for name, sub in params.items()}
 
-  parts = optax.multi_transform(
-      {'decayed': optax.chain(optax.add_decayed_weights(weight_decay), adam()),
-       'plain': adam(attention_lr_scale), 'frozen': optax.set_to_zero()},
-      labels)
+  parts = optax.multi_transform(transforms, labels)
   return parts if clip_norm is None else optax.chain(optax.clip_by_global_norm(clip_norm), parts)
 
 
 def make_optimizer(cfg: ml_collections.ConfigDict, frozen: tuple[str, ...] = ()) -> optax.GradientTransformation:
   """`config.train` -> amsgrad(lr), with `weight_decay` * params added to the
   gradient first (PyTorch Adam's L2 decay, not AdamW) for every parameter
-  outside the `attention` subtree, whose step size is `attention_lr_scale`
+  outside the `attention` subtree (inside it too with `decay_attention`: J&W's
+  QA/NLI trainer), whose step size is `attention_lr_scale`
   times the others' (Meister et al. Table 4: equal or 10×); subtrees named in
   `frozen` (e.g. 'embedding') are not updated at all. `optimizer='adam'`
   uses Adam without amsgrad, `optimizer='amsgrad'` optax's AMSGrad rule instead
   of PyTorch's (module docstring); `clip_norm` clips the gradient's global norm first."""
   return optax.inject_hyperparams(
-      _jw_optimizer, static_args=('frozen', 'attention_lr_scale', 'kind', 'clip_norm'))(
+      _jw_optimizer, static_args=('frozen', 'attention_lr_scale', 'kind', 'clip_norm', 'decay_attention'))(
           learning_rate=cfg.learning_rate, weight_decay=cfg.weight_decay, frozen=tuple(frozen),
           attention_lr_scale=float(cfg.get('attention_lr_scale', 1.0)),
-          kind=cfg.get('optimizer', 'amsgrad'), clip_norm=cfg.get('clip_norm', None))
+          kind=cfg.get('optimizer', 'amsgrad'), clip_norm=cfg.get('clip_norm', None),
+          decay_attention=bool(cfg.get('decay_attention', False)))
 
 
 SUBTREES = ('embedding', 'encoder', 'attention', 'decoder')

@@ -21,7 +21,8 @@ PyTorch, each listed with why), and runs each seed 0..N-1 in a child process (N:
 as the study trains of that arm)
 (`jain_wallace_child.py`): J&W's loader, config, trainer, evaluator, experiments and τ.
 The project ships none of J&W's code. A seed whose `summary.json` exists is
-skipped; a killed seed resumes inside (`jain_wallace_child.py`). `--save` copies each
+skipped, in ROOT or in SAVE (run on the same inputs file and configuration); a
+killed seed resumes inside (`jain_wallace_child.py`). `--save` copies each
 finished seed's `summary.json` to `<save>/<arm>/seed<k>/`, which the J&W report
 reads. Progress: one line per finished seed with the time left, from the mean
 time of the seeds finished in this invocation.
@@ -129,6 +130,21 @@ def plan_seeds(args, root: str, code: str) -> list[dict]:
   return sorted(jobs, key=lambda j: j['seed'])
 
 
+def saved_already(job: dict, save: str | None) -> bool:
+  """Whether `save` holds this job's seed, run on the same inputs file and J&W
+  configuration (a new machine has no ROOT, but the saved seeds are the record)."""
+  if not save:
+    return False
+  path = os.path.join(save, job['arm'], f"seed{job['seed']}", 'summary.json')
+  try:
+    with open(path) as f:
+      s = json.load(f)
+  except (OSError, ValueError):
+    return False
+  return (s.get('inputs', {}).get('file') == os.path.basename(job['inputs'])
+          and s.get('jw_config') == job['config'] and s.get('seed') == job['seed'])
+
+
 def run_jobs(jobs: list[dict], root: str, code: str, threads: int, parallel: int, save: str | None,
              time_limit: float = 0) -> list[str]:
   """Runs the jobs not done yet, `parallel` children at a time; returns the failed ones.
@@ -137,7 +153,8 @@ def run_jobs(jobs: list[dict], root: str, code: str, threads: int, parallel: int
   running at it is stopped; both are left for the next call, where a stopped
   seed resumes inside. A machine lent by the minute (a GPU host) runs the plan
   as chunks this long."""
-  todo = [j for j in jobs if not os.path.exists(os.path.join(root, j['arm'], f"seed{j['seed']}", 'summary.json'))]
+  todo = [j for j in jobs if not os.path.exists(os.path.join(root, j['arm'], f"seed{j['seed']}", 'summary.json'))
+          and not saved_already(j, save)]
   print(f'{len(jobs)} seeds planned, {len(jobs) - len(todo)} already done, {parallel} at a time'
         + (f', for {time_limit:.0f} s' if time_limit else ''), flush=True)
   started, failed, stopped = time.time(), [], []

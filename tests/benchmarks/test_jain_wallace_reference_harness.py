@@ -286,3 +286,25 @@ def test_a_time_limit_stops_the_running_seed_and_starts_no_more_and_none_is_a_fa
   assert not (tmp_path / 'later' / 'seed0').exists()  # never started
   out = capsys.readouterr().out
   assert 'time limit (3 s) reached: 2 seed(s) left for the next call, which resumes them: slow seed 0, later seed 0' in out
+
+
+def test_a_seed_saved_from_the_same_inputs_is_not_run_again_on_a_new_machine(tmp_path, capsys):
+  """A new machine has no ROOT: a seed in SAVE counts as done only if it ran on
+  the same inputs file and J&W configuration."""
+  import jain_wallace_reference  # pylint: disable=g-import-not-at-top
+  child = tmp_path / 'child.py'
+  child.write_text('import json, os, sys\n'
+                   'args = dict(a[2:].split("=", 1) for a in sys.argv[1:])\n'
+                   'json.dump({"accuracy": 0.5, "f1_pos": 0.5}, open(os.path.join(args["out"], "summary.json"), "w"))\n')
+  jobs = [{'arm': 'row', 'config': 'lstm', 'seed': s, 'inputs': 'inputs/sst-abcd.npz', 'child': str(child),
+           'args': []} for s in range(3)]
+  save, root = tmp_path / 'save', tmp_path / 'root'
+  for seed, file, config in ((0, 'sst-abcd.npz', 'lstm'), (1, 'sst-ffff.npz', 'lstm'), (2, 'sst-abcd.npz', 'cnn')):
+    (save / 'row' / f'seed{seed}').mkdir(parents=True)
+    (save / 'row' / f'seed{seed}' / 'summary.json').write_text(
+        json.dumps({'inputs': {'file': file}, 'jw_config': config, 'seed': seed}))
+  assert jain_wallace_reference.run_jobs(jobs, str(root), str(tmp_path), 1, 1, str(save)) == []
+  assert 'planned, 1 already done' in capsys.readouterr().out
+  assert not (root / 'row' / 'seed0').exists()  # saved from these inputs: not run again
+  assert (root / 'row' / 'seed1' / 'summary.json').exists()  # other inputs: run
+  assert (root / 'row' / 'seed2' / 'summary.json').exists()  # another configuration: run

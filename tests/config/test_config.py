@@ -83,11 +83,16 @@ def test_a_qa_models_query_width_is_the_datasets_and_changes_no_trained_model():
   config_lib.validate(cfg)
   assert config_lib.training_items(cfg) == before
   cfg.model.query_width = 8
-  with pytest.raises(ConfigError, match=r"model.query_width=8 is shorter than babi3's queries may be \(up to 16"):
+  with pytest.raises(ConfigError, match=r"model.query_width=8 is narrower than babi3's queries, up to 16 tokens"):
     config_lib.validate(cfg)
+  snli = config_lib.default_config('snli', 'bilstm')
+  assert snli.model.query_width is None
+  snli.model.query_width = 16
+  with pytest.raises(ConfigError, match="narrower than snli's queries, of any length: it declares no longest"):
+    config_lib.validate(snli)
   sst = config_lib.default_config('sst', 'bilstm')
   sst.model.query_width = 16
-  with pytest.raises(ConfigError, match='shorter than sst'):
+  with pytest.raises(ConfigError, match='but sst has no queries'):
     config_lib.validate(sst)
 
 

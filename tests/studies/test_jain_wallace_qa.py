@@ -86,3 +86,38 @@ def test_report_writes_the_three_blocks(tree, tmp_path, capsys):
   assert '| babi1_bilstm_tanh | 5 |' in text and 'leave-one-out (yes)' in text and 'different (Δ' in text
   out = capsys.readouterr().out
   assert "J&W's own code on the same inputs" in out and 'Known evidence' in out
+
+
+def test_seeds_at_the_marginal_plateau_are_counted_with_fishers_exact_test(tree):
+  """bAbI 1 Average + tanh: some seeds never leave the plateau of predicting
+  the answers' marginal; the note counts them per side and tests the counts
+  (2 of 5 against 0 of 5: Fisher's p = 0.44, by hand: of the tables with two
+  plateau seeds in all, (2, 0) and (0, 2) are as likely as the one observed,
+  C(5,2)·C(5,0)/C(10,2) = 10/45 each, and (1, 1) more likely: p = 20/45)."""
+  ours(tree / 'jw_qa', 'babi1_average_tanh', (0.40, 0.55, 0.7, 0.6))
+  for k, accuracy in enumerate((0.42, 0.43, 0.17, 0.16, 0.41)):
+    (tree / 'jw_qa' / 'babi1_average_tanh' / f'seed{k}' / 'eval.json').write_text(json.dumps({'accuracy': accuracy}))
+  theirs(tree / 'jw_qa_reference', 'babi1_average_tanh', (0.42, 0.55, 0.7, 0.6),
+         spread=(-0.02, -0.01, 0.0, 0.01, 0.02))
+  notes = jain_wallace_qa.plateau_notes(STUDY, str(tree / 'jw_qa'), str(tree / 'jw_qa_reference'))
+  assert notes == [
+      "babi1_average_tanh: seeds below accuracy 0.25 (at the plateau of predicting the answers' marginal): "
+      "attn-jax 2 of 5, J&W's code 0 of 5; Fisher's exact test p = 0.44 (no difference detected: not a "
+      "showing of sameness)"]  # babi1_bilstm_tanh: no seed below on either side, no note
+
+
+def test_a_row_trained_on_an_earlier_recipe_says_which_keys_differ(tree):
+  """A recipe fix (J&W's QA trainer decays the attention too) changes a
+  default; a saved row trained before it says so in its seeds cell."""
+  from attn_jax.tables import studies as tables_studies  # pylint: disable=g-import-not-at-top
+  from attn_jax.workdirs import model_axis  # pylint: disable=g-import-not-at-top
+  arm = next(a for a in STUDY.arms if a.name == 'babi1_bilstm_tanh')
+  cfg = arm.config(STUDY.seeds, STUDY.analyses)
+  folder = tree / 'jw_qa' / 'babi1_bilstm_tanh'
+  today = model_axis.model_config(cfg, {'seed': 0}).to_dict()
+  (folder / 'seed0' / 'config.json').write_text(json.dumps(today))
+  assert tables_studies.seeds_cell(STUDY, arm, str(folder), 5) == '5'
+  del today['train']['decay_attention']  # saved before the key existed: J&W's classifier rule, no decay
+  (folder / 'seed0' / 'config.json').write_text(json.dumps(today))
+  assert tables_studies.seeds_cell(STUDY, arm, str(folder), 5) == '5 (earlier recipe: train.decay_attention)'
+  assert tables_studies.seeds_cell(STUDY, arm, str(folder), 0) == '0 (not run yet)'

@@ -28,17 +28,20 @@ def test_weighted_bce_is_a_weighted_sum():
 
 
 @pytest.mark.usefixtures('optax_promotion')
-def test_weight_decay_spares_the_attention_parameters():
+@pytest.mark.parametrize('decay_attention', [False, True])
+def test_weight_decay_spares_the_attention_parameters_unless_told(decay_attention):
+  """J&W's classifier gives its attention no weight decay; their QA/NLI model
+  decays every parameter (`train.decay_attention`, on for a model with a query)."""
   model = build_model(tiny_model_config(), 30)
   params = model.init(jax.random.PRNGKey(0))
   cfg = helpers.synthetic_config().train
-  cfg.weight_decay = 0.1
+  cfg.weight_decay, cfg.decay_attention = 0.1, decay_attention
   tx = optimizer_lib.make_optimizer(cfg)
   zeros = jax.tree.map(jnp.zeros_like, params)
   updates, _ = tx.update(zeros, tx.init(params), params)
   for name, subtree in updates.items():
     for update, param in zip(jax.tree.leaves(subtree), jax.tree.leaves(params[name])):
-      if name == 'attention':
+      if name == 'attention' and not decay_attention:
         assert float(jnp.abs(update).max()) == 0.0
       else:
         # L2 decay enters the gradient (wd * p) before Adam normalises it, so the
@@ -63,6 +66,13 @@ def test_the_attention_scorer_steps_attention_lr_scale_times_further():
     lr = cfg.learning_rate * (10.0 if name == 'attention' else 1.0)
     for update in jax.tree.leaves(subtree):
       np.testing.assert_allclose(update, -lr, rtol=1e-4)
+
+
+def test_a_qa_model_decays_its_attention_and_a_classifier_does_not():
+  from attn_jax import config as config_lib  # pylint: disable=g-import-not-at-top
+  assert config_lib.default_config('babi1', 'average').train.decay_attention
+  assert config_lib.default_config('snli', 'bilstm').train.decay_attention
+  assert not config_lib.default_config('sst', 'bilstm').train.decay_attention
 
 
 def batch(seed=0):
