@@ -23,8 +23,8 @@ from attn_jax.papers import published
 from attn_jax.tables import jain_wallace_reference, known_evidence
 from attn_jax.tables.common import markdown, plain, root_of, write_blocks
 from attn_jax.tables.report_registry import TABLES, Table
-from attn_jax.tables.studies import (REFERENCE_COLUMNS, analysed_cell, interval_kinds, published_values, saved, seeds_cell,
-                                     totals, wall_seconds)
+from attn_jax.tables.studies import (REFERENCE_COLUMNS, analysed_cell, earlier_recipe, interval_kinds, published_values,
+                                     saved, seeds_cell, totals, wall_seconds)
 from attn_jax.tables.study_results import cell, collect_arm
 
 PAIRS = ('attention_gradient', 'attention_loo', 'gradient_loo')
@@ -93,7 +93,9 @@ def reference_rows(study, root: str, reference: str) -> list[list[str]]:
     for stat, _ in COMPARED:
       test = jain_wallace_reference.equivalence(ours['values'][stat], theirs['values'][stat], stat)
       cells += [cell(ours['ci'][stat]), cell(theirs['ci'][stat]), jain_wallace_reference.verdict(test)]
-    rows.append([arm.name, f'{ours["ci"]["accuracy"]["n"]} / {len(theirs["seeds"])}', *cells])
+    changed = earlier_recipe(study, arm, os.path.join(root, study.folder_name(arm)))
+    rows.append([arm.name, f'{ours["ci"]["accuracy"]["n"]} / {len(theirs["seeds"])}'
+                 + (f' (attn-jax: earlier recipe, {", ".join(changed)})' if changed else ''), *cells])
   return rows
 
 

@@ -121,3 +121,6 @@ def test_a_row_trained_on_an_earlier_recipe_says_which_keys_differ(tree):
   (folder / 'seed0' / 'config.json').write_text(json.dumps(today))
   assert tables_studies.seeds_cell(STUDY, arm, str(folder), 5) == '5 (earlier recipe: train.decay_attention)'
   assert tables_studies.seeds_cell(STUDY, arm, str(folder), 0) == '0 (not run yet)'
+  theirs(tree / 'jw_qa_reference', 'babi1_average_tanh', (0.42, 0.55, 0.7, 0.6))
+  assert [r[1] for r in jain_wallace_qa.reference_rows(STUDY, str(tree / 'jw_qa'), str(tree / 'jw_qa_reference'))[1:]] == [
+      '5 / 5 (attn-jax: earlier recipe, train.decay_attention)', '0 / 3']
