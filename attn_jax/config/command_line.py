@@ -36,9 +36,7 @@ OWN_KEY_HELP = {
     'model.embeddings_file': "None (from scratch), 'in_domain' or a word2vec/fastText .vec",
     'vectors.workers': "threads building in_domain vectors: 1 (bit-reproducible) or 'auto'",
     'train.epochs': 'the epoch with the best train.select_by score is kept',
-    'train.learning_rate': 'Adam step size',
     'train.attention_lr_scale': "the attention scorer's step size / train.learning_rate",
-    'train.decay_attention': 'weight decay on the attention scorer too (J&W: QA/NLI yes, classification no)',
     'train.update_only': "train only these subtrees, e.g. 'attention' (default: all)",
 }
 ANALYSIS_KEY_HELP = {
