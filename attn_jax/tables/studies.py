@@ -28,7 +28,7 @@ from attn_jax.analysis import statistics
 from attn_jax.tables import jain_wallace_reference, serrano_smith_models_report as serrano_smith_models, serrano_smith_recipe
 from attn_jax.tables import jain_wallace_summary, study_results
 from attn_jax.tables.jain_wallace_summary import published_values
-from attn_jax.tables.common import trained_items, clear_if_other_model, embeddings_source, markdown, plain, root_of, write_blocks
+from attn_jax.tables.common import clear_if_other_model, embeddings_source, markdown, plain, root_of, trained_items, write_blocks
 from attn_jax.tables.report_registry import TABLES, Table
 from attn_jax.tables.study_results import STATISTICS, cell, collect_arm, models as collect_models, varies as collect_varies
 from attn_jax.stages import feature_importance, stage_store as store
@@ -67,6 +67,9 @@ def embeddings_cell(arm_dir: str) -> str:
   return ' + '.join(sorted(names)) or '–'
 
 
+_ABSENT = object()  # a key one side's config does not have
+
+
 def earlier_recipe(study, arm, folder: str) -> list[str]:
   """The keys that change a trained model (`config.training_items`) where the
   row's saved seeds differ from what the study trains today: [] when they
@@ -83,9 +86,6 @@ def earlier_recipe(study, arm, folder: str) -> list[str]:
     today = config_lib.training_items(model_axis.model_config(cfg, overrides))
     changed |= {k for k in set(saved) | set(today) if saved.get(k, _ABSENT) != today.get(k, _ABSENT)}
   return sorted(changed)
-
-
-_ABSENT = object()
 
 
 def seeds_cell(study, arm, folder: str, n: int) -> str:
