@@ -339,9 +339,14 @@ def reference_table(study, root: str, reference: str, readme=None) -> list[list[
 
 
 def save(study, root: str, target: str) -> None:
+  """Copies the small result files of each arm's models from `root` to
+  `target`, with the wall-time records of those arms only: an arm still
+  training, with no model yet, leaves no record behind in the results."""
+  saved = set()
   for arm in study.arms:
     arm_dir = os.path.join(root, study.folder_name(arm))
     for model in collect_arm(arm_dir)['models']:
+      saved.add(study.folder_name(arm))
       source, dest = os.path.join(arm_dir, model), os.path.join(target, study.folder_name(arm), model)
       clear_if_other_model(source, dest)
       os.makedirs(dest, exist_ok=True)
@@ -356,7 +361,7 @@ def save(study, root: str, target: str) -> None:
   record = study_results.read_record(root)
   if os.path.abspath(root) != os.path.abspath(target):
     merged = study_results.read_record(target)
-    merged['arms'].update(record['arms'])
+    merged['arms'].update({arm: runs for arm, runs in record['arms'].items() if arm in saved})
     atomic_io.write_json(study_results.record_path(target), merged)
 
 

@@ -69,6 +69,19 @@ def test_a_rerun_with_other_settings_replaces_the_saved_model_whole(ran, tmp_pat
 
 
 @pytest.mark.heavy
+def test_saving_leaves_out_the_record_of_an_arm_with_no_model_yet(ran, tmp_path):
+  root = tmp_path / 'root'
+  root.mkdir()
+  for arm in TINY.arms[:1]:
+    (root / arm.name).symlink_to(ran / arm.name)
+  started = {'completed': False, 'seconds': None, 'seeds': 2, 'started': 1.0}  # still training, nothing saved
+  (root / 'study.json').write_text(json.dumps({'arms': {TINY.arms[0].name: [started], TINY.arms[1].name: [started]}}))
+  report.save(TINY, str(root), str(tmp_path / 'results'))
+  saved = json.loads((tmp_path / 'results' / 'study.json').read_text())['arms']
+  assert saved == {TINY.arms[0].name: [started]}
+
+
+@pytest.mark.heavy
 def test_an_arm_not_run_yet_has_its_row_saying_so(ran):
   wider = Study('tiny', TINY.arms + (Arm('synthetic_cnn_tanh', 'synthetic', 'cnn', {'model.attention': 'tanh'},
                                          'smoke'),), analyses=TINY.analyses, seeds=2, description='a test')
