@@ -110,15 +110,20 @@ def best_cell(cis: dict) -> str:
 
 def headline(arms: list[tuple[str, str, str]]) -> list[str]:
   """Per encoder (arms: (name, encoder, folder)), which measure has the
-  highest mean AP on most of its rows."""
+  highest mean AP on most of its rows; measures with as many rows each are
+  named together as a tie, in LABELS' order (the same line on every run)."""
   lines = []
   for encoder in dict.fromkeys(e for _, e, _ in arms):
     winners = [best_cell(arm_intervals(f)).split(' (')[0] for _, e, f in arms if e == encoder]
     winners = [w for w in winners if w != '–']
     if winners:
-      top = max(set(winners), key=winners.count)
-      lines.append(f'{encoder}: the highest mean evidence AP on {winners.count(top)} of {len(winners)} rows: {top}'
-                   + (f' (others: {", ".join(sorted(set(winners) - {top}))})' if len(set(winners)) > 1 else ''))
+      most = max(winners.count(w) for w in winners)
+      order = [label for label in LABELS.values() if label in winners]
+      top = [w for w in order if winners.count(w) == most]
+      others = [w for w in order if w not in top]
+      lines.append(f'{encoder}: the highest mean evidence AP on {most} of {len(winners)} rows: {" and ".join(top)}'
+                   + (' (tied: each on as many rows)' if len(top) > 1 else '')
+                   + (f' (others: {", ".join(others)})' if others else ''))
   return lines
 
 

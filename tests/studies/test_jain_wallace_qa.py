@@ -68,6 +68,18 @@ def test_the_evidence_table_names_the_best_measure_and_whether_it_is_apart(tree)
   assert [p.rsplit('.', 1)[1] for p in paths] == ['png', 'svg']
 
 
+def test_the_evidence_headline_names_a_tie_in_one_order(monkeypatch):
+  best = {'a': 'leave-one-out (no)', 'b': 'Meister g(x) (no)', 'c': 'leave-one-out (yes)', 'd': '–'}
+  monkeypatch.setattr(known_evidence, 'arm_intervals', lambda folder: folder)
+  monkeypatch.setattr(known_evidence, 'best_cell', lambda cis: best[cis])
+  tie = [('r1', 'bilstm', 'a'), ('r2', 'bilstm', 'b'), ('r3', 'bilstm', 'd')]  # a row not run yet is no vote
+  assert known_evidence.headline(tie) == [  # the measures' order, not the rows': the same line on every run
+      'bilstm: the highest mean evidence AP on 1 of 2 rows: Meister g(x) and leave-one-out (tied: each on as many rows)']
+  most = [('r1', 'cnn', 'b'), ('r2', 'cnn', 'a'), ('r3', 'cnn', 'c')]
+  assert known_evidence.headline(most) == [
+      'cnn: the highest mean evidence AP on 2 of 3 rows: leave-one-out (others: Meister g(x))']
+
+
 def test_jws_code_beside_with_the_equivalence_test(tree, capsys):
   rows = jain_wallace_qa.reference_rows(STUDY, str(tree / 'jw_qa'), str(tree / 'jw_qa_reference'))
   header, row = rows[0], rows[1]
