@@ -340,14 +340,15 @@ def reference_table(study, root: str, reference: str, readme=None) -> list[list[
 
 def save(study, root: str, target: str) -> None:
   """Copies the small result files of each arm's models from `root` to
-  `target`, with the wall-time records of those arms only: an arm still
-  training, with no model yet, leaves no record behind in the results."""
-  saved = set()
+  `target`, with the wall-time records of those arms only
+  (`study_results.copy_records`)."""
+  saved = []
   for arm in study.arms:
-    arm_dir = os.path.join(root, study.folder_name(arm))
-    for model in collect_arm(arm_dir)['models']:
-      saved.add(study.folder_name(arm))
-      source, dest = os.path.join(arm_dir, model), os.path.join(target, study.folder_name(arm), model)
+    folder = study.folder_name(arm)
+    models = collect_arm(os.path.join(root, folder))['models']
+    saved += [folder] if models else []
+    for model in models:
+      source, dest = os.path.join(root, folder, model), os.path.join(target, folder, model)
       clear_if_other_model(source, dest)
       os.makedirs(dest, exist_ok=True)
       for name in MODEL_FILES:
@@ -358,11 +359,7 @@ def save(study, root: str, target: str) -> None:
         if found is not None and found.intact:
           relative = os.path.relpath(found.directory, source)
           atomic_io.write_json(os.path.join(dest, relative, 'summary.json'), store.summary_copy(found))
-  record = study_results.read_record(root)
-  if os.path.abspath(root) != os.path.abspath(target):
-    merged = study_results.read_record(target)
-    merged['arms'].update({arm: runs for arm, runs in record['arms'].items() if arm in saved})
-    atomic_io.write_json(study_results.record_path(target), merged)
+  study_results.copy_records(root, target, saved)
 
 
 def _ss_tables(study, root: str, save_to, readme, previous: str | None = None) -> list[list[str]]:
@@ -395,10 +392,9 @@ def _ss_tables(study, root: str, save_to, readme, previous: str | None = None) -
     files.append(f'{os.path.relpath(previous, here)}/<arm>/analyses/erasure/summary.json')
   made = serrano_smith_models.write([m for f in finished for m in collect_models(f)], save_to, readme, missing,
                          command, files, before)
-  if save_to and os.path.abspath(root) != os.path.abspath(save_to):
-    merged = study_results.read_record(save_to)
-    merged['arms'].update(study_results.read_record(root)['arms'])
-    atomic_io.write_json(study_results.record_path(save_to), merged)
+  if save_to:
+    study_results.copy_records(root, save_to, [study.folder_name(arm) for arm in study.arms
+                                               if collect_models(os.path.join(root, study.folder_name(arm)))])
   print('\n'.join(totals(study, root)))
   return made['ss-table3'][0]
 

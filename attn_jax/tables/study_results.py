@@ -30,6 +30,17 @@ def read_record(root: str) -> dict:
     return {'arms': {}}
 
 
+def copy_records(root: str, target: str, arms) -> None:
+  """Copies into `target`'s record the wall-time records of `arms` (folder
+  names) from `root`'s, keeping `target`'s others: only arms whose results are
+  saved there, so an arm still training leaves no record behind."""
+  if os.path.abspath(root) == os.path.abspath(target):
+    return
+  record, merged = read_record(root), read_record(target)
+  merged['arms'].update({arm: runs for arm, runs in record['arms'].items() if arm in set(arms)})
+  atomic_io.write_json(record_path(target), merged)
+
+
 def _read(path: str):
   """A member's JSON file; None when it is not there (not run yet), one line
   when it is damaged (a seed silently left out would change the table)."""
