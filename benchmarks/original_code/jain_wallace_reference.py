@@ -157,7 +157,7 @@ def run_jobs(jobs: list[dict], root: str, code: str, threads: int, parallel: int
           and not saved_already(j, save)]
   print(f'{len(jobs)} seeds planned, {len(jobs) - len(todo)} already done, {parallel} at a time'
         + (f', for {time_limit:.0f} s' if time_limit else ''), flush=True)
-  started, failed, stopped = time.time(), [], []
+  started, failed, stopped, whole = time.time(), [], [], []
 
   def one(job):
     out = os.path.join(root, job['arm'], f"seed{job['seed']}")
@@ -188,9 +188,12 @@ def run_jobs(jobs: list[dict], root: str, code: str, threads: int, parallel: int
         target = os.path.join(save, name, f'seed{seed}')
         os.makedirs(target, exist_ok=True)
         shutil.copyfile(summary, os.path.join(target, 'summary.json'))
-      left = (len(todo) - done) * (time.time() - started) / done
-      print(f'{name} seed {seed}: {describe(s)} [{seconds:.0f} s; {done}/{len(todo)}, '
-            f'about {left / 60:.0f} min left]', flush=True)
+      # A seed resumed after its training took this call only its experiments' time: the
+      # estimate uses each seed's whole time, its steps' seconds from every call.
+      whole.append(sum(v for v in (s.get('seconds') or {}).values() if isinstance(v, (int, float))) or seconds)
+      left = (len(todo) - done) * sum(whole) / len(whole) / max(parallel, 1)
+      print(f'{name} seed {seed}: {describe(s)} [{seconds:.0f} s this call, {whole[-1]:.0f} s in all; '
+            f'{done}/{len(todo)}, about {left / 60:.0f} min left]', flush=True)
   if stopped:
     print(f'time limit ({time_limit:.0f} s) reached: {len(stopped)} seed(s) left for the next call, which '
           f'resumes them: {", ".join(stopped)}', flush=True)

@@ -308,3 +308,20 @@ def test_a_seed_saved_from_the_same_inputs_is_not_run_again_on_a_new_machine(tmp
   assert not (root / 'row' / 'seed0').exists()  # saved from these inputs: not run again
   assert (root / 'row' / 'seed1' / 'summary.json').exists()  # other inputs: run
   assert (root / 'row' / 'seed2' / 'summary.json').exists()  # another configuration: run
+
+
+def test_the_time_left_counts_a_resumed_seeds_training_from_its_earlier_call(tmp_path, capsys):
+  """A seed resumed after its training finishes in this call in the time of its
+  experiments; the estimate for the seeds still to run uses its whole time (the
+  steps' seconds in its summary, training included), not this call's."""
+  import jain_wallace_reference  # pylint: disable=g-import-not-at-top
+  child = tmp_path / 'child.py'
+  child.write_text('import json, os, sys\n'
+                   'args = dict(a[2:].split("=", 1) for a in sys.argv[1:])\n'
+                   'json.dump({"accuracy": 0.5, "f1_pos": 0.5, "seconds": {"train": 1200.0, "gradient": 0.0}},'
+                   ' open(os.path.join(args["out"], "summary.json"), "w"))\n')
+  jobs = [{'arm': 'row', 'seed': s, 'inputs': 'none', 'child': str(child), 'args': []} for s in range(3)]
+  assert jain_wallace_reference.run_jobs(jobs, str(tmp_path), str(tmp_path), 1, 1, None) == []
+  out = capsys.readouterr().out
+  assert '1200 s in all; 1/3, about 40 min left]' in out
+  assert '1200 s in all; 2/3, about 20 min left]' in out
