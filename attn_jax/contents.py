@@ -12,7 +12,7 @@ or still in progress — with the one a report shows by default marked `*`.
 import argparse
 import os
 
-from attn_jax.core import atomic_io, leases
+from attn_jax.core import atomic_io, environment, leases
 from attn_jax.core.registry import EXPERIMENTS, STAGES
 from attn_jax.workdirs import workdir as workdir_lib
 from attn_jax.core import errors
@@ -94,6 +94,8 @@ def _training_lines(folder: str) -> list[str]:
     second = ('roc-auc', 'roc_auc') if 'roc_auc' in results else ('macro-f1', 'macro_f1')  # multi-class
     lines.append(f'  test: accuracy {number("accuracy"):.4f}, {second[0]} {number(second[1]):.4f} on '
                  f'{results.get("n")} documents (selected epoch {number("selected_epoch") + 1:.0f}, 1 = first)')
+    for i, where in enumerate(results.get('trained_in') or []):
+      lines.append(f'  {"trained in" if i == 0 else "then in"}: {environment.summary(where)}')
   return lines
 
 

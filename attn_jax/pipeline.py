@@ -167,6 +167,8 @@ def _finish(model, predict, member, out, record, dataset, progress, num_models, 
              f'selection_{selection["split"]}_{selection["metric"]}': selection['score'],
              'data_fingerprint': dataset.fingerprint, 'params': trainer.count_params(params),
              'training_seconds': round(progress['seconds'], 1), 'models_in_program': num_models}
+  if progress.get('environments'):  # the installs and machines it trained in (core/environment.py)
+    results['trained_in'] = progress['environments']
   if dataset.source:  # what is unusual about the files the data came from (report: "data source")
     results['data_source'] = dataset.source
   # Nothing that changes from run to run (this run's wall time, the folder's

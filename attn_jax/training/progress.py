@@ -18,6 +18,10 @@ Layout (epochs and batches count from 0, as every stored record does):
     (None until one is eligible), `failed` (None, or where its loss became
     non-finite) and `stopped` (None, or the epoch after which
     `train.patience` stopped it).
+  environments: where it trained (`attn_jax.core.environment.describe`), one
+    record per environment in the order they took over: more than one when
+    a program resumed under another install or on another machine. Records
+    from before 2026-11-29 have none.
 """
 
 import os
@@ -51,6 +55,14 @@ def where(progress: dict, epochs: int, batches: int) -> str:
   """Where a resumed run picks up: progress counts finished epochs and batches."""
   return (f'{progress["epoch"]} of {epochs} epochs done, resuming epoch {progress["epoch"] + 1} '
           f'after batch {progress["batch"]} of {batches}')
+
+
+def note_environment(progress: dict, environment: dict) -> None:
+  """Adds `environment` to the record's 'environments' unless it is the last
+  one there (a resume in the same environment adds nothing)."""
+  environments = progress.setdefault('environments', [])
+  if not environments or environments[-1] != environment:
+    environments.append(environment)
 
 
 # ------------------------------------------------------------ the models' fates

@@ -54,7 +54,7 @@ import numpy as np
 import optax
 import tqdm
 
-from attn_jax.core import compilation, estimates, sharding
+from attn_jax.core import compilation, environment, estimates, sharding
 from attn_jax.data import split_batches
 from attn_jax.data.dataset import Dataset
 from attn_jax.core.errors import CheckpointError, StorageError, TrainingError
@@ -521,6 +521,7 @@ def _start(p: _Program, store: CheckpointStore, saved: Optional[dict], initial_p
     state = p.executor.from_checkpoint(state)
     log(f'resuming from {store.directory}/latest: '
         f'{progress_lib.where(progress, p.t.epochs, p.steps_per_epoch)}')
+  progress_lib.note_environment(progress, environment.describe())
   return _Run(store, state, progress, progress_lib.alive(progress), progress_lib.training(progress))
 
 

@@ -367,6 +367,8 @@ def test_contents_says_how_training_ended_and_marks_a_damaged_step_folder(traine
   best = _step_dir(copy, 'best')
   listed = contents.describe(str(copy))
   assert 'training: finished (' in listed and 'epoch None' not in listed
+  from attn_jax.core import environment  # pylint: disable=g-import-not-at-top
+  assert f"  trained in: {environment.summary(environment.describe())}\n" in listed
   assert f'checkpoints/best: step {best.name}\n' in listed
   _zero_array_bytes(best)
   assert f'checkpoints/best: step {best.name} DAMAGED (' in contents.describe(str(copy))

@@ -8,6 +8,7 @@ import numpy as np
 import optax
 import pytest
 
+from attn_jax.core import environment
 from attn_jax.workdirs import initial_params as initial_params_lib
 from attn_jax.data.batching import make_batch
 from attn_jax.models import build_model
@@ -130,6 +131,7 @@ def test_tiny_run_lowers_the_loss_and_writes_its_results(tmp_path, monkeypatch):
   for key in ('accuracy', 'f1_pos', 'roc_auc', 'pr_auc', 'selected_epoch'):
     assert key in results
   assert results['selected_epoch'] >= 1  # epoch 0 is never selected
+  assert results['trained_in'] == [environment.describe()]  # where it trained, once: nothing resumed
   for name in ('config.json', 'vocab.json', 'data.json', 'eval.json', 'metrics.jsonl',
                'predictions_test.npz', 'training_curves.png', 'training_curves.svg'):
     assert (tmp_path / name).exists(), name
