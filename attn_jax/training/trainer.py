@@ -521,7 +521,13 @@ def _start(p: _Program, store: CheckpointStore, saved: Optional[dict], initial_p
     state = p.executor.from_checkpoint(state)
     log(f'resuming from {store.directory}/latest: '
         f'{progress_lib.where(progress, p.t.epochs, p.steps_per_epoch)}')
-  progress_lib.note_environment(progress, environment.describe())
+  here = environment.describe()
+  before = (progress.get('environments') or [None])[-1]
+  if before is not None and before != here:
+    log(f'resuming in another environment than the last one that trained this program '
+        f'({"; ".join(environment.differences(before, here))}): from here on its float rounding '
+        'may differ from an uninterrupted run; eval.json lists both (trained_in)')
+  progress_lib.note_environment(progress, here)
   return _Run(store, state, progress, progress_lib.alive(progress), progress_lib.training(progress))
 
 

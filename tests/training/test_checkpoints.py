@@ -421,3 +421,35 @@ def test_a_finished_workdir_on_a_read_only_mount_restores(trained, tmp_path):
     assert _train_again(mounted, [])['finished']
   finally:
     subprocess.run(['umount', str(mounted)], check=True)
+
+
+class _Stopped(Exception):
+  pass
+
+
+def test_a_program_resumed_in_another_environment_says_so_and_lists_both(tmp_path, monkeypatch):
+  """Stopped after its first epoch, then resumed where a library's version
+  differs: one line names the difference, and eval.json's trained_in has both."""
+  from attn_jax.core import environment  # pylint: disable=g-import-not-at-top
+  from attn_jax.training import trainer  # pylint: disable=g-import-not-at-top
+  cfg = helpers.synthetic_config(train__epochs=2)
+  original_end_epoch = trainer._Bookkeeping.end_epoch  # pylint: disable=protected-access
+
+  def end_epoch_then_stop(self, epoch):
+    original_end_epoch(self, epoch)
+    raise _Stopped()
+
+  with monkeypatch.context() as patch:
+    patch.setattr(trainer._Bookkeeping, 'end_epoch', end_epoch_then_stop)  # pylint: disable=protected-access
+    with pytest.raises(_Stopped):
+      helpers.run(cfg, tmp_path)
+  here = environment.describe()
+  elsewhere = {**here, 'libraries': {**here['libraries'], 'jax': here['libraries']['jax'] + '.post1'}}
+  monkeypatch.setattr(environment, 'describe', lambda: elsewhere)
+  logs = []
+  results = helpers.run(cfg, tmp_path, logs)
+  said = [line for line in logs if line.startswith('resuming in another environment')]
+  assert said == [f'resuming in another environment than the last one that trained this program '
+                  f'(libraries.jax: {here["libraries"]["jax"]} → {here["libraries"]["jax"]}.post1): from here '
+                  'on its float rounding may differ from an uninterrupted run; eval.json lists both (trained_in)'], logs
+  assert results['trained_in'] == [here, elsewhere]
