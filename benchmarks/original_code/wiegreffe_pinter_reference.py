@@ -3,7 +3,7 @@ learned (tanh) against uniform (frozen) attention, seeds 0..N-1 of each.
 
     pip install -e ".[original_code]"
     git clone https://github.com/sarahwie/attention ~/attention
-    python benchmarks/original_code/wiegreffe_pinter_reference.py --wp-repo=~/attention --seeds=5 \\
+    python benchmarks/original_code/wiegreffe_pinter_reference.py --wp-repo=~/attention --seeds=15 \\
         --root=workdirs/wp_reference --save=results/wp_reference
     python -m attn_jax.studies report wp_table2 --root=results/wp_table2   # the side-by-side table
 
@@ -48,7 +48,7 @@ def plan_seeds(seeds: int, selections: list[str], root: str) -> list[dict]:
 def main(argv=None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
   parser.add_argument('--wp-repo', help="a checkout of W&P's repository (sarahwie/attention)")
-  parser.add_argument('--seeds', type=int, default=5)
+  parser.add_argument('--seeds', type=int, default=15)  # as the study's SST arms
   parser.add_argument('--selection', default='test,dev',
                       help="comma-separated: test (W&P's script) and/or dev (attn-jax's protocol)")
   jain_wallace_reference.add_run_options(parser, 'workdirs/wp_reference')
