@@ -141,8 +141,9 @@ def saved_already(job: dict, save: str | None) -> bool:
       s = json.load(f)
   except (OSError, ValueError):
     return False
+  # W&P's jobs have no J&W configuration (their arm's name says attention and selection).
   return (s.get('inputs', {}).get('file') == os.path.basename(job['inputs'])
-          and s.get('jw_config') == job['config'] and s.get('seed') == job['seed'])
+          and s.get('jw_config') == job.get('config') and s.get('seed') == job['seed'])
 
 
 def run_jobs(jobs: list[dict], root: str, code: str, threads: int, parallel: int, save: str | None,

@@ -325,3 +325,16 @@ def test_the_time_left_counts_a_resumed_seeds_training_from_its_earlier_call(tmp
   out = capsys.readouterr().out
   assert '1200 s in all; 1/3, about 40 min left]' in out
   assert '1200 s in all; 2/3, about 20 min left]' in out
+
+
+def test_a_wp_seed_saved_from_the_same_inputs_is_not_run_again(tmp_path, capsys):
+  """W&P's harness shares run_jobs; its jobs and summaries name no J&W configuration."""
+  import jain_wallace_reference  # pylint: disable=g-import-not-at-top
+  jobs = [{'arm': 'sst_learned_devsel', 'seed': 0, 'inputs': 'inputs/sst-abcd.npz', 'child': 'never.py',
+           'args': []}]
+  save = tmp_path / 'save'
+  (save / 'sst_learned_devsel' / 'seed0').mkdir(parents=True)
+  (save / 'sst_learned_devsel' / 'seed0' / 'summary.json').write_text(
+      json.dumps({'inputs': {'file': 'sst-abcd.npz'}, 'seed': 0, 'attention': 'learned', 'selection': 'dev'}))
+  assert jain_wallace_reference.run_jobs(jobs, str(tmp_path / 'root'), str(tmp_path), 1, 1, str(save)) == []
+  assert '1 seeds planned, 1 already done' in capsys.readouterr().out
