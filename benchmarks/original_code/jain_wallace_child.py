@@ -17,8 +17,9 @@ figures read). The numbers are then taken from J&W's own plotting functions:
 `plot_multi_adversarial` (max JSD within ε per document), and the
 permutation outputs. Only seeding, resuming and the summary are ours.
 
-A killed run resumes: a trained model is found by J&W's `get_latest_model`
-(a folder with `evaluate.json`), each experiment's pickle counts once its
+A killed run resumes: inside training from the last finished epoch
+(`jain_wallace_training`: weights, optimizer and random states), a trained
+model is found by J&W's `get_latest_model` (a folder with `evaluate.json`), each experiment's pickle counts once its
 `.done` marker is written, and every step reseeds from (seed, step), so a
 resumed seed gives the numbers an uninterrupted one gives.
 """
@@ -32,7 +33,10 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import jain_wallace_training  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
 EXPERIMENTS = ('gradient', 'permutation', 'adversarial', 'remove_and_run')
+RESUMED_FILE = 'attn_jax_training_resumed_after_epochs.json'
 PDUMP = {'gradient': 'gradients', 'permutation': 'permutations', 'adversarial': 'multi_adversarial',
          'remove_and_run': 'remove_and_run'}
 
@@ -149,7 +153,9 @@ def jw_taus(test, model, latest: str, plotting=None):
 
 
 def train_or_restore(trainer_class, evaluator_class, dataset, config, seed: int, epochs: int):
-  """J&W's trainer for `epochs` (their `Trainer.train`, selection on dev), then
+  """J&W's trainer for `epochs` (their `Trainer.train`, selection on dev, run
+  epoch by epoch by `jain_wallace_training.train` so that a killed seed resumes
+  inside training), then
   their `Evaluator` on test (`evaluate.json`: the model is done); a model
   trained before is found by their `get_latest_model` and restored. Returns
   (evaluator, model folder, {'train': seconds, ...} with the times a resumed
@@ -159,14 +165,17 @@ def train_or_restore(trainer_class, evaluator_class, dataset, config, seed: int,
   latest = get_latest_model(exp_dir) if os.path.isdir(exp_dir) else None
   seconds = {}
   if latest is None:
-    tick = time.time()
     seed_all(seed)
     trainer = trainer_class(dataset, config=config, _type=dataset.trainer_type)
-    trainer.train(dataset.train_data, dataset.dev_data, n_iters=epochs, save_on_metric=dataset.save_on_metric)
+    training = jain_wallace_training.train(trainer, dataset.train_data, dataset.dev_data, epochs,
+                                           dataset.save_on_metric, config['training']['basepath'])
     latest = trainer.model.dirname
     evaluator = evaluator_class(dataset, latest, _type=dataset.trainer_type)
     evaluator.evaluate(dataset.test_data, save_results=True)  # evaluate.json: training is done
-    seconds['train'] = round(time.time() - tick, 1)
+    jain_wallace_training.clear(config['training']['basepath'])
+    seconds['train'] = training['seconds']
+    with open(os.path.join(latest, RESUMED_FILE), 'w') as f:  # the summary says where training resumed
+      json.dump(training['resumed_at'], f)
   else:
     evaluator = evaluator_class(dataset, latest, _type=dataset.trainer_type)
     evaluator.evaluate(dataset.test_data, save_results=False)
@@ -206,6 +215,7 @@ def main(argv=None) -> None:
   parser.add_argument('--seed', type=int, required=True)
   parser.add_argument('--out', required=True)
   parser.add_argument('--threads', type=int, default=0)
+  parser.add_argument('--epochs', type=int, default=8, help="J&W's 8 unless given: fewer only to check the harness")
   args = parser.parse_args(argv)
   args.code, args.inputs = os.path.abspath(args.code), os.path.abspath(args.inputs)  # before the chdir below
 
@@ -225,7 +235,7 @@ def main(argv=None) -> None:
 
   dataset = jw_dataset(inputs, out)
   config = configurations[args.config](dataset)
-  evaluator, latest, seconds = train_or_restore(Trainer, Evaluator, dataset, config, args.seed, 8)
+  evaluator, latest, seconds = train_or_restore(Trainer, Evaluator, dataset, config, args.seed, args.epochs)
   test = dataset.test_data
   if inputs['test_sample'] is not None:
     # attn-jax's sample (jain_wallace_inputs): those documents, in J&W's test order
@@ -287,6 +297,10 @@ def finish(args, inputs: dict, out: str, latest: str, summary: dict, seconds: di
       'inputs': {'file': os.path.basename(args.inputs), 'fingerprint': inputs['record']['fingerprint'],
                  'vectors_sha256': inputs['record'].get('vectors', {}).get('sha256')},
       'model_dir': os.path.relpath(latest, out)})
+  resumed = os.path.join(latest, RESUMED_FILE)
+  if os.path.exists(resumed):  # [] for an uninterrupted training; absent for one before 2026-11-29
+    with open(resumed) as f:
+      summary['training_resumed_after_epochs'] = json.load(f)
   with open(os.path.join(args.code, 'Transparency', 'attn_jax_changes.json')) as f:
     summary.update(json.load(f))
   write_summary(out, summary)
