@@ -135,7 +135,11 @@ def saved_already(job: dict, save: str | None) -> bool:
   configuration (a new machine has no ROOT, but the saved seeds are the record)."""
   if not save:
     return False
-  path = os.path.join(save, job['arm'], f"seed{job['seed']}", 'summary.json')
+  return summary_of(os.path.join(save, job['arm'], f"seed{job['seed']}", 'summary.json'), job)
+
+
+def summary_of(path: str, job: dict) -> bool:
+  """Whether the summary at `path` is this job's seed, on its inputs file and J&W configuration."""
   try:
     with open(path) as f:
       s = json.load(f)
@@ -144,6 +148,13 @@ def saved_already(job: dict, save: str | None) -> bool:
   # W&P's jobs have no J&W configuration (their arm's name says attention and selection).
   return (s.get('inputs', {}).get('file') == os.path.basename(job['inputs'])
           and s.get('jw_config') == job.get('config') and s.get('seed') == job['seed'])
+
+
+def _copy_summary(summary: str, save: str, job: dict) -> None:
+  target = os.path.join(save, job['arm'], f"seed{job['seed']}")
+  os.makedirs(target, exist_ok=True)
+  shutil.copyfile(summary, os.path.join(target, 'summary.json.tmp'))
+  os.replace(os.path.join(target, 'summary.json.tmp'), os.path.join(target, 'summary.json'))
 
 
 def run_jobs(jobs: list[dict], root: str, code: str, threads: int, parallel: int, save: str | None,
@@ -156,6 +167,11 @@ def run_jobs(jobs: list[dict], root: str, code: str, threads: int, parallel: int
   as chunks this long."""
   todo = [j for j in jobs if not os.path.exists(os.path.join(root, j['arm'], f"seed{j['seed']}", 'summary.json'))
           and not saved_already(j, save)]
+  if save:  # seeds finished by a call without --save (or cut off before copying) are copied now
+    for job in jobs:
+      summary = os.path.join(root, job['arm'], f"seed{job['seed']}", 'summary.json')
+      if summary_of(summary, job) and not saved_already(job, save):
+        _copy_summary(summary, save, job)
   print(f'{len(jobs)} seeds planned, {len(jobs) - len(todo)} already done, {parallel} at a time'
         + (f', for {time_limit:.0f} s' if time_limit else ''), flush=True)
   started, failed, stopped, whole = time.time(), [], [], []
@@ -186,9 +202,7 @@ def run_jobs(jobs: list[dict], root: str, code: str, threads: int, parallel: int
       with open(summary) as f:
         s = json.load(f)
       if save:
-        target = os.path.join(save, name, f'seed{seed}')
-        os.makedirs(target, exist_ok=True)
-        shutil.copyfile(summary, os.path.join(target, 'summary.json'))
+        _copy_summary(summary, save, job)
       # A seed resumed after its training took this call only its experiments' time: the
       # estimate uses each seed's whole time, its steps' seconds from every call.
       whole.append(sum(v for v in (s.get('seconds') or {}).values() if isinstance(v, (int, float))) or seconds)

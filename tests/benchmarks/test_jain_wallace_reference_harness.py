@@ -338,3 +338,26 @@ def test_a_wp_seed_saved_from_the_same_inputs_is_not_run_again(tmp_path, capsys)
       json.dumps({'inputs': {'file': 'sst-abcd.npz'}, 'seed': 0, 'attention': 'learned', 'selection': 'dev'}))
   assert jain_wallace_reference.run_jobs(jobs, str(tmp_path / 'root'), str(tmp_path), 1, 1, str(save)) == []
   assert '1 seeds planned, 1 already done' in capsys.readouterr().out
+
+
+def test_a_seed_finished_by_a_call_without_save_is_copied_by_the_next_call_with_it(tmp_path, capsys):
+  """A session that runs the harness without --save (so that nothing lands in results/ after its last
+  commit) leaves finished seeds in ROOT; the next call with --save copies those that are this plan's
+  (same inputs file, configuration and seed) and runs none of them again."""
+  import jain_wallace_reference  # pylint: disable=g-import-not-at-top
+  jobs = [{'arm': 'row', 'seed': s, 'config': 'lstm', 'inputs': 'inputs/sst-abcd.npz', 'child': 'never.py',
+           'args': []} for s in range(2)]
+  root, save = tmp_path / 'root', tmp_path / 'save'
+  for seed, file in ((0, 'sst-abcd.npz'), (1, 'sst-ffff.npz')):
+    (root / 'row' / f'seed{seed}').mkdir(parents=True)
+    (root / 'row' / f'seed{seed}' / 'summary.json').write_text(
+        json.dumps({'inputs': {'file': file}, 'jw_config': 'lstm', 'seed': seed, 'accuracy': 0.5}))
+  jain_wallace_reference.run_jobs(jobs[:1], str(root), str(tmp_path), 1, 1, str(save))
+  assert 'planned, 1 already done' in capsys.readouterr().out
+  assert json.loads((save / 'row' / 'seed0' / 'summary.json').read_text())['accuracy'] == 0.5
+  jain_wallace_reference.run_jobs([], str(root), str(tmp_path), 1, 1, str(save))
+  assert not (save / 'row' / 'seed1').exists()  # not a job of this plan
+  (root / 'row' / 'seed1' / 'summary.json').write_text(
+      json.dumps({'inputs': {'file': 'sst-ffff.npz'}, 'jw_config': 'lstm', 'seed': 1}))
+  jain_wallace_reference.run_jobs(jobs[1:], str(root), str(tmp_path), 1, 1, str(save))
+  assert not (save / 'row' / 'seed1').exists()  # other inputs: not this job's seed, never copied
