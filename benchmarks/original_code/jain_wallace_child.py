@@ -19,9 +19,10 @@ permutation outputs. Only seeding, resuming and the summary are ours.
 
 A killed run resumes: inside training from the last finished epoch
 (`jain_wallace_training`: weights, optimizer and random states), a trained
-model is found by J&W's `get_latest_model` (a folder with `evaluate.json`), each experiment's pickle counts once its
-`.done` marker is written, and every step reseeds from (seed, step), so a
-resumed seed gives the numbers an uninterrupted one gives.
+model is found by J&W's `get_latest_model` (a folder with `evaluate.json`),
+each experiment's pickle counts once its `.done` marker is written, and every
+step reseeds from (seed, step), so a resumed seed gives the numbers an
+uninterrupted one gives.
 """
 
 import argparse

@@ -167,7 +167,7 @@ def run_jobs(jobs: list[dict], root: str, code: str, threads: int, parallel: int
   as chunks this long."""
   todo = [j for j in jobs if not os.path.exists(os.path.join(root, j['arm'], f"seed{j['seed']}", 'summary.json'))
           and not saved_already(j, save)]
-  if save:  # seeds finished by a call without --save (or cut off before copying) are copied now
+  if save:  # seeds finished under ROOT but not copied here (saved elsewhere, or cut off before copying)
     for job in jobs:
       summary = os.path.join(root, job['arm'], f"seed{job['seed']}", 'summary.json')
       if summary_of(summary, job) and not saved_already(job, save):

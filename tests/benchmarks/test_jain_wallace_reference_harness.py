@@ -340,10 +340,10 @@ def test_a_wp_seed_saved_from_the_same_inputs_is_not_run_again(tmp_path, capsys)
   assert '1 seeds planned, 1 already done' in capsys.readouterr().out
 
 
-def test_a_seed_finished_by_a_call_without_save_is_copied_by_the_next_call_with_it(tmp_path, capsys):
-  """A session that runs the harness without --save (so that nothing lands in results/ after its last
-  commit) leaves finished seeds in ROOT; the next call with --save copies those that are this plan's
-  (same inputs file, configuration and seed) and runs none of them again."""
+def test_a_seed_finished_but_not_saved_is_copied_by_the_next_call_with_save(tmp_path, capsys):
+  """A session that saves elsewhere (so that nothing lands in results/ after its last commit) leaves
+  finished seeds in ROOT; the next call with --save copies those that are this plan's (same inputs
+  file, configuration and seed) and runs none of them again."""
   import jain_wallace_reference  # pylint: disable=g-import-not-at-top
   jobs = [{'arm': 'row', 'seed': s, 'config': 'lstm', 'inputs': 'inputs/sst-abcd.npz', 'child': 'never.py',
            'args': []} for s in range(2)]
