@@ -80,23 +80,47 @@ def inside_counts(study, root: str) -> list[str]:
   return lines
 
 
-def reference_rows(study, root: str, reference: str) -> list[list[str]]:
-  rows = [['configuration', 'seeds (ours / J&W code)',
-           *[f'{label}: {side}' for _, label in COMPARED for side in ('attn-jax', 'J&W code', 'TOST')]]]
+def compare_with_code(study, root: str, reference: str) -> list[tuple]:
+  """Per arm with a seed of J&W's code in `reference`: (arm, attn-jax's
+  `collect_arm`, J&W code's `read_arm`, {statistic: equivalence test})."""
+  compared = []
   for arm in study.arms:
-    theirs_dir = os.path.join(reference, study.folder_name(arm))
-    theirs = jain_wallace_reference.read_arm(theirs_dir)
+    theirs = jain_wallace_reference.read_arm(os.path.join(reference, study.folder_name(arm)))
     if not theirs['seeds']:
       continue
     ours = collect_arm(os.path.join(root, study.folder_name(arm)))
-    cells = []
-    for stat, _ in COMPARED:
-      test = jain_wallace_reference.equivalence(ours['values'][stat], theirs['values'][stat], stat)
-      cells += [cell(ours['ci'][stat]), cell(theirs['ci'][stat]), jain_wallace_reference.verdict(test)]
+    tests = {stat: jain_wallace_reference.equivalence(ours['values'][stat], theirs['values'][stat], stat)
+             for stat, _ in COMPARED}
+    compared.append((arm, ours, theirs, tests))
+  return compared
+
+
+def reference_rows(study, root: str, reference: str, compared=None) -> list[list[str]]:
+  """The side-by-side table; `compared`: `compare_with_code`'s result, when already at hand."""
+  rows = [['configuration', 'seeds (ours / J&W code)',
+           *[f'{label}: {side}' for _, label in COMPARED for side in ('attn-jax', 'J&W code', 'TOST')]]]
+  for arm, ours, theirs, tests in (compare_with_code(study, root, reference) if compared is None else compared):
+    cells = [text for stat, _ in COMPARED for text in (
+        cell(ours['ci'][stat]), cell(theirs['ci'][stat]), jain_wallace_reference.verdict(tests[stat]))]
     changed = earlier_recipe(study, arm, os.path.join(root, study.folder_name(arm)))
     rows.append([arm.name, f'{ours["ci"]["accuracy"]["n"]} / {len(theirs["seeds"])}'
                  + (f' (attn-jax: earlier recipe, {", ".join(changed)})' if changed else ''), *cells])
   return rows
+
+
+def reference_counts(compared) -> list[str]:
+  """The line that counts the cells shown equivalent, shown different and
+  inconclusive (cells with under 2 seeds a side are not tested), and the rows
+  with all four statistics shown equivalent, as the grid's table does."""
+  if not compared:
+    return []
+  found = jain_wallace_reference.counts(t for *_, tests in compared for t in tests.values())
+  tested = [(arm, tests) for arm, _, _, tests in compared
+            if all(t['difference'] is not None for t in tests.values())]
+  equivalent = [arm.name for arm, tests in tested if all(jain_wallace_reference.agree(t) for t in tests.values())]
+  return [f'{sum(found.values())} row × statistic cells tested: {jain_wallace_reference.counts_text(found)}; '
+          f'all four statistics shown equivalent in {len(equivalent)} of {len(tested)} rows'
+          + (f' ({", ".join(equivalent)})' if equivalent else '')]
 
 
 # A bAbI model that predicts the answers' marginal gives every question one
@@ -147,9 +171,10 @@ def _tabulate(study, root: str, save_to, readme, reference) -> list[list[str]]:
   print('\nKnown evidence: mean AP of the supporting facts\' words, ± 95 % interval over seeds\n'
         + plain(evidence) + '\n' + '\n'.join(evidence_notes) + ('\nfigure: ' + ', '.join(figure) if figure else ''))
   reference = reference or os.path.join(os.path.dirname(os.path.normpath(root)), f'{study.name}_reference')
-  ref_rows = reference_rows(study, root, reference)
+  compared = compare_with_code(study, root, reference)
+  ref_rows = reference_rows(study, root, reference, compared)
   margins = jain_wallace_reference.MARGINS_TEXT
-  plateaus = plateau_notes(study, root, reference)
+  plateaus = reference_counts(compared) + plateau_notes(study, root, reference)
   if len(ref_rows) > 1:
     print('\nJ&W\'s own code on the same inputs\n' + plain(ref_rows) + '\n' + '\n'.join([margins, *plateaus]))
   if readme:

@@ -89,6 +89,33 @@ def test_jws_code_beside_with_the_equivalence_test(tree, capsys):
   assert row[header.index('accuracy: TOST')].startswith('equivalent')
 
 
+def test_the_reference_table_counts_its_verdicts_as_the_grids_does(tree):
+  # babi1_average_tanh: one seed of J&W's code, so no cell of it is tested
+  ours(tree / 'jw_qa', 'babi1_average_tanh', (0.42, 0.7, 0.7, 0.6))
+  theirs(tree / 'jw_qa_reference', 'babi1_average_tanh', (0.42, 0.7, 0.7, 0.6), spread=(0.0,))
+  compared = jain_wallace_qa.compare_with_code(STUDY, str(tree / 'jw_qa'), str(tree / 'jw_qa_reference'))
+  verdicts = [t['verdict'] for t in compared[0][3].values()]
+  assert [c[0].name for c in compared] == ['babi1_bilstm_tanh', 'babi1_average_tanh']
+  assert verdicts.count('different') == 1 and len(verdicts) == 4
+  line, = jain_wallace_qa.reference_counts(compared)
+  assert line == (f"4 row × statistic cells tested: {verdicts.count('equivalent')} shown equivalent, 1 shown "
+                  f"different, {verdicts.count('inconclusive')} inconclusive; all four statistics shown "
+                  'equivalent in 0 of 1 rows')
+  assert jain_wallace_qa.reference_rows(STUDY, str(tree / 'jw_qa'), str(tree / 'jw_qa_reference'), compared) == \
+      jain_wallace_qa.reference_rows(STUDY, str(tree / 'jw_qa'), str(tree / 'jw_qa_reference'))
+  assert jain_wallace_qa.reference_counts([]) == []
+
+
+def test_a_row_whose_four_statistics_are_shown_equivalent_is_named(tree):
+  ours(tree / 'jw_qa', 'babi1_bilstm_dot', ROW)
+  theirs(tree / 'jw_qa_reference', 'babi1_bilstm_dot', ROW, spread=(-0.004, 0.0, 0.004, -0.002, 0.002))
+  compared = jain_wallace_qa.compare_with_code(STUDY, str(tree / 'jw_qa'), str(tree / 'jw_qa_reference'))
+  line, = jain_wallace_qa.reference_counts(compared)
+  # babi1_bilstm_tanh: τ(α, LOO) different, the rest equivalent (JW_CODE); babi1_bilstm_dot: all four
+  assert line.startswith('8 row × statistic cells tested: 7 shown equivalent, 1 shown different, 0 inconclusive')
+  assert line.endswith('all four statistics shown equivalent in 1 of 2 rows (babi1_bilstm_dot)')
+
+
 def test_report_writes_the_three_blocks(tree, tmp_path, capsys):
   readme = tmp_path / 'page.md'
   readme.write_text('\n'.join(f'<!-- {b}:start -->\n<!-- {b}:end -->' for b in
