@@ -1,6 +1,6 @@
 """README.md and docs/: every generated block has both markers, a table that
 stands in README.md is the one on its paper's page, and relative links lead
-to files that exist."""
+to files that exist and to headings those files have."""
 
 import glob
 import os
@@ -54,6 +54,32 @@ def test_relative_links_lead_to_files():
     for target in re.findall(r'\]\(([^)#\s]+)(?:#[^)]*)?\)', prose):
       if not re.match(r'[a-z]+:', target):
         assert os.path.exists(os.path.join(folder, target)), f'{path}: {target}'
+
+
+def anchors(text: str) -> set[str]:
+  """The fragments a page's headings and `<a id>` tags answer to, as GitHub
+  writes a heading's: lower case, punctuation but '-' and '_' dropped, each
+  space a '-'."""
+  prose = re.sub(r'```.*?```', '', text, flags=re.S)  # a '# comment' in code is no heading
+  headings = re.findall(r'^#{1,6} +(.+?) *$', prose, flags=re.M)
+  return ({re.sub(r'[^\w\- ]', '', h.lower()).replace(' ', '-') for h in headings}
+          | set(re.findall(r'<a id="([^"]+)"', text)))
+
+
+def test_anchors_slug_as_github_does():
+  assert anchors("# The Jain & Wallace grid\n## J&W's own code, (1)\n```\n# not one\n```\n<a id=\"x-y\"></a>") == {
+      'the-jain--wallace-grid', 'jws-own-code-1', 'x-y'}
+
+
+def test_links_to_a_heading_find_it():
+  docs = documents()
+  found = {path: anchors(text) for path, text in docs.items()}
+  for path, text in docs.items():
+    prose = re.sub(r'```.*?```', '', text, flags=re.S)
+    for target, fragment in re.findall(r'\]\(([^)#\s]*)#([^)\s]+)\)', prose):
+      page = os.path.normpath(os.path.join(os.path.dirname(path), target)) if target else path
+      if page in found:  # a page of README.md or docs/; other files' fragments are not headings
+        assert fragment in found[page], f'{path}: {target}#{fragment} names no heading of {page}'
 
 
 def test_the_readme_stays_short():
