@@ -174,9 +174,9 @@ def _tabulate(study, root: str, save_to, readme, reference) -> list[list[str]]:
   compared = compare_with_code(study, root, reference)
   ref_rows = reference_rows(study, root, reference, compared)
   margins = jain_wallace_reference.MARGINS_TEXT
-  plateaus = reference_counts(compared) + plateau_notes(study, root, reference)
+  under_reference = reference_counts(compared) + plateau_notes(study, root, reference)
   if len(ref_rows) > 1:
-    print('\nJ&W\'s own code on the same inputs\n' + plain(ref_rows) + '\n' + '\n'.join([margins, *plateaus]))
+    print('\nJ&W\'s own code on the same inputs\n' + plain(ref_rows) + '\n' + '\n'.join([margins, *under_reference]))
   if readme:
     here = root_of(readme)
     source = os.path.relpath(root, here)
@@ -190,7 +190,7 @@ def _tabulate(study, root: str, save_to, readme, reference) -> list[list[str]]:
                  [f'{source}/<arm>/<seed>/analyses/evidence/*/summary.json'], optional=True)
     missing = [] if len(ref_rows) > 1 else [f'no seed of J&W\'s code in {os.path.relpath(reference, here)} yet']
     write_blocks(readme, f'{study.name}-reference', markdown(ref_rows) + '\n\n'
-                 + '\n'.join(f'- {n}' for n in [margins, *plateaus, *missing]), command,
+                 + '\n'.join(f'- {n}' for n in [margins, *under_reference, *missing]), command,
                  [os.path.relpath(reference, here) + '/<arm>/<seed>/summary.json'], optional=True)
   return rows
 

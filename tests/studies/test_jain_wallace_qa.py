@@ -94,13 +94,11 @@ def test_the_reference_table_counts_its_verdicts_as_the_grids_does(tree):
   ours(tree / 'jw_qa', 'babi1_average_tanh', (0.42, 0.7, 0.7, 0.6))
   theirs(tree / 'jw_qa_reference', 'babi1_average_tanh', (0.42, 0.7, 0.7, 0.6), spread=(0.0,))
   compared = jain_wallace_qa.compare_with_code(STUDY, str(tree / 'jw_qa'), str(tree / 'jw_qa_reference'))
-  verdicts = [t['verdict'] for t in compared[0][3].values()]
   assert [c[0].name for c in compared] == ['babi1_bilstm_tanh', 'babi1_average_tanh']
-  assert verdicts.count('different') == 1 and len(verdicts) == 4
   line, = jain_wallace_qa.reference_counts(compared)
-  assert line == (f"4 row × statistic cells tested: {verdicts.count('equivalent')} shown equivalent, 1 shown "
-                  f"different, {verdicts.count('inconclusive')} inconclusive; all four statistics shown "
-                  'equivalent in 0 of 1 rows')
+  # babi1_bilstm_tanh (JW_CODE): τ(α, LOO) 0.14 apart, shown different; the other three shown equivalent
+  assert line == ('4 row × statistic cells tested: 3 shown equivalent, 1 shown different, 0 inconclusive; '
+                  'all four statistics shown equivalent in 0 of 1 rows')
   assert jain_wallace_qa.reference_rows(STUDY, str(tree / 'jw_qa'), str(tree / 'jw_qa_reference'), compared) == \
       jain_wallace_qa.reference_rows(STUDY, str(tree / 'jw_qa'), str(tree / 'jw_qa_reference'))
   assert jain_wallace_qa.reference_counts([]) == []
