@@ -46,6 +46,12 @@ def main(argv=None) -> None:
   parser.add_argument('--reuse', action='append', default=[],
                       help='run: the root of another study (repeatable) whose arms with the same '
                       'training config lend their trained models: trained once, analysed here')
+  parser.add_argument('--one-at-a-time', action='store_true',
+                      help="run: each arm's models trained, evaluated and analysed alone, one after "
+                      'another (the same models as in one program), so each is finished, and can be '
+                      'saved with report --save, before the next starts: for machines that end sooner '
+                      'than an arm. A model whose saved records (report --save) are in its folder, or in '
+                      "a --reuse root's, is never trained again")
   parser.add_argument('--set', action='append', default=[], metavar='KEY=VALUE',
                       help="run: an analysis setting for every arm (repeatable), e.g. "
                       "analysis.sample_docs=500: analyse a seeded sample of the test split")
@@ -72,7 +78,8 @@ def main(argv=None) -> None:
   try:
     if args.action == 'run':
       started = time.time()
-      runner.run(study, root, args.only, None, overrides or None, reuse=args.reuse)
+      runner.run(study, root, args.only, None, overrides or None, reuse=args.reuse,
+                 one_at_a_time=args.one_at_a_time)
       print(f'{study.name}: done in {time.time() - started:.0f} s; results in {root} '
             f'(report: python -m attn_jax.studies report {study.name} --root={root})')
     else:

@@ -22,14 +22,18 @@ import shutil
 import time
 from typing import Callable, Optional, Sequence
 
+import ml_collections
 import tqdm
 
 from attn_jax import config as config_lib, pipeline
 from attn_jax.core import atomic_io
 from attn_jax.core.errors import AttnJaxError, ConfigError
+from attn_jax.data.dataset import load_dataset
 from attn_jax.tables import study_results
-from attn_jax.workdirs import workdir as workdir_lib
+from attn_jax.training import trainer
+from attn_jax.workdirs import model_axis, workdir as workdir_lib
 from attn_jax.stages import stage_store as store
+from attn_jax.studies import saved_models
 from attn_jax.studies.arms import Arm, Study
 
 
@@ -59,25 +63,34 @@ def _note(root: str, arm: str, entry: dict) -> None:
   atomic_io.write_json(record_path(root), record)
 
 
-def trained_in(cfg, roots: Sequence[str], exclude: str = '') -> Optional[str]:
-  """The first arm folder under `roots` (other studies' roots) whose models are
-  the ones `cfg` trains: the same training keys (`config.training_items`,
-  seeds included), whatever its analyses. None if there is none."""
+def _same_models(cfg, path: str) -> bool:
+  """Whether the arm folder `path` holds the models `cfg` trains: its config
+  (a workdir), or, in a folder of saved records, each model's."""
   wanted = config_lib.training_items(cfg)
+  try:
+    if os.path.exists(workdir_lib.paths(path)['config']):
+      return config_lib.training_items(workdir_lib.load_config(path)) == wanted
+    members = model_axis.members(cfg, path)
+    return all(os.path.exists(workdir_lib.paths(m.workdir)['config']) and config_lib.training_items(
+        workdir_lib.load_config(m.workdir)) == config_lib.training_items(m.cfg) for m in members)
+  except AttnJaxError:  # a damaged folder is not a source; its own study reports it
+    return False
+
+
+def trained_in(cfg, roots: Sequence[str], exclude: str = '') -> Optional[str]:
+  """The first arm folder under `roots` (other studies' roots, their
+  workdirs or their saved records) whose models are the ones `cfg` trains:
+  the same training keys (`config.training_items`), seeds included), whatever
+  its analyses. None if there is none."""
   for root in roots:
     if not os.path.isdir(root):
       raise ConfigError(f'--reuse={root}: no such folder; give the root of a study run before '
                         '(e.g. workdirs/jw_grid)')
     for name in sorted(os.listdir(root)):
       path = os.path.join(root, name)
-      if os.path.abspath(path) == os.path.abspath(exclude) or not os.path.exists(
-          workdir_lib.paths(path)['config']):
+      if (os.path.abspath(path) == os.path.abspath(exclude) or not os.path.isdir(path)):
         continue
-      try:
-        saved = config_lib.training_items(workdir_lib.load_config(path))
-      except AttnJaxError:  # a damaged folder is not a source; its own study reports it
-        continue
-      if saved == wanted:
+      if _same_models(cfg, path):
         return path
   return None
 
@@ -118,11 +131,95 @@ def lend_analyses(cfg, source: str, here: str, log: Callable[[str], None]) -> in
   return copied
 
 
+def _has_program(folder: str) -> bool:
+  """Whether a program of several models trained (or began to) in `folder`."""
+  return trainer.is_finished(folder) or os.path.isdir(os.path.join(folder, 'checkpoints', 'latest'))
+
+
+def _alone_or_together(members, where: str, one_at_a_time: bool):
+  """(members that train alone, members trained as one program). Alone: a
+  run of the member's own config in its folder, the same model as in the
+  program (`attn_jax.workdirs.model_axis`); a member that began alone goes
+  on alone. A program begun in `where` goes on (or is restored) whole."""
+  if _has_program(where):
+    return [], members
+  alone = [m for m in members if one_at_a_time or _has_program(m.workdir)]
+  return alone, [m for m in members if m not in alone]
+
+
+def _restricted(cfg, values: list[dict]):
+  """`cfg` with its sweep cut to the models of `values` (one key's values),
+  or None where the sweep has several keys (those models train alone)."""
+  keys = {k for v in values for k in v}
+  if len(keys) != 1:
+    return None
+  key, = keys
+  restricted = ml_collections.ConfigDict(cfg.to_dict())
+  restricted.sweep = f'{key}=' + ','.join(str(v[key]) for v in values)
+  return restricted
+
+
+def run_arm(cfg, here: str, source: Optional[str], log: Callable[[str], None] = print,
+            one_at_a_time: bool = False, finished_one: Callable[[], None] = lambda: None) -> None:
+  """Trains (or resumes, restores) the models of one arm, evaluates and
+  analyses them in `here`: as one program, or (`one_at_a_time`) each alone,
+  so each model's results are finished before the next starts. A model
+  that has no checkpoint here but is finished in its saved records
+  (`attn_jax.studies.saved_models`), here or in `source`'s folder of it, is
+  not trained again (one with a checkpoint is restored, its results
+  verified). `source`: the folder of another study's arm with the same
+  models (trained there, analysed here)."""
+  members = model_axis.members(cfg, here)
+  if source and not os.path.exists(workdir_lib.paths(source)['config']):
+    source_members = model_axis.members(cfg, source)
+  else:
+    source_members = None
+  placed = model_axis.members(cfg, source if source and source_members is None else here)
+  done = set()
+  if any(saved_models.has_records(m.workdir) for m in members) or (
+      source_members and any(saved_models.has_records(m.workdir) for m in source_members)):
+    dataset = load_dataset(cfg.data)
+    for i, m in enumerate(members):
+      if os.path.isdir(os.path.join(placed[i].workdir, 'checkpoints')):
+        continue  # restorable here: the pipeline restores it, verifies its results, redoes the damaged
+      places = [m.workdir] + ([source_members[i].workdir] if source_members else [])
+      for place in places:
+        if saved_models.problem(m.cfg, place, dataset) is None:
+          saved_models.copy_records(m.cfg, place, m.workdir)
+          done.add(i)
+          break
+    if done:
+      log(f'{here}: {len(done)} of {len(members)} model(s) finished in their saved records '
+          f'({", ".join(os.path.basename(members[i].workdir) for i in sorted(done))}): not trained again')
+  if source_members is not None:
+    source = None  # saved records, not a workdir: what is left trains here
+  where = source or here
+  left = [(m, p) for i, (m, p) in enumerate(zip(members, placed)) if i not in done]
+  if not left:
+    return
+  alone, together = _alone_or_together([p for _, p in left], where, one_at_a_time)
+  out = {p.workdir: m.workdir for m, p in left}
+  for p in alone:
+    pipeline.run(p.cfg, p.workdir, log, output_dir=out[p.workdir] if source else None)
+    finished_one()
+  if together:
+    group = cfg if len(together) == len(members) else _restricted(
+        cfg, [model_axis.sweep_values(cfg)[placed.index(p)] for p in together])
+    if group is None:
+      for p in together:
+        pipeline.run(p.cfg, p.workdir, log, output_dir=out[p.workdir] if source else None)
+        finished_one()
+    else:
+      pipeline.run(group, where, log, output_dir=here if source else None)
+
+
 def run(study: Study, root: str, only: Optional[str] = None, seeds: Optional[int] = None,
         overrides: Optional[dict] = None, log: Callable[[str], None] = print,
-        reuse: Sequence[str] = ()) -> None:
+        reuse: Sequence[str] = (), one_at_a_time: bool = False) -> None:
   """Runs the selected arms one after another (each resumable). `reuse`: the
-  roots of other studies whose trained models an arm may share (see above)."""
+  roots of other studies whose trained models an arm may share (see above);
+  `one_at_a_time`: each arm's models trained alone, one after another
+  (`run_arm`), for machines whose sessions end before an arm does."""
   study = study.with_seeds(seeds)
   arms = select(study, only)
   configs = []
@@ -146,10 +243,18 @@ def run(study: Study, root: str, only: Optional[str] = None, seeds: Optional[int
       entry = {'started': round(started, 1), 'seconds': None, 'completed': False,
                'seeds': study.seeds_of(arm), **({'trained_in': source} if source else {})}
       _note(root, folder, entry)
+      finished = []
+
+      def finished_one(entry=entry, folder=folder, started=started, finished=finished):
+        # A model trained alone is finished: its time counts even if the
+        # session ends before the arm does (the report reads `seconds`).
+        finished.append(1)
+        _note(root, folder, {**entry, 'seconds': round(time.time() - started, 1),
+                             'models_finished': len(finished)})
+
       if source:
         lend_analyses(cfg, source, here, log)
-        pipeline.run(cfg, source, log, output_dir=here)
-      else:
-        pipeline.run(cfg, here, log)
-      _note(root, folder, {**entry, 'seconds': round(time.time() - started, 1), 'completed': True})
+      run_arm(cfg, here, source, log, one_at_a_time, finished_one)
+      _note(root, folder, {**entry, 'seconds': round(time.time() - started, 1), 'completed': True,
+                           **({'models_finished': len(finished)} if finished else {})})
       bar.update()

@@ -38,9 +38,11 @@ MODEL_FILES = ('eval.json', 'config.json', 'metrics.jsonl', 'data.json', 'embedd
 
 
 def wall_seconds(root: str, arm: str):
-  """Seconds of the completed invocations for `arm`, and whether any was cut off."""
+  """Seconds of the completed invocations for `arm` (and of a cut-off one up
+  to the last model it finished alone: `--one-at-a-time`), and whether any
+  was cut off."""
   runs = study_results.read_record(root)['arms'].get(arm, [])
-  done = [r['seconds'] for r in runs if r.get('completed')]
+  done = [r['seconds'] for r in runs if r.get('seconds') is not None]
   return (sum(done) if done else None), any(not r.get('completed') for r in runs)
 
 
