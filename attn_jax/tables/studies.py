@@ -90,12 +90,20 @@ def earlier_recipe(study, arm, folder: str) -> list[str]:
   return sorted(changed)
 
 
+def unfinished(study, n: int) -> bool:
+  """A row with some seeds but fewer than the study's (an arm trained one
+  model at a time, `--one-at-a-time`, across machines): shown, not counted in
+  the lines under the table, whose rows have their seeds' intervals."""
+  return 0 < n < study.seeds
+
+
 def seeds_cell(study, arm, folder: str, n: int) -> str:
   """The table's seeds cell: the count, and the keys of an earlier recipe."""
   if not n:
     return '0 (not run yet)'
   changed = earlier_recipe(study, arm, folder)
-  return str(n) + (f' (earlier recipe: {", ".join(changed)})' if changed else '')
+  return (str(n) + (f' of {study.seeds_of(arm)} (unfinished; not counted below)' if unfinished(study, n) else '')
+          + (f' (earlier recipe: {", ".join(changed)})' if changed else ''))
 
 
 def grid_rows(study, root: str) -> list[list[str]]:
@@ -188,7 +196,7 @@ def agreement_rows(study, root: str) -> list[tuple[str, str, dict, dict]]:
     paper = {pair: v for pair, v in published.JAIN_WALLACE_GRID.get(
         (arm.dataset, arm.encoder, arm.overrides.get('model.attention')), {}).get('tau', {}).items()
              if v and v[0] is not None}  # J&W left some cells blank
-    if paper and all(c[f'tau_{p}']['n'] > 0 for p in TAU_PAIRS):
+    if paper and all(c[f'tau_{p}']['n'] > 0 for p in TAU_PAIRS) and not unfinished(study, c['accuracy']['n']):
       out.append((arm.name, arm.dataset, {p: c[f'tau_{p}'] for p in TAU_PAIRS}, paper))
   return out
 
@@ -207,7 +215,7 @@ def patterns(study, root: str) -> list[str]:
       v = collect_arm(os.path.join(root, study.folder_name(arm)))['values']
       per_seed = [(g + l) / 2 for g, l in zip(v['tau_attention_gradient'], v['tau_attention_loo'])
                   if g is not None and l is not None]
-      if per_seed:
+      if per_seed and not unfinished(study, len(per_seed)):
         key = (arm.encoder, arm.overrides.get('model.attention'))
         alpha[key] = statistics.t_interval(per_seed)
         grad_loo[key] = statistics.t_interval(v['tau_gradient_loo'])

@@ -2,6 +2,7 @@
 on a machine that has no checkpoints (attn_jax.studies.saved_models)."""
 
 import json
+import os
 import shutil
 
 import jax
@@ -10,6 +11,7 @@ import pytest
 from attn_jax.data.dataset import load_dataset
 from attn_jax.tables import studies as report
 from attn_jax.studies import Arm, Study, saved_models, study_runner as runner
+import helpers
 
 pytestmark = [pytest.mark.usefixtures('optax_promotion'), pytest.mark.slow]
 ANALYSES = 'gradient,loo,kendall'
@@ -134,3 +136,18 @@ def test_a_run_cut_off_counts_its_time_up_to_its_last_finished_model(tmp_path):
       {'completed': False, 'seconds': 600.0, 'seeds': 5, 'started': 2.0, 'models_finished': 2},
       {'completed': True, 'seconds': 900.0, 'seeds': 5, 'started': 3.0, 'models_finished': 3}]}}))
   assert report.wall_seconds(str(tmp_path), 'a') == (1500.0, True)
+
+
+def test_a_row_with_fewer_seeds_than_its_study_is_shown_unfinished_and_not_counted(tmp_path):
+  from attn_jax.studies import STUDIES  # pylint: disable=g-import-not-at-top
+  grid, committed = STUDIES['jw_grid'], os.path.join(helpers.ROOT, 'results', 'jw_grid', 'imdb_bilstm_tanh')
+  shutil.copytree(committed, tmp_path / 'imdb_bilstm_tanh')
+  whole = report.grid_rows(grid, str(tmp_path))
+  row = next(r for r in whole if r[0] == 'imdb_bilstm_tanh')
+  assert row[2] == '5' and [r[0] for r in report.agreement_rows(grid, str(tmp_path))] == ['imdb_bilstm_tanh']
+  assert any(line.startswith('imdb: BiLSTM + tanh') for line in report.patterns(grid, str(tmp_path)))
+  for seed in range(1, 5):  # one model finished so far
+    shutil.rmtree(tmp_path / 'imdb_bilstm_tanh' / f'seed{seed}')
+  row = next(r for r in report.grid_rows(grid, str(tmp_path)) if r[0] == 'imdb_bilstm_tanh')
+  assert row[2] == '1 of 5 (unfinished; not counted below)'
+  assert report.agreement_rows(grid, str(tmp_path)) == [] and report.patterns(grid, str(tmp_path)) == []
