@@ -429,14 +429,22 @@ def interval_kinds(study, root: str) -> list[str]:
 
 
 def totals(study, root: str) -> list[str]:
-  by_dataset = {}
+  """Wall time per dataset; an arm whose models another study trained
+  (`--reuse`) counts only its own invocations, and the line names it."""
+  by_dataset, lent = {}, {}
   for arm in study.arms:
     seconds, cut = wall_seconds(root, study.folder_name(arm))
     if seconds is not None:
       total, arms, any_cut = by_dataset.get(arm.dataset, (0.0, 0, False))
       by_dataset[arm.dataset] = (total + seconds, arms + 1, any_cut or cut)
+    runs = study_results.read_record(root)['arms'].get(study.folder_name(arm), [])
+    sources = sorted({r['trained_in'] for r in runs if r.get('trained_in')})
+    if sources:
+      lent.setdefault(arm.dataset, []).append(f'{arm.name} from {", ".join(sources)}')
   return [f'{d}: {arms} arm(s), {total / 60:.0f} min of wall time in completed invocations'
           + (' (some arms resumed after an interruption: their cut-off part is not counted)' if cut else '')
+          + (f'; models trained by another study, their training not counted: {"; ".join(lent[d])}'
+             if d in lent else '')
           for d, (total, arms, cut) in by_dataset.items()]
 
 
