@@ -30,7 +30,7 @@ from attn_jax.tables import jain_wallace_summary, study_results
 from attn_jax.tables.jain_wallace_summary import published_values
 from attn_jax.tables.common import clear_if_other_model, embeddings_source, markdown, plain, root_of, trained_items, write_blocks
 from attn_jax.tables.report_registry import TABLES, Table
-from attn_jax.tables.study_results import STATISTICS, cell, collect_arm, models as collect_models, varies as collect_varies
+from attn_jax.tables.study_results import STATISTICS, cell, collect_arm, models as collect_models, unfinished, varies as collect_varies
 from attn_jax.stages import feature_importance, stage_store as store
 from attn_jax.workdirs import model_axis
 
@@ -88,13 +88,6 @@ def earlier_recipe(study, arm, folder: str) -> list[str]:
     today = config_lib.training_items(model_axis.model_config(cfg, overrides))
     changed |= {k for k in set(saved) | set(today) if saved.get(k, _ABSENT) != today.get(k, _ABSENT)}
   return sorted(changed)
-
-
-def unfinished(study, n: int) -> bool:
-  """A row with some seeds but fewer than the study's (an arm trained one
-  model at a time, `--one-at-a-time`, across machines): shown, not counted in
-  the lines under the table, whose rows have their seeds' intervals."""
-  return 0 < n < study.seeds
 
 
 def seeds_cell(study, arm, folder: str, n: int) -> str:

@@ -174,3 +174,10 @@ def varies(members: list[str]) -> Optional[str]:
   else:
     vector_text = one(files, 'vectors file')
   return f'{seed_text}; {one(orders, "batch order")}; {vector_text}'
+
+
+def unfinished(study, n: int) -> bool:
+  """A row with some seeds but fewer than the study's (an arm trained one
+  model at a time, `--one-at-a-time`, across machines): shown, and left out
+  of the counts under a table, which are over rows with their seeds."""
+  return 0 < n < study.seeds

@@ -9,7 +9,7 @@ import jax
 import pytest
 
 from attn_jax.data.dataset import load_dataset
-from attn_jax.tables import studies as report
+from attn_jax.tables import jain_wallace_summary as summary, studies as report
 from attn_jax.studies import Arm, Study, saved_models, study_runner as runner
 import helpers
 
@@ -151,3 +151,7 @@ def test_a_row_with_fewer_seeds_than_its_study_is_shown_unfinished_and_not_count
   row = next(r for r in report.grid_rows(grid, str(tmp_path)) if r[0] == 'imdb_bilstm_tanh')
   assert row[2] == '1 of 5 (unfinished; not counted below)'
   assert report.agreement_rows(grid, str(tmp_path)) == [] and report.patterns(grid, str(tmp_path)) == []
+  rows, counts = summary.rows_and_counts(grid, str(tmp_path), os.path.join(helpers.ROOT, 'results', 'jw_reference'))
+  row = next(r for r in rows if r[0] == 'imdb_bilstm_tanh')
+  assert row[1].startswith('1 of 5 (unfinished) / ') and counts['reach']['ours'] == []
+  assert 'imdb_bilstm_tanh' in [name for name, _ in counts['reach']['code']]  # J&W's code's seeds still count
