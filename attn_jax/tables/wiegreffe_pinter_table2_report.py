@@ -43,9 +43,12 @@ def comparison(study, root: str, reference: str) -> dict:
           if any(_values(side[key]) for side in sides.values() for key in ('ours', *dict(SELECTIONS)))}
 
 
-def _cell(values: list) -> str:
+def _cell(values: list, of: int = 0) -> str:
+  """`of`: the seeds the arm trains, said beside n while it has fewer
+  (`study_results.unfinished`)."""
   ci = statistics.t_interval(values)
-  return study_results.cell(ci) + (f' (n={ci["n"]})' if ci['n'] else '')
+  n = f'n={ci["n"]}' + (f' of {of}, unfinished' if 0 < ci['n'] < of else '')
+  return study_results.cell(ci) + (f' ({n})' if ci['n'] else '')
 
 
 def _tost(a: list, b: list) -> str:
@@ -59,17 +62,25 @@ def rows(study, root: str, reference: str) -> tuple[list[list[str]], list[str]]:
   table = [['dataset', 'attention', 'F1: attn-jax', *[f'F1: {label}' for _, label in SELECTIONS],
             'F1: W&P published', 'TOST: attn-jax vs W&P code (dev selection)']]
   notes = [f'{jain_wallace_reference.MARGINS_TEXT} (here: attn-jax − W&P\'s code; learned − uniform)']
+  arms = {a.name: a for a in study.arms}
   for dataset, c in comparison(study, root, reference).items():
     paper = published.WIEGREFFE_PINTER_TABLE2[dataset]
+    unfinished = []
     for attention, key in (('learned', 'attention'), ('uniform', 'uniform')):
       sides = c[attention]
-      table.append([dataset, attention, _cell(_values(sides['ours'])),
+      arm = arms.get(f'{dataset}_{attention}')
+      if arm is not None and study_results.unfinished(study, len(_values(sides['ours']))):
+        unfinished.append(attention)
+      table.append([dataset, attention, _cell(_values(sides['ours']), study.seeds_of(arm) if arm else 0),
                     *[_cell(_values(sides[sel])) for sel, _ in SELECTIONS], f'{paper[key]:.3f}',
                     _tost(_values(sides['ours']), _values(sides['devsel']))])
     notes.append(f'{dataset}: W&P published: learned − uniform = {paper["attention"] - paper["uniform"]:+.3f}')
     for side, label in (('ours', 'attn-jax'), *SELECTIONS):
       learned, uniform = _values(c['learned'][side]), _values(c['uniform'][side])
-      if learned and uniform:
+      if side == 'ours' and unfinished:
+        notes.append(f'{dataset}: {label}: learned − uniform not computed: the {" and ".join(unfinished)} '
+                     'arm is unfinished')
+      elif learned and uniform:
         gap = sum(learned) / len(learned) - sum(uniform) / len(uniform)
         notes.append(f'{dataset}: {label}: learned − uniform = {gap:+.3f} '
                      f'(TOST, learned vs uniform: {_tost(learned, uniform)})')

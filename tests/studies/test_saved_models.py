@@ -155,3 +155,16 @@ def test_a_row_with_fewer_seeds_than_its_study_is_shown_unfinished_and_not_count
   row = next(r for r in rows if r[0] == 'imdb_bilstm_tanh')
   assert row[1].startswith('1 of 5 (unfinished) / ') and counts['reach']['ours'] == []
   assert 'imdb_bilstm_tanh' in [name for name, _ in counts['reach']['code']]  # J&W's code's seeds still count
+
+
+def test_w_and_p_table_says_an_arm_is_unfinished_and_computes_no_gap_from_it(tmp_path):
+  from attn_jax.studies import STUDIES  # pylint: disable=g-import-not-at-top
+  from attn_jax.tables import wiegreffe_pinter_table2_report as wp  # pylint: disable=g-import-not-at-top
+  committed = os.path.join(helpers.ROOT, 'results', 'wp_table2')
+  shutil.copytree(os.path.join(committed, '20news_learned'), tmp_path / '20news_learned')
+  shutil.copytree(os.path.join(committed, '20news_uniform', 'seed0'), tmp_path / '20news_uniform' / 'seed0')
+  table, notes = wp.rows(STUDIES['wp_table2'], str(tmp_path), str(tmp_path / 'no_reference'))
+  uniform = next(r for r in table if r[:2] == ['20news', 'uniform'])
+  assert uniform[2].endswith('(n=1 of 5, unfinished)')
+  assert next(r for r in table if r[:2] == ['20news', 'learned'])[2].endswith('(n=5)')
+  assert '20news: attn-jax: learned − uniform not computed: the uniform arm is unfinished' in notes
