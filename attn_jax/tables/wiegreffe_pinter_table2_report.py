@@ -79,7 +79,7 @@ def rows(study, root: str, reference: str) -> tuple[list[list[str]], list[str]]:
       learned, uniform = _values(c['learned'][side]), _values(c['uniform'][side])
       if side == 'ours' and unfinished:
         notes.append(f'{dataset}: {label}: learned − uniform not computed: the {" and ".join(unfinished)} '
-                     'arm is unfinished')
+                     + ('arms are' if len(unfinished) > 1 else 'arm is') + ' unfinished')
       elif learned and uniform:
         gap = sum(learned) / len(learned) - sum(uniform) / len(uniform)
         notes.append(f'{dataset}: {label}: learned − uniform = {gap:+.3f} '
