@@ -198,19 +198,18 @@ def run_arm(cfg, here: str, source: Optional[str], log: Callable[[str], None] = 
   if not left:
     return
   alone, together = _alone_or_together([p for _, p in left], where, one_at_a_time)
+  group = None
+  if together:
+    group = cfg if len(together) == len(members) else _restricted(
+        cfg, [model_axis.sweep_values(cfg)[placed.index(p)] for p in together])
+    if group is None:  # a sweep of several keys cannot be cut: its models left train alone
+      alone, together = alone + together, []
   out = {p.workdir: m.workdir for m, p in left}
   for p in alone:
     pipeline.run(p.cfg, p.workdir, log, output_dir=out[p.workdir] if source else None)
     finished_one()
-  if together:
-    group = cfg if len(together) == len(members) else _restricted(
-        cfg, [model_axis.sweep_values(cfg)[placed.index(p)] for p in together])
-    if group is None:
-      for p in together:
-        pipeline.run(p.cfg, p.workdir, log, output_dir=out[p.workdir] if source else None)
-        finished_one()
-    else:
-      pipeline.run(group, where, log, output_dir=here if source else None)
+  if group is not None:
+    pipeline.run(group, where, log, output_dir=here if source else None)
 
 
 def run(study: Study, root: str, only: Optional[str] = None, seeds: Optional[int] = None,
