@@ -41,16 +41,16 @@ class Explanation:
     known: [n] bool: the word is in the model's vocabulary (else read as UNK).
     prob: ŷ: the model's probability of the positive class.
     alpha: [n] attention weights (sum to 1 over the words).
-    gradient: [n] J&W §B.1: |∂ŷ/∂e_t · e_t|, α detached.
-    loo: [n] J&W §B.2: |ŷ − ŷ with the word deleted|.
+    gradient: [n] J&W `gradient_mem`: |∂ŷ/∂e_t · e_t|, α detached.
+    loo: [n] J&W `remove_and_run`: |ŷ − ŷ with the word deleted|.
   """
   text: str
   words: list[str]
   known: np.ndarray     # bool: the word is in the model's vocabulary (else read as UNK)
   prob: float           # ŷ: the model's probability of the positive class
   alpha: np.ndarray     # attention weights (sum to 1 over the words)
-  gradient: np.ndarray  # J&W §B.1: |∂ŷ/∂e_t · e_t|, α detached
-  loo: np.ndarray       # J&W §B.2: |ŷ − ŷ with the word deleted|
+  gradient: np.ndarray  # J&W `gradient_mem`: |∂ŷ/∂e_t · e_t|, α detached
+  loo: np.ndarray       # J&W `remove_and_run`: |ŷ − ŷ with the word deleted|
 
   def table(self) -> str:
     """The words and their scores, one line each.

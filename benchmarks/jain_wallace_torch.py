@@ -178,7 +178,7 @@ def probs(model, tokens, lengths) -> np.ndarray:
 
 
 def gradient_loop(model, tokens, lengths) -> np.ndarray:
-  """J&W §B.1: |∂ŷ/∂e_t · e_t| with α detached, one backward pass per batch."""
+  """J&W `gradient_mem`: |∂ŷ/∂e_t · e_t| with α detached, one backward pass per batch."""
   model.detach_attention = True
   try:
     embedded = model.embedding(tokens).detach().requires_grad_(True)
@@ -192,7 +192,7 @@ def gradient_loop(model, tokens, lengths) -> np.ndarray:
 
 @torch.no_grad()
 def loo_loop(model, tokens, lengths) -> np.ndarray:
-  """J&W §B.2: delete column i of the batch, re-encode, |ŷ₋ᵢ − ŷ|; one pass per i."""
+  """J&W `remove_and_run`: delete column i of the batch, re-encode, |ŷ₋ᵢ − ŷ|; one pass per i."""
   base = torch.sigmoid(model(tokens, lengths))
   out = torch.zeros(tokens.shape)
   for i in range(1, int(lengths.max()) - 1):
@@ -203,7 +203,7 @@ def loo_loop(model, tokens, lengths) -> np.ndarray:
 
 @torch.no_grad()
 def permutation_loop(model, tokens, lengths, num: int, generator) -> np.ndarray:
-  """J&W §B.4: encode once, then `num` times shuffle each document's α over
+  """J&W `permute_attn`: encode once, then `num` times shuffle each document's α over
   its words (a Python loop over documents) and decode. -> [B, num] |Δŷ|."""
   hidden = model.encode(model.embedding(tokens), lengths)
   alpha = model.attend(hidden, model.mask(tokens, lengths))

@@ -24,10 +24,10 @@ jax.config.update('jax_numpy_rank_promotion', 'raise')
 from attn_jax import config as config_lib  # noqa: E402  (after the JAX settings)
 
 REAL_DATA = os.environ.get('ATTN_JAX_DATA')
-# The quick suite (CI's, under 15 minutes on 2 cores) leaves out the tests
-# marked `heavy`: whole pipelines over minutes, each the end-to-end form of
-# checks the quick suite makes on a smaller scale. This variable runs them too.
-ALL_TESTS = 'ATTN_JAX_TEST_ALL'
+# `python -m pytest` (CI's command) runs the whole suite. Tests marked `heavy`
+# are whole pipelines over minutes, each the end-to-end form of checks the
+# rest make on a smaller scale; `python -m pytest -m "not heavy"` leaves them
+# out (the quick suite, for development).
 
 # The tests' compiled programs go to a cache of their own, not the user's
 # ~/.cache/attn_jax/jax: made by the first process (pytest's, before it starts
@@ -55,18 +55,14 @@ def tiny_model_config(encoder='bilstm', attention='tanh', projection='softmax'):
 
 def pytest_collection_modifyitems(config, items):
   """Slow modules first — tests/end_to_end/ and any module with a test marked
-  `slow` — then the rest in collection order. With two workers, each taking
+  `slow` or `heavy` — then the rest in collection order. With two workers, each taking
   a whole module at a time (`--dist loadfile`, in this order:
   `--no-loadscope-reorder`), the last modules to start are then short ones,
   so neither worker waits long for the other at the end."""
   del config
-  if not os.environ.get(ALL_TESTS):
-    heavy = pytest.mark.skip(reason=f'heavy (minutes of end-to-end work): {ALL_TESTS}=1 runs the whole suite')
-    for item in items:
-      if item.get_closest_marker('heavy'):
-        item.add_marker(heavy)
   slow_files = {item.path for item in items
-                if 'end_to_end' in item.path.parts or item.get_closest_marker('slow')}
+                if 'end_to_end' in item.path.parts or item.get_closest_marker('slow')
+                or item.get_closest_marker('heavy')}
   items[:] = sorted(items, key=lambda item: item.path not in slow_files)  # stable: order kept within
 
 

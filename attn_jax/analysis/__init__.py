@@ -1,4 +1,4 @@
-"""The analyses of J&W (§B), S&S (§D), W&P's divergences and Meister et al.'s
+"""The analyses of J&W, S&S (§§4–5), W&P's divergences and Meister et al.'s
 importance measures (§3.1) as batched, jittable functions.
 
 Each takes a model in the interface `attn_jax.models.interface` states —

@@ -1,4 +1,4 @@
-"""Adversarial attention (J&W §B.5, "adversarial_multi").
+"""Adversarial attention (J&W's "adversarial_multi", `model/Binary_Classification.py`).
 
 With the encoder and decoder frozen and the hidden states fixed, K
 attention distributions per document are optimised to be far (JSD) from
@@ -33,7 +33,7 @@ from attn_jax.models.interface import AttentionModel
 
 
 class Adversaries(NamedTuple):
-  """J&W's K adversarial attention distributions per document and what they do (§B.5).
+  """J&W's K adversarial attention distributions per document and what they do (`adversarial_multi`).
 
   Attributes:
     alpha: [B, K, L] the adversarial attention α̃_k.
@@ -85,7 +85,7 @@ def adversarial_attention(model: AttentionModel, params, hidden: jnp.ndarray, al
   """J&W's K adversarial attention distributions per document.
 
   With the encoder and decoder frozen and `hidden` fixed, optimises K
-  log-weights per document with amsgrad to minimise J&W's loss (J&W §B.5,
+  log-weights per document with amsgrad to minimise J&W's loss (J&W's
   "adversarial_multi"; see the module docstring): far (JSD) from α and from
   each other, with the output change held within `hinge_epsilon` by a hinge
   weighted `output_weight`. The log-weights start at −log(length) + 3·N(0, 1),
@@ -147,7 +147,7 @@ def adversarial_attention(model: AttentionModel, params, hidden: jnp.ndarray, al
 
 
 def max_jsd_within(adversaries: Adversaries, epsilon: float = 0.05) -> jnp.ndarray:
-  """J&W's "max JS divergence within ε" (§B.5) of each document.
+  """J&W's "max JS divergence within ε" (`plot_multi_adversarial`) of each document.
 
   The largest JSD(α̃, α) among the adversaries with |ỹ − ŷ| ≤ ε (with more
   classes, a TVD ≤ ε) and the original α itself (JSD 0).

@@ -1,4 +1,4 @@
-"""Serrano & Smith's erasure of attention weights (S&S §§4–5; reference §D).
+"""Serrano & Smith's erasure of attention weights (S&S §§4–5; their `test_model.py`).
 
 Erasing a set of items sets their attention to zero and renormalises the
 rest (L1); with every item erased the attention output is the zero vector.
@@ -16,7 +16,7 @@ sentences.
   attention mass) removed by then. Every prefix of every ranking is decoded
   from the real states with the erased α (`path='exact'`), or, where the
   model declares 'pooled_decode' (its decoder reads h and α only through
-  Σ α_t h_t — S&S's "classifier from attention", §D.0), in one vmapped call
+  Σ α_t h_t — S&S's "classifier from attention", S&S §2.1), in one vmapped call
   from suffix sums of α_t h_t decoded as one item of weight 1
   (`path='pooled'`). `check_fast_path` compares the two on a batch.
 """

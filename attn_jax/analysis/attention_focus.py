@@ -1,7 +1,7 @@
 """Where one attention sits on each document, against another: how peaked it
 is, how much mass the two share, and whether their most-attended word agrees.
 
-W&P's ADVERSARY guide (§3.4, Table 3; ALGORITHMS.md §C.3) feeds a
+W&P's ADVERSARY guide (§3.4, Table 3) feeds a
 model-consistent adversary's attention to a non-contextual MLP. JSD alone says
 the adversary's attention is far from the base model's, not what the MLP is
 left with: this says whether the adversary piles its mass on one word, which

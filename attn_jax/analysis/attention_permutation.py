@@ -1,4 +1,4 @@
-"""Permuting attention among the words (J&W §B.4).
+"""Permuting attention among the words (J&W's `Model.permute_attn`).
 
 The encoder runs once; α is then shuffled among each document's words
 (SOS, EOS and padding keep their zero weight), the *same* hidden states are
@@ -19,7 +19,7 @@ from attn_jax.models.interface import AttentionModel
 
 
 class Permutation(NamedTuple):
-  """J&W's permutation experiment (§B.4) on a batch of documents.
+  """J&W's permutation experiment (`permute_attn`) on a batch of documents.
 
   Attributes:
     differences: [B, P] |ŷ_perm − ŷ| of each of the P permutations (C > 2
@@ -86,7 +86,7 @@ def permute_attention(model: AttentionModel, params, hidden: jnp.ndarray, alpha:
   """Decodes `hidden` with every permutation of `alpha`.
 
   The same hidden states are decoded with α shuffled among the words; all
-  permutations of all documents are one vmapped decoder call (J&W §B.4).
+  permutations of all documents are one vmapped decoder call (J&W's `permute_attn`).
 
   Args:
     model: the model (`attn_jax.models.interface`).
@@ -117,7 +117,7 @@ def permutation_test(model: AttentionModel, params, tokens: jnp.ndarray, lengths
                      keys: jax.Array, num_permutations: int = 100) -> Permutation:
   """J&W's permutation experiment on a batch: encode once, decode P shuffles.
 
-  J&W §B.4: the statistic is the median over permutations of |ŷ_perm − ŷ|
+  J&W's `plot_permutations`: the statistic is the median over permutations of |ŷ_perm − ŷ|
   (the TVD with more classes). Jittable with `model` and `num_permutations` static.
 
   Args:

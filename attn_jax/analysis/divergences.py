@@ -10,7 +10,7 @@ _LOG_EPS = 1e-10  # J&W's `modelUtils.jsd` smoothing
 
 
 def jw_kl(p: jnp.ndarray, q: jnp.ndarray) -> jnp.ndarray:
-  """KL(p‖q) over the last axis as J&W compute it (§B.5).
+  """KL(p‖q) over the last axis as J&W compute it (`model/modelUtils.py::jsd`).
 
   Inputs are clipped to [0, 1] and 1e-10 added inside the logs, so zeros are
   harmless. Natural log.
@@ -27,7 +27,7 @@ def jw_kl(p: jnp.ndarray, q: jnp.ndarray) -> jnp.ndarray:
 
 
 def jw_jsd(p: jnp.ndarray, q: jnp.ndarray) -> jnp.ndarray:
-  """Jensen-Shannon divergence of attention distributions [..., L] -> [...] (J&W §B.5).
+  """Jensen-Shannon divergence of attention distributions [..., L] -> [...] (J&W's `jsd`).
 
   ½ KL(p‖m) + ½ KL(q‖m) with m = ½(p + q), each KL as `jw_kl` (J&W's 1e-10
   smoothing). Natural log (JSD ≤ ln 2).
@@ -46,7 +46,7 @@ def jw_jsd(p: jnp.ndarray, q: jnp.ndarray) -> jnp.ndarray:
 def binary_js(logits_p: jnp.ndarray, logits_q: jnp.ndarray) -> jnp.ndarray:
   """JS divergence between the output distributions [1 − σ(z), σ(z)] of two logits.
 
-  S&S §D.0, computed in log space as S&S do (`log_space_js`); natural log.
+  S&S §2.1, computed in log space as S&S do (`log_space_js`); natural log.
 
   Args:
     logits_p: [...] binary logits z.
@@ -62,7 +62,7 @@ def binary_js(logits_p: jnp.ndarray, logits_q: jnp.ndarray) -> jnp.ndarray:
 
 def log_space_js(log_p: jnp.ndarray, log_q: jnp.ndarray) -> jnp.ndarray:
   """JS divergence of two distributions given as log-probabilities [..., C]
-  -> [...] (S&S §D.0's `get_js_div_of_dists`, natural log)."""
+  -> [...] (S&S's `test_model.py::get_js_div_of_dists`, natural log)."""
   log_m = jnp.logaddexp(log_p, log_q) - jnp.log(2.0).astype(log_p.dtype)
   kl_pm = jnp.sum(jnp.exp(log_p) * (log_p - log_m), axis=-1)
   kl_qm = jnp.sum(jnp.exp(log_q) * (log_q - log_m), axis=-1)
@@ -70,7 +70,7 @@ def log_space_js(log_p: jnp.ndarray, log_q: jnp.ndarray) -> jnp.ndarray:
 
 
 def wp_tvd(p: jnp.ndarray, q: jnp.ndarray) -> jnp.ndarray:
-  """W&P's TVD of two single-probability binary outputs: ½|p − q| elementwise (§C.4).
+  """W&P's TVD of two single-probability binary outputs: ½|p − q| elementwise (W&P §4).
 
   Half the two-class total variation |p − q| that J&W use.
 
@@ -89,8 +89,8 @@ def attention_kl(p: jnp.ndarray, q: jnp.ndarray, mask: jnp.ndarray) -> jnp.ndarr
 
   KL(p‖q) = Σ_{t in mask} p_t (log(p_t + ε) − log(q_t + ε)), ε = 1e-10, over
   the last axis [..., L] -> [...]. W&P's adversary term
-  (`KLDivLoss(log α_base, α_adv)`, §C.4). J&W's ε keeps it finite where sparse
-  attention has exact zeros (for softmax α the same to float precision);
+  (`KLDivLoss(log α_base, α_adv)` in their `model/Binary_Classification.py`).
+  J&W's ε keeps it finite where sparse attention has exact zeros (for softmax α the same to float precision);
   positions outside `mask` contribute exactly 0. Unlike `jw_kl`, the inputs
   are not clipped.
 

@@ -1,4 +1,4 @@
-"""Gradient feature importance at the embeddings (J&W §B.1; Meister et al. eq. 4).
+"""Gradient feature importance at the embeddings (J&W's `Model.gradient_mem`; Meister et al. eq. 4).
 
 J&W score token t by |∂ŷ/∂e_t · e_t| ("gradient × input"), with ŷ the
 sigmoid probability and the attention weights detached, so no gradient
@@ -88,7 +88,7 @@ def reduce_gradient(gradient: jnp.ndarray, embedded: jnp.ndarray, lengths: jnp.n
 def gradient_importance(model: AttentionModel, params, tokens: jnp.ndarray, lengths: jnp.ndarray, *,
                         target: Target = 'prob', detach_attention: bool = True,
                         reduction: Reduction = 'dot') -> jnp.ndarray:
-  """Per-token gradient importance [B, L], 0 off the words (J&W §B.1 by default).
+  """Per-token gradient importance [B, L], 0 off the words (J&W's `gradient_mem` by default).
 
   J&W's |∂ŷ/∂e_t · e_t| with ŷ = σ(z) and α detached; the options give the
   variants (the logit, α attached, Meister et al.'s L2 norm, eq. 4). J&W

@@ -1,4 +1,4 @@
-"""Meister et al.'s importance measures (2021, §3.1 and App. A; ALGORITHMS.md §E.2).
+"""Meister et al.'s importance measures (2021, §3.1 and App. A).
 
 Importance of the inputs x (the word embeddings e_i) and of the intermediate
 representations I (the encoder states h_i that attention pools), each
@@ -12,7 +12,7 @@ distribution:
     D_ŷ(I)      |ŷ − ŷ_{−i}|, h_i out of attention's support   `attention_deletion`
     H̃(p)        −Σ p log p / log n                   footnote 1  `normalised_entropy`
 
-Choices the paper leaves open ([M-unspecified]), with the option that changes
+Choices the paper leaves open, with the option that changes
 each: ŷ = σ(z), the probability, as J&W; n counts the words only (SOS and EOS
 excluded); attention stays in the graph for every gradient
 (`detach_attention=False`; with α detached, ∂ŷ/∂h_i = σ'·α_i·θ and τ(α, g_ŷ(I))

@@ -1,4 +1,4 @@
-"""Kendall τ-b between two importance rankings of each document (J&W §B.3).
+"""Kendall τ-b between two importance rankings of each document (J&W Table 2).
 
 J&W use plain `scipy.stats.kendalltau` (τ-b, two-sided p-value) over the
 words only (SOS/EOS excluded), then report the mean and std (ddof 0) over

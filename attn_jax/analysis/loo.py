@@ -1,4 +1,4 @@
-"""Leave-one-out importance (J&W §B.2): the output change when a word goes.
+"""Leave-one-out importance (J&W's `Model.remove_and_run`): the output change when a word goes.
 
 J&W delete the word (the sequence gets shorter and is re-encoded; attention
 is recomputed over the remaining words) and score it by |ŷ₋ₜ − ŷ|; with
@@ -38,7 +38,7 @@ Mode = Literal['delete', 'replace']
 
 
 class LeaveOneOut(NamedTuple):
-  """Leave-one-out importance of every word of every document (J&W §B.2).
+  """Leave-one-out importance of every word of every document (J&W's `remove_and_run`).
 
   Attributes:
     importance: [B, L] |ŷ₋ₜ − ŷ| (C > 2 classes: Σ_c |p₋ₜ,c − p_c|), 0 off the words.
@@ -129,7 +129,7 @@ def leave_one_out(model: AttentionModel, params, tokens: jnp.ndarray, lengths: j
                   rows_per_chunk: Optional[int] = None) -> LeaveOneOut:
   """Leave-one-out importance of every word of every document.
 
-  J&W §B.2: the output change when a word is deleted (the sequence
+  J&W's `remove_and_run`: the output change when a word is deleted (the sequence
   re-encoded one shorter), or replaced by PAD (`mode`); every position of
   every document in one program, by the fastest path the model declares
   (`fast_path`; see the module docstring).

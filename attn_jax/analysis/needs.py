@@ -22,13 +22,13 @@ class Need(NamedTuple):
 
 
 NEEDS = {
-    'gradient_importance': Need("J&W §B.1 gradient, α detached", ('imposes_attention',)),
+    'gradient_importance': Need("J&W gradient, α detached", ('imposes_attention',)),
     'gradient_importance_attached': Need('gradient, α attached (detach_attention=False)', ()),
-    'leave_one_out': Need("J&W §B.2 leave-one-out", (),
+    'leave_one_out': Need("J&W leave-one-out", (),
                           # deletion (the default mode); by replacement 'replacement_states'
                           fast=(('deletion_states',), ('variant_windows', 'scores', 'pooled_decode'))),
-    'permutation_test': Need("J&W §B.4 permutation", ('imposes_attention',)),
-    'adversarial_attention': Need("J&W §B.5 adversarial attention", ('imposes_attention',)),
+    'permutation_test': Need("J&W permutation", ('imposes_attention',)),
+    'adversarial_attention': Need("J&W adversarial attention", ('imposes_attention',)),
     'single_weight_erasure': Need("S&S §4 single-weight erasure", ('imposes_attention',)),
     'decision_gradient': Need("S&S §5.1 decision gradient ∂d/∂α", ('imposes_attention',)),
     'erase_until_flip': Need("S&S §5 erase until the decision flips", ('imposes_attention',),

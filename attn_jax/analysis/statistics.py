@@ -13,11 +13,10 @@ Two kinds, for two questions:
   statistic, take the 2.5 % and 97.5 % quantiles.
 
 "Within published?" asks whether the published number lies inside the
-interval (`contains`): no fixed tolerance. "Are two implementations the
-same?" is shown by an equivalence test at stated margins
-(`equivalence_test`, TOST: shown equivalent, shown different or
-inconclusive, with the seeds that would decide); Welch's test of a
-difference (`welch_t_test`) cannot show sameness.
+interval (`contains`): no fixed tolerance. Whether two sets of numbers are
+the same, or differ, is one verdict of `attn_jax.analysis.verdicts.compare`
+(TOST and the test of zero together); Welch's test of a difference alone
+(`welch_t_test`) cannot show sameness.
 """
 
 import math
@@ -49,6 +48,25 @@ def t_interval(values, confidence: float = CONFIDENCE) -> dict:
   half = float(scipy.stats.t.ppf(0.5 + confidence / 2, n - 1) * std / math.sqrt(n))
   return {'mean': mean, 'low': mean - half, 'high': mean + half, 'half_width': half, 'n': n,
           'std': std}
+
+
+def prediction_interval(values, confidence: float = CONFIDENCE) -> dict:
+  """Where one more run (seed) is expected to land: the Student-t
+  prediction interval mean ± t_{(1+c)/2, n−1} · s · √(1 + 1/n) of per-seed
+  values (NaN dropped). Wider than `t_interval`, which is about the mean.
+
+  Returns:
+    {'mean', 'low', 'high', 'half_width', 'n'}; bounds NaN under 2 values.
+  """
+  import scipy.stats  # pylint: disable=g-import-not-at-top
+  x = _finite(values)
+  n = len(x)
+  if n < 2:
+    mean = float(x.mean()) if n else math.nan
+    return {'mean': mean, 'low': math.nan, 'high': math.nan, 'half_width': math.nan, 'n': n}
+  half = float(scipy.stats.t.ppf(0.5 + confidence / 2, n - 1) * x.std(ddof=1) * math.sqrt(1 + 1 / n))
+  mean = float(x.mean())
+  return {'mean': mean, 'low': mean - half, 'high': mean + half, 'half_width': half, 'n': n}
 
 
 def bootstrap_interval(values, statistic: Callable[[np.ndarray], float] = np.mean,
@@ -126,84 +144,3 @@ def welch_t_test(a, b) -> dict:
   t = difference / math.sqrt(va + vb)
   df = (va + vb) ** 2 / (va ** 2 / (len(x) - 1) + vb ** 2 / (len(y) - 1))
   return {**out, 't': float(t), 'df': float(df), 'p': float(2 * scipy.stats.t.sf(abs(t), df))}
-
-
-# Equivalence margins (issue 52): two implementations' means are "the same"
-# when their difference is shown to lie within ± these.
-MARGINS = {'accuracy': 0.02, 'f1': 0.02, 'tau': 0.05}
-
-
-def equivalence_test(a, b, margin: float, alpha: float = 0.05, power: float = 0.8) -> dict:
-  """Two one-sided Welch tests (TOST) of |mean_a − mean_b| < `margin`.
-
-  Sameness is shown, not assumed: a test of difference that finds none says
-  nothing when the seeds are few. With d = m_a − m_b, se = √(s_a²/n_a +
-  s_b²/n_b) and Welch's df (as `welch_t_test`),
-
-      p_lower = P(T_df > (d + margin) / se)     H0: d ≤ −margin
-      p_upper = P(T_df < (d − margin) / se)     H0: d ≥ +margin
-      p_tost  = max(p_lower, p_upper)
-
-  equal to scipy's `ttest_ind(a + margin, b, equal_var=False,
-  alternative='greater')` and `ttest_ind(a − margin, b, ..., 'less')`.
-  The verdict reads the (1 − 2α) interval of d, d ± t_{1−α, df}·se:
-  'equivalent' when it lies inside (−margin, margin) (p_tost < α),
-  'different' when it lies wholly beyond ±margin (the difference is
-  shown to exceed the margin), 'inconclusive' otherwise.
-
-  `seeds_needed` (inconclusive cells): the seeds per side that would give
-  TOST `power` at this margin if the means were equal and each side's
-  spread were as observed: the smallest n with
-  n ≥ (t_{1−α, 2n−2} + t_{1−(1−power)/2, 2n−2})² · (s_a² + s_b²) / margin².
-
-  Returns:
-    {'difference', 'low95', 'high95' (the 95 % Welch interval of d),
-     'p_lower', 'p_upper', 'p', 'verdict', 'seeds_needed', 'n_a', 'n_b',
-     'margin'}; with fewer than 2 values a side, every number is None and
-    the verdict 'inconclusive'.
-  """
-  import scipy.stats  # pylint: disable=g-import-not-at-top  (a second to import: where used)
-  x, y = _finite(a), _finite(b)
-  out = {'difference': None, 'low95': None, 'high95': None, 'p_lower': None, 'p_upper': None, 'p': None,
-         'verdict': 'inconclusive', 'seeds_needed': None, 'n_a': len(x), 'n_b': len(y), 'margin': margin}
-  if len(x) < 2 or len(y) < 2:
-    return out
-  va_s, vb_s = (float(v.var(ddof=1)) if v.min() < v.max() else 0.0 for v in (x, y))
-  va, vb = va_s / len(x), vb_s / len(y)
-  d = float(x.mean() - y.mean())
-  out['difference'] = d
-  if va + vb == 0:  # no spread: the means decide
-    inside = abs(d) < margin
-    return {**out, 'low95': d, 'high95': d, 'p_lower': 0.0 if inside else 1.0, 'p_upper': 0.0 if inside else 1.0,
-            'p': 0.0 if inside else 1.0, 'verdict': 'equivalent' if inside else 'different'}
-  se = math.sqrt(va + vb)
-  df = (va + vb) ** 2 / (va ** 2 / (len(x) - 1) + vb ** 2 / (len(y) - 1))
-  half95 = float(scipy.stats.t.ppf(0.975, df)) * se
-  p_lower = float(scipy.stats.t.sf((d + margin) / se, df))
-  p_upper = float(scipy.stats.t.cdf((d - margin) / se, df))
-  half = float(scipy.stats.t.ppf(1 - alpha, df)) * se
-  if -margin < d - half and d + half < margin:
-    verdict = 'equivalent'
-  elif d - half >= margin or d + half <= -margin:
-    verdict = 'different'
-  else:
-    verdict = 'inconclusive'
-  out.update(low95=d - half95, high95=d + half95, p_lower=p_lower, p_upper=p_upper,
-             p=max(p_lower, p_upper), verdict=verdict)
-  if verdict == 'inconclusive':
-    out['seeds_needed'] = seeds_for_equivalence(va_s + vb_s, margin, alpha, power)
-  return out
-
-
-def seeds_for_equivalence(variance_sum: float, margin: float, alpha: float = 0.05, power: float = 0.8,
-                          most: int = 10_000) -> int:
-  """Seeds per side for TOST to reach `power` at `margin` when the means are
-  equal and s_a² + s_b² = `variance_sum` (see `equivalence_test`)."""
-  import scipy.stats  # pylint: disable=g-import-not-at-top  (a second to import: where used)
-  beta_quantile = 1 - (1 - power) / 2
-  for n in range(2, most + 1):
-    df = 2 * n - 2
-    needed = (scipy.stats.t.ppf(1 - alpha, df) + scipy.stats.t.ppf(beta_quantile, df)) ** 2
-    if n >= needed * variance_sum / margin ** 2:
-      return n
-  return most

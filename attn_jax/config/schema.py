@@ -29,7 +29,7 @@ from attn_jax.training.trainer import SELECTION_METRICS
 # What may follow the colon in `--config=FILE:VARIANT` (every file in configs/
 # passes it to `default_config`), and what each is for: shown by `run.py --help`.
 VARIANTS = {
-    '': 'the full recipe (J&W §A.5; the synthetic task: 2,000 training documents)',
+    '': 'the full recipe (J&W\'s `ExperimentsBC.py`; the synthetic task: 2,000 training documents)',
     'smoke': 'a tiny model on 64 documents per split, 2 epochs, short analyses: checks a set-up',
 }
 # The allowed values of the keys this module owns; stages and experiments
@@ -62,7 +62,7 @@ def _query_width_problem(dataset: str, width) -> str:
 
 
 def default_config(dataset: str, encoder: str, variant: str = '') -> ml_collections.ConfigDict:
-  """The J&W recipe (§A.5) for `encoder` on `dataset`."""
+  """The J&W recipe (their `ExperimentsBC.py`, `Trainers/TrainerBC.py`) for `encoder` on `dataset`."""
   if variant not in VARIANTS:
     raise ConfigError(f'unknown config variant {variant!r}; choose from '
                       f'{", ".join(map(repr, VARIANTS))} (python run.py --help describes them)')
@@ -243,8 +243,8 @@ def _train() -> ml_collections.ConfigDict:
   # How a program's models are computed: 'vmap', 'loop' (model after model in
   # one compiled step) or 'auto' (loop on CPU, vmap elsewhere; executors.py).
   t.model_axis = 'auto'
-  t.select_on = 'dev'         # 'test' reproduces W&P's fork (§C)
-  t.select_by = 'roc_auc'     # on select_on ('accuracy': S&S); 'train_loss': the lowest (W&P's adversary, §C.4)
+  t.select_on = 'dev'         # 'test' reproduces W&P's fork (their `TrainerBC.train_standard`)
+  t.select_by = 'roc_auc'     # on select_on ('accuracy': S&S); 'train_loss': the lowest (W&P's adversary, §4)
   # Stop a model after this many epochs without a better selection score; None: never.
   t.patience = config_dict.placeholder(int)
   # Stop a model once its selection score is 1.0, the best there is: selection

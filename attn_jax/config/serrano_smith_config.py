@@ -1,4 +1,4 @@
-"""S&S's recipe (App. A.1; reference §A.6) on top of the run configuration.
+"""S&S's recipe (App. A.1; their `configs/*.jsonnet`) on top of the run configuration.
 
 `ss_config('imdb_ratings', 'han', 'conv')` is S&S's HANconv on aclImdb
 ratings: 200-d word2vec vectors trained on train + dev, the encoder

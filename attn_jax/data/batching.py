@@ -1,4 +1,4 @@
-"""Length-bucketed, padded batches (J&W's `BatchHolder` and noisy sort, §A.2).
+"""Length-bucketed, padded batches (J&W's `model/modelUtils.py`: `BatchHolder` and noisy sort).
 
 Every batch has exactly `batch_size` rows and a length from a short list of
 bucket lengths, so a jitted step compiles once per bucket. Rows that only

@@ -1,4 +1,4 @@
-"""Documents × sentences × words batches for S&S's HAN (§A.6).
+"""Documents × sentences × words batches for S&S's HAN (§3).
 
 A document is stored flat (`[SOS] w_1 .. w_n [EOS]`, as every other model
 reads it) with its sentence lengths; a batch cuts the words back into

@@ -1,4 +1,6 @@
-"""Jain & Wallace's binary classification data protocol (ALGORITHMS.md §A.1).
+"""Jain & Wallace's binary classification data protocol (J&W's code,
+`successar/AttentionExplanation`: `preprocess/*/*.ipynb`, `preprocess/vectorizer.py`,
+`Trainers/DatasetBC.py`).
 
 Each function maps the raw records of `builders.load_raw` to tokenised,
 labelled splits exactly as J&W's preprocessing notebooks and

@@ -1,4 +1,4 @@
-"""Serrano & Smith's multi-class document data, as close as this machine allows (§A.6).
+"""Serrano & Smith's multi-class document data, as close as this machine allows (S&S §3, Table 1).
 
 S&S's four datasets (Yahoo Answers, Diao et al.'s 10-class IMDB, Amazon,
 Yelp) cannot be had offline. The closest here:

@@ -1,4 +1,5 @@
-"""The tokenisers of Jain & Wallace's preprocessing (ALGORITHMS.md §A.1).
+"""The tokenisers of Jain & Wallace's preprocessing (J&W's code,
+`successar/AttentionExplanation`: `preprocess/*/*.ipynb`, `preprocess/vectorizer.py::cleaner`).
 
 J&W used spaCy's English tokeniser; attn-jax does not depend on spaCy, so
 `spacy_like` approximates it with a regular expression. On SST the result is

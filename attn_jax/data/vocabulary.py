@@ -1,4 +1,4 @@
-"""Token <-> id mapping, built as J&W's `Vectorizer` builds it (§A.1)."""
+"""Token <-> id mapping, built as J&W's `Vectorizer` builds it (`preprocess/vectorizer.py`)."""
 
 import collections
 import dataclasses

@@ -11,7 +11,7 @@ def load_word_vectors(path: str, vocab: Vocabulary, dim: int) -> tuple[np.ndarra
 
   An optional `count dim` header line (fastText `.vec`) is skipped. Words
   missing from the file, and PAD, get the zero vector, as J&W's torchtext
-  loading did (§A.1).
+  loading did (`Vectorizer.extract_embeddings_from_torchtext`).
 
   Returns:
     (float32 [len(vocab), dim] matrix, number of vocabulary words found).

@@ -10,9 +10,9 @@ Each lives in its own module, registers itself in
 `attn_jax.core.registry.EXPERIMENTS` with its paper and owns its section
 `config.experiment.<name>` (its defaults, checks and results); nothing here
 lists them. Results go to `<out>/experiments/<name>/<key>/`
-(`attn_jax.experiments.experiment_store`). The W&P experiments (Wiegreffe & Pinter 2019,
-ALGORITHMS.md §C): `uniform` (§C.1), `seeds` (§C.2), `consistent_adversary`
-(§C.4) and `guides` (§C.3). Meister et al.'s (2021, ALGORITHMS.md §E):
+(`attn_jax.experiments.experiment_store`). The W&P experiments (Wiegreffe & Pinter 2019):
+`uniform` (§3.2), `seeds` (§3.3), `consistent_adversary` (§4) and `guides`
+(§3.4). Meister et al.'s (2021):
 `sparsegen_sweep` (Table 2, Figure 3) and `adversary_regimes` (Table 5).
 """
 

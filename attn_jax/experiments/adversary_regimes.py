@@ -1,12 +1,12 @@
 """Experiment `adversary_regimes`: W&P's model-consistent adversary in Meister
-et al.'s two regimes (App. C.1, Table 5; ALGORITHMS.md §E.3).
+et al.'s two regimes (App. C.1, Table 5).
 
 The adversary's loss is W&P's (`attn_jax.training.consistency_loss`:
 (TVD − λ·KL(α_adv ‖ α_base))·Σw) over a λ list, all λ of a regime one program:
 
 - **frozen**: starts from every parameter of the trained base model and
   trains only the attention scorer (`train.update_only='attention'`; whether
-  Meister et al. froze the rest is [M-unspecified], their name for it says so);
+  Meister et al. froze the rest is unstated, their name for it says so);
 - **unfrozen**: a fresh model trained from scratch (W&P's protocol).
 
 Reported per regime, as Meister et al. report one adversary: the λ with the
@@ -84,7 +84,7 @@ def _run(ctx):
     configs = {member_name(lam): member for lam in values}
     for name, lam in zip(configs, values):  # what the config alone cannot say about the model
       atomic_io.write_json(os.path.join(ctx.group_dir(regime), name, 'objective.json'), {
-          'objective': f'W&P model-consistent adversary, Meister et al. {regime} regime (§E.3)',
+          'objective': f'W&P model-consistent adversary, Meister et al. {regime} regime (App. C.1)',
           'lambda': lam, 'starts_from': 'the base model' if frozen else 'fresh parameters',
           'base_params_sha256_16': params_digest(ctx.params)})
     trained = ctx.train(regime, configs, consistency_objective(values, targets),

@@ -1,5 +1,5 @@
 """Experiment `consistent_adversary`: W&P's model-consistent adversary over a
-λ sweep (§4; ALGORITHMS.md §C.4).
+λ sweep (§4).
 
 For each λ a freshly initialised model of the base architecture learns to
 match the base model's train-set predictions while moving its attention
@@ -110,7 +110,7 @@ def _run(ctx):
   configs = {member_name(lam): member for lam in values}
   for name, lam in zip(configs, values):  # what the config alone cannot say about the model
     path = os.path.join(ctx.group_dir(SET), name, 'objective.json')
-    atomic_io.write_json(path, {'objective': 'W&P model-consistent adversary (§C.4)', 'lambda': lam,
+    atomic_io.write_json(path, {'objective': 'W&P model-consistent adversary (§4)', 'lambda': lam,
                                 'base_params_sha256_16': params_digest(ctx.params)})
   trained = ctx.train(SET, configs, objective)
   rows, probs_all, jsd_all = adversary_rows(ctx, trained, values, targets)

@@ -1,5 +1,4 @@
-"""Experiment `guides`: W&P's diagnostic MLP with imposed attention (§3.4;
-ALGORITHMS.md §C.3).
+"""Experiment `guides`: W&P's diagnostic MLP with imposed attention (§3.4).
 
 A non-contextual model — the token-wise `tanh(W e + b)` encoder (J&W's
 `average`) with an output layer on Σ_t α_t h_t — trained with a fixed guide
@@ -129,7 +128,7 @@ def _run(ctx):
   objective = guided_objective([g for _, g in guide_indices], guides)
   for name, _ in guide_indices:
     atomic_io.write_json(os.path.join(ctx.group_dir('guided'), name, 'objective.json'),
-                         {'objective': 'W&P diagnostic model with imposed attention (§C.3)',
+                         {'objective': 'W&P diagnostic model with imposed attention (§3.4)',
                           'guide': name, 'adversary_lambda': lambda_of.get(name)})
   trained = ctx.train('guided', {name: member for name, _ in guide_indices}, objective)
   test, words = ctx.dataset.splits[ctx.split_name], ctx.dataset.vocab.tokens

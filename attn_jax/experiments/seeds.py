@@ -1,4 +1,4 @@
-"""Experiment `seeds`: W&P's random-seed variance (§3.3; ALGORITHMS.md §C.2).
+"""Experiment `seeds`: W&P's random-seed variance (§3.3).
 
 The base model's recipe under more seeds (W&P's list by default), trained as
 one program. Models of one program share the batch order (the base model's),

@@ -1,5 +1,5 @@
 """Experiment `sparsegen_sweep`: Meister et al.'s sparsegen λ grid (Table 2,
-Figure 3; ALGORITHMS.md §E.1–E.2).
+Figure 3).
 
 One model per λ of the base architecture and recipe with sparsegen-lin
 attention (λ → −∞ uniform, λ = 0 sparsemax, λ → 1 argmax), all trained as one
@@ -9,8 +9,8 @@ program: each model's λ is its own value on the trainer's model axis
 resumable in its own folder. Per λ: accuracy, the mean normalised entropy of
 g_ŷ(x) and of α, the fraction of words with α = 0, and the mean τ of α with
 each Meister measure. Table 2 is the correlation across the grid of λ with the
-per-model mean entropy of g_ŷ(x) ([M-unspecified]: Pearson over models, as
-ALGORITHMS.md §E.2 recommends; Spearman beside it). The base model (its own
+per-model mean entropy of g_ŷ(x) (Meister et al. do not say which
+coefficient: Pearson over models; Spearman beside it). The base model (its own
 projection, e.g. softmax) is a separate point, as in Figure 3.
 """
 

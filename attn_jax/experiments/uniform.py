@@ -1,4 +1,4 @@
-"""Experiment `uniform`: W&P's uniform-attention twin (§3.2; ALGORITHMS.md §C.1).
+"""Experiment `uniform`: W&P's uniform-attention twin (§3.2).
 
 The base model's architecture and recipe with α = 1/n over the words (0 on
 SOS, EOS and padding) whatever the scores: `model.projection='uniform'`. The

@@ -1,4 +1,5 @@
-"""Attention-weighted context -> logits (J&W `AttnDecoder`, §A.4; S&S's classifier, §A.6)."""
+"""Attention-weighted context -> logits (J&W `AttnDecoder`, `model/modules/Decoder.py`;
+S&S's classifier, §3)."""
 
 import flax.linen as nn
 import jax.numpy as jnp

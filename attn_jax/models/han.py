@@ -1,4 +1,4 @@
-"""S&S's hierarchical attention network (HAN; Yang et al. 2016; §A.6) as an encoder.
+"""S&S's hierarchical attention network (HAN; Yang et al. 2016; S&S §3) as an encoder.
 
 The HAN is the same five stages as every model here, with the word level
 inside `encode`: each sentence's words are encoded and attended to give a

@@ -1,5 +1,6 @@
 """Initialisers: PyTorch's defaults, which J&W's models were trained with
-(§A.3), and the AllenNLP initializers S&S's configurations name (§A.6)."""
+(their `model/modules/`), and the AllenNLP initializers S&S's configurations name
+(their `configs/*.jsonnet`)."""
 
 import math
 

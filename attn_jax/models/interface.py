@@ -252,7 +252,7 @@ class AttentionModel:
     return jax.nn.sigmoid(logits) if self.num_classes <= 2 else jax.nn.softmax(logits, axis=-1)
 
   def distribution(self, logits: jnp.ndarray) -> jnp.ndarray:
-    """The output distribution over the classes (S&S's p, §D.0).
+    """The output distribution over the classes (S&S's p, §2.1).
 
     Args:
       logits: [..., B] (binary) or [..., B, C].

@@ -45,7 +45,7 @@ def sparsemax(scores: jnp.ndarray, mask: jnp.ndarray) -> jnp.ndarray:
 def sparsegen_lin(scores: jnp.ndarray, mask: jnp.ndarray, lam: float) -> jnp.ndarray:
   """sparsegen-lin (Laha et al. 2018; Meister et al. eq. 3) = sparsemax(s / (1 - λ)).
 
-  λ < 1; λ = 0 is sparsemax, λ -> 1 sparser, λ -> -inf uniform (§E.1).
+  λ < 1; λ = 0 is sparsemax, λ -> 1 sparser, λ -> -inf uniform.
   """
   return sparsemax(scores / (1.0 - lam), mask)
 

@@ -1,4 +1,4 @@
-"""Attention scores s_t of hidden states (§A.4). No query: classification."""
+"""Attention scores s_t of hidden states (J&W's `model/modules/Attention.py`). No query: classification."""
 
 import math
 
@@ -37,7 +37,7 @@ class DotScorer(nn.Module):
 
 class ContextScorer(nn.Module):
   """S&S's `SimpleHanAttention` (Yang et al. 2016): u_t = tanh(W h_t + b),
-  W: H -> H, s_t = u_t . c with a learned context vector c (§A.6).
+  W: H -> H, s_t = u_t . c with a learned context vector c (S&S §3).
 
   [B, L, H] -> [B, L] unmasked scores.
   """

@@ -12,26 +12,26 @@ import dataclasses
 @dataclasses.dataclass(frozen=True)
 class Paper:
   """key: what stages, experiments and report commands name (`paper='jw'`).
-  label: the short name tables and help use. algorithms: the section of
-  shared/reference/ALGORITHMS.md on what the authors' code computes. doc: its
-  page in docs/."""
+  label: the short name tables and help use. code: the authors' public GitHub
+  repository (owner/name), where what their code computes is read; '' where
+  none is public. doc: its page in docs/."""
   key: str
   label: str
   title: str
-  algorithms: str
+  code: str
   doc: str
 
 
 PAPERS: dict[str, Paper] = {p.key: p for p in (
-    Paper('jw', 'J&W', 'Jain & Wallace 2019, Attention is not Explanation', '§A, §B',
-          'docs/jain_wallace.md'),
-    Paper('wp', 'W&P', 'Wiegreffe & Pinter 2019, Attention is not not Explanation', '§C',
-          'docs/wiegreffe_pinter.md'),
-    Paper('ss', 'S&S', 'Serrano & Smith 2019, Is Attention Interpretable?', '§D',
+    Paper('jw', 'J&W', 'Jain & Wallace 2019, Attention is not Explanation',
+          'successar/AttentionExplanation', 'docs/jain_wallace.md'),
+    Paper('wp', 'W&P', 'Wiegreffe & Pinter 2019, Attention is not not Explanation',
+          'sarahwie/attention', 'docs/wiegreffe_pinter.md'),
+    Paper('ss', 'S&S', 'Serrano & Smith 2019, Is Attention Interpretable?', 'serrano-s/attn-tests',
           'docs/serrano_smith.md'),
-    Paper('meister', 'Meister', 'Meister et al. 2021, Is Sparse Attention more Interpretable?', '§E',
+    Paper('meister', 'Meister', 'Meister et al. 2021, Is Sparse Attention more Interpretable?', '',
           'docs/meister.md'),
-    # Beyond the four: no paper's code computes it, so no ALGORITHMS.md section.
+    # Beyond the four: attn-jax's own study, so no authors' repository.
     Paper('evidence', 'evidence', 'Known evidence: which importance measure finds bAbI\'s supporting facts',
-          '–', 'docs/known_evidence.md'),
+          '', 'docs/known_evidence.md'),
 )}

@@ -1,25 +1,25 @@
-"""Numbers the papers publish, with where each comes from (ALGORITHMS.md)."""
+"""Numbers the papers publish, with where each comes from."""
 
 # Jain & Wallace 2019, BiLSTM + tanh attention, fastText vectors; test split.
-# HEAD `graph_outputs` of successar/AttentionExplanation (ALGORITHMS.md §B.6).
+# HEAD `graph_outputs` of successar/AttentionExplanation.
 JAIN_WALLACE_TEST = {
     'sst': {'accuracy': 0.808, 'f1_pos': 0.784, 'roc_auc': 0.902},
     'imdb': {'accuracy': 0.898, 'f1_pos': 0.896, 'roc_auc': 0.960},
     # Only F1 is published for 20 Newsgroups: J&W's paper as quoted in
-    # Wiegreffe & Pinter's Table 2 ("reported"), §B.6.
+    # Wiegreffe & Pinter's Table 2 ("reported").
     '20news': {'f1_pos': 0.94},
     # QA and NLI (`graph_outputs/evaluate/{babi_1,babi_2,babi_3,snli}+lstm+tanh.json`).
     'babi1': {'accuracy': 1.000}, 'babi2': {'accuracy': 0.653}, 'babi3': {'accuracy': 0.643},
     'snli': {'accuracy': 0.7788},
 }
 # The same code run once more (commit 6af8947, test-set selection): the
-# run-to-run spread to expect (§B.6).
+# run-to-run spread to expect.
 JAIN_WALLACE_OTHER_RUN = {
     'sst': {'accuracy': 0.820, 'f1_pos': 0.806},
     'imdb': {'accuracy': 0.905},
 }
 
-# J&W's data after their protocol (ALGORITHMS.md §A.1, HEAD version):
+# J&W's data after their protocol (their `preprocess/` and `Trainers/DatasetBC.py` at HEAD; SST's also W&P Table 1):
 # split -> (documents, negatives, positives); vocabulary includes the 4 specials.
 JAIN_WALLACE_SPLITS = {
     'sst': {'train': (6355, 3034, 3321), 'dev': (821, 397, 424), 'test': (1725, 863, 862), 'vocab': 13826},
@@ -28,7 +28,7 @@ JAIN_WALLACE_SPLITS = {
     'agnews': {'test': (3798, 1900, 1898), 'vocab': 13715},
 }
 
-# J&W's analyses, BiLSTM + tanh, test split (ALGORITHMS.md §B.6; HEAD
+# J&W's analyses, BiLSTM + tanh, test split (HEAD
 # graph_outputs). τ: (mean, std, fraction with p <= 0.05) over documents.
 JAIN_WALLACE_TAU = {
     'sst': {'overall': {'attention_gradient': (0.351, 0.211, 0.49), 'attention_loo': (0.291, 0.191, 0.36),
@@ -52,7 +52,25 @@ JAIN_WALLACE_TAU = {
     'snli': {'overall': {'attention_gradient': (0.3138, 0.2164, 0.37), 'attention_loo': (0.2895, 0.2373, 0.35),
                          'gradient_loo': (0.2402, 0.2198, 0.25)}},
 }
-# J&W's own two runs differ by up to this much in mean τ (§B.6).
+# The same code's earlier run (J&W's repository at commit 6af8947,
+# `graph_outputs/GradientPval/` and `pyxc-pyc_pval/`), BiLSTM + tanh: mean τ
+# by predicted class (neg, pos), beside HEAD's per-class means above.
+JAIN_WALLACE_OTHER_RUN_TAU = {
+    'sst': {'attention_gradient': (0.395, 0.385), 'attention_loo': (0.336, 0.334)},
+    'imdb': {'attention_gradient': (0.372, 0.368), 'attention_loo': (0.303, 0.308)},
+}
+
+
+def jain_wallace_run_to_run() -> float:
+  """The largest difference in a class's mean τ between J&W's two runs of
+  the same code (HEAD and commit 6af8947; 0.068, IMDB τ(α, grad), negative
+  class): how far J&W's own published τ move between runs."""
+  return max(abs(other[i] - JAIN_WALLACE_TAU[dataset][cls][pair][0])
+             for dataset, pairs in JAIN_WALLACE_OTHER_RUN_TAU.items() for pair, other in pairs.items()
+             for i, cls in enumerate(('neg', 'pos')))
+
+
+# J&W's own two runs differ by up to this much in mean τ (`jain_wallace_run_to_run`, rounded).
 JAIN_WALLACE_TAU_SPREAD = 0.07
 # Adversarial max JSD within ε = 0.05, by predicted class: (mean, fraction > 0.5).
 JAIN_WALLACE_ADVERSARIAL = {
@@ -69,7 +87,7 @@ JAIN_WALLACE_PERMUTATION_RANGE = {'sst': (0.03, 0.11), 'imdb': (0.08, 0.40)}
 # 425a89a (regenerated in 752b779; `evaluate/*.json` last changed in 0dfca29
 # or d74cab1, from the same models). τ: (mean, std, fraction p <= 0.05) from
 # `CorrStats_kendalltau` (rows ag = α~LOO, al = α~gradient, gl = gradient~LOO,
-# ALGORITHMS.md §0.1); None where J&W's mean is NaN (a constant importance
+# as `Trainers/PlottingBC.py::plot_correlation_between_grad_and_loo` fills them); None where J&W's mean is NaN (a constant importance
 # vector in some document). `adversarial_max_jsd`: the mean max JSD by
 # predicted class, read off the bar heights of their `eMaxJDS_Hist` svg (40
 # bins of 0.0175: within ±0.009), not a published number — hence "≈".
@@ -192,7 +210,7 @@ JAIN_WALLACE_QA_GRID = {
 # Wiegreffe & Pinter 2019, Table 2 (F1 of the positive class, test split):
 # J&W's number as W&P quote it, W&P's rerun of J&W's BiLSTM + tanh model
 # ("attention") and the same model with attention frozen to uniform
-# (ALGORITHMS.md §C.1; the clinical datasets are not part of attn-jax).
+# (W&P §3.2; the clinical datasets are not part of attn-jax).
 WIEGREFFE_PINTER_TABLE2 = {
     'sst': {'jw_reported': 0.81, 'attention': 0.831, 'uniform': 0.822},
     'imdb': {'jw_reported': 0.88, 'attention': 0.902, 'uniform': 0.879},
@@ -201,15 +219,15 @@ WIEGREFFE_PINTER_TABLE2 = {
 }
 # Wiegreffe & Pinter 2019, Table 3 (F1): the diagnostic MLP (token-wise
 # tanh projection, no context) with each guide's attention imposed
-# (ALGORITHMS.md §C.3). Keys are the `guides` experiment's guide names;
-# 'adversary' is W&P's "ADVERSARY (4)" (the §C.4 model-consistent adversary).
+# (W&P §3.4). Keys are the `guides` experiment's guide names;
+# 'adversary' is W&P's "ADVERSARY (4)" (the W&P §4 model-consistent adversary).
 WIEGREFFE_PINTER_TABLE3 = {
     'sst': {'uniform': 0.812, 'trained_mlp': 0.817, 'base': 0.824, 'adversary': 0.592},
     'imdb': {'uniform': 0.863, 'trained_mlp': 0.888, 'base': 0.905, 'adversary': 0.700},
 }
 
 
-# Meister et al. 2021 (ALGORITHMS.md §E.4). Models are '<encoder>_<projection>'
+# Meister et al. 2021 (Tables 1–6). Models are '<encoder>_<projection>'
 # (BiLSTM with additive/tanh attention, Transformer with dot attention).
 # Table 1: mean ± std normalised entropy of g_{h_p}(x).
 MEISTER_TABLE1 = {
@@ -265,7 +283,7 @@ MEISTER_TABLE6 = {(dataset, model): dict(zip(('g_y_x', 'd_y_x', 'g_y_i', 'd_y_i'
                   for model, by_dataset in _T6.items() for dataset, cells in by_dataset.items()}
 
 
-# Serrano & Smith 2019 (ALGORITHMS.md §D.3). Models are S&S's names
+# Serrano & Smith 2019. Models are S&S's names
 # (HAN/FLAN × rnn/conv/noenc). Table 3: test accuracy (%) by dataset.
 SERRANO_SMITH_TABLE3 = {
     'yahoo': {'HANrnn': 74.6, 'HANconv': 72.8, 'HANnoenc': 73.1, 'FLANrnn': 75.5, 'FLANconv': 73.1, 'FLANnoenc': 72.3},

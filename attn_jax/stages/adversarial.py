@@ -1,4 +1,4 @@
-"""Stage `adversarial`: J&W's adversarial attention search (§B.5), in the
+"""Stage `adversarial`: J&W's adversarial attention search (`adversarial_multi`), in the
 model's own projection unless `analysis.adversarial.projection='softmax'`."""
 
 import jax.numpy as jnp

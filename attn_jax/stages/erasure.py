@@ -1,4 +1,4 @@
-"""Stage `erasure`: Serrano & Smith's attention erasure tests (§D)."""
+"""Stage `erasure`: Serrano & Smith's attention erasure tests (§§4–5)."""
 
 import jax
 import numpy as np

@@ -5,19 +5,31 @@ evidence), beside a random ranking's exact expected AP.
 
 The measures, over the passage's words with the question fixed:
 - `alpha`: the attention under test;
-- J&W's gradient (§B.1: |∂p(ŷ)/∂e_t · e_t|, α detached) and its variants
+- J&W's gradient (`gradient_mem`: |∂p(ŷ)/∂e_t · e_t|, α detached) and its variants
   of the `gradient` stage: `gradient_logit` (the logit's), `gradient_attached`
   (α in the graph) and `gradient_l2` (Meister et al.'s g_ŷ(x), eq. 4);
-- J&W's leave-one-out (§B.2: Σ|Δ output distribution| deleting the word);
+- J&W's leave-one-out (`remove_and_run`: Σ|Δ output distribution| deleting the word);
   Meister's D_ŷ(x) is this deletion;
-- S&S's rankings (§D, their §5.1): the decision gradient ∂d/∂α and α·∂d/∂α.
+- S&S's rankings (S&S §5.1): the decision gradient ∂d/∂α and α·∂d/∂α.
 Meister's g_ŷ(I) and D_ŷ(I) (the `importance` stage) are for binary models
 and are not scored.
+
+Beside them, rankings that read no model (`attn_jax.analysis.position_baselines`):
+later words first, and a random ranking of word types (the chance of a
+model whose measures are functions of the word type, as an Average
+encoder's are). The last-statement-first ranking needs the passage's
+statement separators, which the encoded split does not carry: the study's
+report computes it from the data files (`attn_jax.tables.known_evidence`).
+
+`kept.npz` (`stage_store.KEPT`, copied to results/ by `report --save`) holds
+the per-question AP of every measure and baseline, float16 [rows, questions]
+with the rows' names: what a paired test across questions reads.
 """
 
 import numpy as np
 
 from attn_jax.analysis import attention_erasure as er, evidence_ranking as ev, statistics
+from attn_jax.analysis import position_baselines as baselines
 from attn_jax.core.registry import STAGES
 from attn_jax.plots import evidence_figures
 from attn_jax.stages.stage import Stage
@@ -87,7 +99,30 @@ def _finalize(ctx, arrays, inputs):
         'mean_ap_over_chance': float(np.nanmean(values['ap'] - chance)),
         'top_hit': float(np.mean(values['top_hit']))}
   summary['best'] = max(summary['measures'], key=lambda n: summary['measures'][n]['mean_ap'])
+  words = baselines.words_mask(np.asarray(lengths), width)
+  tokens = np.zeros((len(lengths), width), np.int64)
+  for i, sequence in enumerate(ctx.split.sequences):
+    tokens[i, :min(len(sequence), width)] = sequence[:width]
+  found = baselines.baseline_average_precision(evidence, words, types=tokens, seed=ctx.settings.seed)
+  summary['baselines'] = {}
+  for name in BASELINES:
+    out[f'ap_{name}'] = found[name]
+    mean, error = baselines.mean_with_error(found[name], found.get(f'{name}_se'))
+    summary['baselines'][name] = {'mean_ap': mean, 'monte_carlo_se': error}
+  summary['baselines']['random_word_types']['draws'] = baselines.TYPE_DRAWS
   return out, summary
+
+
+BASELINES = ('later_words_first', 'random_word_types')
+
+
+def kept(arrays, summary) -> dict:
+  """The per-question AP of every measure and baseline, float16 [rows,
+  questions], and the rows' names (`stage_store.KEPT`)."""
+  del summary
+  names = [n for n in (*MEASURES, 'chance', *BASELINES) if f'ap_{n}' in arrays or n == 'chance']
+  rows = [arrays['chance_ap'] if n == 'chance' else arrays[f'ap_{n}'] for n in names]
+  return {'ap': np.asarray(rows, np.float16), 'names': np.asarray(names)}
 
 
 def _figures(arrays, inputs, summary, directory):
@@ -98,4 +133,4 @@ def _figures(arrays, inputs, summary, directory):
 EVIDENCE = STAGES.register(Stage(
     name='evidence', paper='evidence', order=100, requires=('gradient', 'loo'),
     compute=_compute, positional=frozenset({'decision_gradient', 'decision_gradient_x_attention'}),
-    finalize=_finalize, figures=_figures, multi_class=True, needs_evidence=True))
+    finalize=_finalize, figures=_figures, multi_class=True, needs_evidence=True, kept=kept))

@@ -1,4 +1,4 @@
-"""Stages `gradient`, `loo` and `kendall`: J&W's feature-importance agreement (§B.1–B.3)."""
+"""Stages `gradient`, `loo` and `kendall`: J&W's feature-importance agreement (J&W Table 2)."""
 
 from typing import Optional
 
@@ -18,7 +18,8 @@ GRADIENT_VARIANTS = {
     'gradient_attached': ('prob', False, 'dot'),
     'gradient_l2': ('prob', False, 'l2'),
 }
-# The three τ of J&W's Table 2 / CorrStats (§B.3; `ag` is α~LOO, `al` α~gradient).
+# The three τ of J&W's Table 2 / CorrStats (`PlottingBC.plot_correlation_between_grad_and_loo`;
+# `ag` is α~LOO, `al` α~gradient).
 PAIRS = {'attention_gradient': ('alpha', 'gradient'), 'attention_loo': ('alpha', 'loo'),
          'gradient_loo': ('gradient', 'loo')}
 

@@ -1,5 +1,5 @@
 """Stage `importance`: Meister et al.'s importance measures and their Kendall τ
-with attention (Table 6; ALGORITHMS.md §E.2).
+with attention (Table 6; §3.1, App. A).
 
 Per document: g_ŷ(x), g_ŷ(I) (attention attached; the detached variant with
 `analysis.importance.hidden_gradient_detached`), D_ŷ(I), and D_ŷ(x) from the

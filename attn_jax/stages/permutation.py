@@ -1,4 +1,4 @@
-"""Stage `permutation`: J&W's attention permutation experiment (§B.4)."""
+"""Stage `permutation`: J&W's attention permutation experiment (`permute_attn`)."""
 
 import numpy as np
 

@@ -169,6 +169,10 @@ class Stage:
   check: (ctx, batch) -> None, run on the first batch a run computes: where
     the stage takes a fast path the model's capabilities allow, it compares
     it with the exact path and raises (one line) if they differ.
+  kept: (arrays, summary) -> {name: array}: small per-document arrays the
+    runner writes to `stage_store.KEPT` beside results.npz (hashed with it)
+    and `report --save` copies with the summary, so results/ keeps them
+    (e.g. the evidence stage's per-question AP, float16); None: nothing.
   """
   name: str
   paper: str
@@ -186,6 +190,7 @@ class Stage:
   multi_class: bool = False
   needs_evidence: bool = False
   check: Optional[Callable[[AnalysisContext, Batch], None]] = None
+  kept: Optional[Callable[[Arrays, dict], Arrays]] = None
 
   def key_settings(self, analysis: ml_collections.ConfigDict) -> dict:
     """The values of its section that change its results: its key's `settings`.

@@ -54,9 +54,9 @@ def stage_key(ctx: AnalysisContext, stage: Stage, input_hashes: Optional[dict] =
   return key
 
 
-def _save_npz(path: str, arrays: Arrays) -> None:
+def _save_npz(path: str, arrays: Arrays, compressed: bool = False) -> None:
   buffer = io.BytesIO()
-  np.savez(buffer, **arrays)
+  (np.savez_compressed if compressed else np.savez)(buffer, **arrays)
   atomic_io.atomic_write(path, lambda f: f.write(buffer.getvalue()), mode='wb')
 
 
@@ -239,10 +239,13 @@ def _compute_and_write(ctx: AnalysisContext, stage: Stage, log, inputs: dict, ke
              'compile_seconds': round(compile_seconds, 2),
              'documents_per_second': round(len(ctx.split) / max(seconds, 1e-9), 2)}
   _save_npz(os.path.join(directory, store.RESULTS), arrays)
+  kept = [store.KEPT] if stage.kept is not None else []
+  if kept:
+    _save_npz(os.path.join(directory, store.KEPT), stage.kept(arrays, summary), compressed=True)
   figures = stage.figures(arrays, arrays_in, summary, directory)
   summary['figures'] = [os.path.relpath(p, ctx.out_dir) for p in figures]
-  summary['sha256'] = digests.of_files(directory, [store.RESULTS] + [os.path.relpath(p, directory)
-                                                                     for p in figures])
+  summary['sha256'] = digests.of_files(directory, [store.RESULTS] + kept + [os.path.relpath(p, directory)
+                                                                            for p in figures])
   atomic_io.write_json(os.path.join(directory, store.SUMMARY), digests.sealed(summary, store.SELF_HASH))
   for partial in glob.glob(os.path.join(directory, store.PARTIAL[:-len('.npz')] + '*.npz')):
     os.remove(partial)

@@ -4,6 +4,8 @@
         results.npz     row i = document i of the split (its first N)
         summary.json    written last: the key, the numbers, and the sha256
                         of every other file of the folder
+        kept.npz        a stage's small per-document arrays that results/
+                        keeps beside the summary (`Stage.kept`; `copy_kept`)
         *.png, *.svg    figures
         partial.npz     while computing; removed when finished
 
@@ -27,12 +29,40 @@ from attn_jax.core.errors import IntegrityError
 SUMMARY = 'summary.json'
 RESULTS = 'results.npz'
 PARTIAL = 'partial.npz'
+KEPT = 'kept.npz'
 
 
 def summary_copy(found: 'Found') -> dict:
   """The summary as saved alone (results/ keeps summaries, not arrays): its
   file hashes dropped, so it reads as a record, not as damaged results."""
   return {k: v for k, v in found.summary.items() if k != 'sha256'}
+
+
+def copy_kept(found: 'Found', target_dir: str) -> Optional[str]:
+  """Copies the folder's `KEPT` file (a stage's small per-document arrays,
+  saved with the summary by `report --save`) to `target_dir`; returns its
+  path there, or None where the folder has none."""
+  source = os.path.join(found.directory, KEPT)
+  if not os.path.isfile(source):
+    return None
+  os.makedirs(target_dir, exist_ok=True)
+  target = os.path.join(target_dir, KEPT)
+  if os.path.abspath(source) != os.path.abspath(target):
+    atomic_io.copy_file(source, target)
+  return target
+
+
+def load_kept(directory: str) -> Optional[dict[str, np.ndarray]]:
+  """The folder's `KEPT` arrays (a finished folder's or a saved copy's), or
+  None where it has none or it does not read."""
+  path = os.path.join(directory, KEPT)
+  if not os.path.isfile(path):
+    return None
+  try:
+    with np.load(path) as f:
+      return dict(f)
+  except (OSError, ValueError, EOFError):
+    return None
 
 
 def stage_root(out: str, stage: str) -> str:

@@ -1,13 +1,13 @@
 """Stage `state_importance`: how much each input word matters to each
 intermediate state, g_{h_p}(x) (Meister et al. eq. 5), summarised by its
-normalised entropy (Table 1; ALGORITHMS.md §E.2).
+normalised entropy (Table 1; §3.1, App. A).
 
 Per document and word position p the entropy H̃ of the row g_{h_p}(x) — an
 n × n matrix per document, computed `analysis.state_importance.chunk` rows
 at a time and never stored. `layers='last'` takes the encoder output (what
 attention pools), `'all'` every layer of `Model.encode_layers` (the
-Transformer's two). Table 1 pools every (document, p) pair ([M-unspecified]:
-the per-document mean is reported beside it).
+Transformer's two). Table 1 pools every (document, p) pair (Meister et al. do not
+say how; the per-document mean is reported beside it).
 """
 
 import numpy as np

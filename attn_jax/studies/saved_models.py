@@ -3,8 +3,10 @@
 An arm can take longer than the machine it runs on lives (five IMDB BiLSTMs
 are more than a 3-hour session of a 2-core machine), and `report --save`
 keeps what a table needs of each finished model, without its checkpoints or
-arrays: eval.json, metrics.jsonl, config.json, data.json, embeddings.json and
-each analysis stage's summary.json. A later run of the arm, on a machine
+arrays: eval.json, metrics.jsonl, config.json, data.json, embeddings.json,
+each analysis stage's summary.json and a stage's small per-document arrays
+where it keeps some (`stage_store.KEPT`: the evidence stage's per-question
+AP). A later run of the arm, on a machine
 that has only those records, counts a model finished when its folder (or,
 with `--reuse`, the folder of the same model in another study) holds them
 for this very model and these analyses, and does not train it again:
@@ -113,3 +115,4 @@ def copy_records(cfg: ml_collections.ConfigDict, source: str, here: str) -> None
       if found.intact:
         relative = os.path.relpath(found.directory, source)
         atomic_io.write_json(os.path.join(here, relative, store.SUMMARY), store.summary_copy(found))
+        store.copy_kept(found, os.path.join(here, relative))

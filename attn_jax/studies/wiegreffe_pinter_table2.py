@@ -1,6 +1,6 @@
 """W&P's Table 2 with seeds, beside W&P's own code on the same inputs:
 BiLSTM + tanh with learned attention against the same model with uniform
-attention (α = 1/n over the words; W&P §3.2, ALGORITHMS.md §C.1), 5 seeds
+attention (α = 1/n over the words; W&P §3.2), 5 seeds
 each (SST 15), on SST, 20 Newsgroups and IMDB, test F1 (positive class) as mean ± 95 % CI.
 
     python -m attn_jax.studies run wp_table2 --reuse=workdirs/jw_grid --only='20news_*,imdb_*'

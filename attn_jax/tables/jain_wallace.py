@@ -1,6 +1,6 @@
 """Jain & Wallace's numbers beside ours: test metrics, the data, and the
 analyses (τ of α with gradient and LOO, the permutation test, the adversary;
-ALGORITHMS.md §B.6).
+J&W's `graph_outputs/`).
 
     python -m attn_jax.report training WORKDIR_OR_RESULTS_DIR ... [--save results] [--readme FILE]
     python -m attn_jax.report data [SAVED.json] [--save results] [--readme FILE]

@@ -8,8 +8,8 @@
    supporting facts' words, table and figure.
 3. J&W's own code on the same inputs (`benchmarks/original_code/jain_wallace_reference.py --study=jw_qa`),
    read from `jw_qa_reference` beside the table's folder: per statistic the
-   difference of the means with its 95 % interval and the equivalence test
-   (TOST, `statistics.equivalence_test`) at `statistics.MARGINS`; and where
+   difference of the means with its 95 % interval and the verdict
+   (`verdicts.compare`: TOST and the test of zero) at `verdicts.MARGINS`; and where
    seeds stop at the plateau of predicting the answers' marginal (bAbI's
    Average rows), how many on each side, with Fisher's exact test.
 """
@@ -24,7 +24,7 @@ from attn_jax.tables import jain_wallace_reference, known_evidence
 from attn_jax.tables.common import markdown, plain, root_of, write_blocks
 from attn_jax.tables.report_registry import TABLES, Table
 from attn_jax.tables.studies import (REFERENCE_COLUMNS, analysed_cell, earlier_recipe, interval_kinds, published_values,
-                                     saved, seeds_cell, totals, wall_seconds)
+                                     saved, seeds_cell, seeds_needed_text, totals, wall_seconds)
 from attn_jax.tables.study_results import cell, collect_arm
 
 PAIRS = ('attention_gradient', 'attention_loo', 'gradient_loo')
@@ -98,7 +98,7 @@ def compare_with_code(study, root: str, reference: str) -> list[tuple]:
 def reference_rows(study, root: str, reference: str, compared=None) -> list[list[str]]:
   """The side-by-side table; `compared`: `compare_with_code`'s result, when already at hand."""
   rows = [['configuration', 'seeds (ours / J&W code)',
-           *[f'{label}: {side}' for _, label in COMPARED for side in ('attn-jax', 'J&W code', 'TOST')]]]
+           *[f'{label}: {side}' for _, label in COMPARED for side in ('attn-jax', 'J&W code', 'verdict')]]]
   for arm, ours, theirs, tests in (compare_with_code(study, root, reference) if compared is None else compared):
     cells = [text for stat, _ in COMPARED for text in (
         cell(ours['ci'][stat]), cell(theirs['ci'][stat]), jain_wallace_reference.verdict(tests[stat]))]
@@ -109,18 +109,19 @@ def reference_rows(study, root: str, reference: str, compared=None) -> list[list
 
 
 def reference_counts(compared) -> list[str]:
-  """The line that counts the cells shown equivalent, shown different and
-  inconclusive (cells with under 2 seeds a side are not tested), and the rows
+  """The line that counts the cells by verdict, as measured and with Holm's
+  correction (cells with under 2 seeds a side are not tested), and the rows
   with all four statistics shown equivalent, as the grid's table does."""
   if not compared:
     return []
-  found = jain_wallace_reference.counts(t for *_, tests in compared for t in tests.values())
+  tests = [t for *_, tests in compared for t in tests.values()]
+  found = jain_wallace_reference.counts(tests)
   tested = [(arm, tests) for arm, _, _, tests in compared
             if all(t['difference'] is not None for t in tests.values())]
   equivalent = [arm.name for arm, tests in tested if all(jain_wallace_reference.agree(t) for t in tests.values())]
-  return [f'{sum(found.values())} row × statistic cells tested: {jain_wallace_reference.counts_text(found)}; '
-          f'all four statistics shown equivalent in {len(equivalent)} of {len(tested)} rows'
-          + (f' ({", ".join(equivalent)})' if equivalent else '')]
+  return [f'row × statistic cells: {jain_wallace_reference.counts_text(found)}; '
+          f'all four statistics shown equivalent (≡ or ≡Δ) in {len(equivalent)} of {len(tested)} rows'
+          + (f' ({", ".join(equivalent)})' if equivalent else '') + seeds_needed_text(tests)]
 
 
 # A bAbI model that predicts the answers' marginal gives every question one

@@ -8,15 +8,20 @@ attn-jax arm used, one seed at a time, and writes
                                              (any value null: not computed)
 
 This reads those files and, for the same arm, attn-jax's seeds
-(`attn_jax.tables.study_results`), and asks per statistic whether the two
-implementations are the same within a stated margin: the equivalence test
-(TOST, `statistics.equivalence_test`) at `statistics.MARGINS` (0.02 for
-accuracy and F1, 0.05 for each τ), with three verdicts — shown equivalent,
-shown different, inconclusive (with the seeds per side that would decide). A
-test of difference that finds none is not shown sameness. It separates two
-reasons attn-jax may miss J&W's published number: if J&W's own code on our
-inputs is shown equivalent to attn-jax, the gap comes from the inputs (data,
-vocabulary, vectors), not from the reimplementation.
+(`attn_jax.tables.study_results`), and compares the two implementations per
+statistic with the project's one verdict (`attn_jax.analysis.verdicts.compare`:
+TOST at `verdicts.MARGINS`, 0.02 for accuracy and F1, 0.05 for each τ, and
+the test of a zero difference): equivalent, equivalent with a difference
+smaller than the margin, different, or inconclusive (with what more seeds
+could decide).
+
+What it can say about a gap between attn-jax and J&W's *published* number
+(`gap_source`): where attn-jax is equivalent to J&W's code on the same inputs,
+the gap is not attn-jax's reimplementation. Where, besides, the published
+value lies outside the 95 % prediction interval of one run of J&W's code on
+these inputs, it is not the luck of J&W's single published run either: it
+goes with what differs between J&W's run and this one — the inputs (splits,
+vocabulary, vectors) and the library versions, which nothing here separates.
 """
 
 import json
@@ -24,7 +29,7 @@ import os
 import re
 from typing import Optional
 
-from attn_jax.analysis import statistics
+from attn_jax.analysis import statistics, verdicts
 from attn_jax.core import atomic_io
 from attn_jax.tables import study_results as collect
 from attn_jax.tables.common import plain, root_of, with_notes, write_blocks
@@ -44,7 +49,20 @@ EXTRA_OURS: dict[str, str] = {
     'imdb_bilstm_tanh_scratch': 'fidelity/imdb_scratch_1',
 }
 
-INPUTS, CODE, INSIDE, UNDECIDED, UNKNOWN = 'inputs', 'code', '—', 'undecided', 'n/a'
+# Where a gap to J&W's published value comes from, as far as the tests show (`gap_source`).
+INSIDE = '—'                          # the published value lies inside attn-jax's interval: no gap
+BEYOND_RUN = 'inputs or versions'     # ≡ J&W's code, and published outside one run of it
+NOT_OURS = 'not the reimplementation'  # ≡ J&W's code; one run of it may reach the published value
+OURS = 'reimplementation differs'     # attn-jax different from J&W's code on the same inputs
+UNDECIDED = 'undecided'               # the comparison with J&W's code is inconclusive
+UNKNOWN = 'n/a'                       # no published value, interval or comparison
+GAP_LEGEND = (f'gap to J&W\'s published value: "{INSIDE}" inside attn-jax\'s interval; "{NOT_OURS}" = outside it, '
+              'attn-jax equivalent to J&W\'s code on the same inputs (≡ or ≡Δ), and the published value inside the 95 % '
+              f'prediction interval of one run of J&W\'s code; "{BEYOND_RUN}" = the same, but the published value outside '
+              'that prediction interval too: neither the reimplementation nor one run\'s luck, so the inputs (splits, '
+              f'vocabulary, vectors) or library versions, which no test here separates; "{OURS}" = attn-jax different '
+              f'from J&W\'s code; "{UNDECIDED}" = that comparison inconclusive; "{UNKNOWN}" = no published value, '
+              'interval or comparison')
 
 
 def default_folder(root: str) -> str:
@@ -113,12 +131,12 @@ def ours_dir(root: str, arm: str, folder: Optional[str] = None) -> str:
 
 def margin(stat: str) -> float:
   """The equivalence margin of a statistic: accuracy / F1 / ROC-AUC or a τ."""
-  return statistics.MARGINS['tau'] if stat.startswith('tau_') else statistics.MARGINS['accuracy']
+  return verdicts.MARGINS['tau'] if stat.startswith('tau_') else verdicts.MARGINS['accuracy']
 
 
 def equivalence(ours, theirs, stat: str) -> dict:
-  """TOST of two lists of per-seed values at the statistic's margin."""
-  return statistics.equivalence_test(ours, theirs, margin(stat))
+  """The verdict (`verdicts.compare`) of two lists of per-seed values at the statistic's margin."""
+  return verdicts.compare(ours, theirs, margin(stat))
 
 
 def compare(reference_arm: str, ours: str) -> dict:
@@ -129,49 +147,48 @@ def compare(reference_arm: str, ours: str) -> dict:
 
 
 def agree(test: dict) -> Optional[bool]:
-  """True when shown equivalent, False when shown different, None when
-  inconclusive or untested (< 2 seeds on a side)."""
-  return {'equivalent': True, 'different': False}.get(test['verdict'])
+  """True when shown equivalent (with or without a difference smaller than
+  the margin), False when not (different, or inconclusive), None untested
+  (< 2 seeds on a side)."""
+  return None if test['difference'] is None else bool(test['equivalent'])
 
 
 def verdict(test: dict) -> str:
-  """'equivalent (Δ +0.004 [−0.010, +0.018])', 'different (…)', 'inconclusive (…; ~n seeds a side)',
+  """'equivalent (Δ +0.004 [−0.010, +0.018])', 'different (…)', 'inconclusive (…; ~n seeds a side …)',
   '–' under 2 seeds a side. Δ: the first side minus the second, its 95 % Welch interval."""
   if test['difference'] is None:
     return '–'
   shown = lambda x: round(x, 3) + 0.0  # no '-0.000'
-  text = (f'{test["verdict"]} (Δ {shown(test["difference"]):+.3f} '
+  text = (f'{verdicts.SHORT[test["verdict"]]} (Δ {shown(test["difference"]):+.3f} '
           f'[{shown(test["low95"]):+.3f}, {shown(test["high95"]):+.3f}]')
-  if test['verdict'] == 'inconclusive' and test.get('seeds_needed'):
-    text += f'; ~{test["seeds_needed"]} seeds a side'
+  if test.get('seeds_needed'):
+    text += f'; {verdicts.seeds_text(test)}'
   return text + ')'
 
 
 def counts(tests) -> dict:
-  """How many of `tests` are shown equivalent, shown different, inconclusive (untested left out)."""
-  found = {'equivalent': 0, 'different': 0, 'inconclusive': 0}
-  for test in tests:
-    if test['difference'] is not None:
-      found[test['verdict']] += 1
-  return found
+  """The verdicts of the tested ones among `tests` (`verdicts.count`: as
+  measured and with Holm's correction across them)."""
+  return verdicts.count([t for t in tests if t['difference'] is not None])
 
 
 def counts_text(found: dict) -> str:
-  return (f'{found["equivalent"]} shown equivalent, {found["different"]} shown different, '
-          f'{found["inconclusive"]} inconclusive')
+  """'56 tested: 30 equivalent, …; with Holm's correction across the 56: …'."""
+  return (f'{found["tested"]} tested: {verdicts.describe_counts(found)}; with Holm\'s correction across the '
+          f'{found["tested"]}: {verdicts.describe_counts(found, "holm")}')
 
 
-MARGINS_TEXT = (f'equivalence test (TOST, α = 0.05) at margins {statistics.MARGINS["accuracy"]:g} for accuracy '
-                f'and F1, {statistics.MARGINS["tau"]:g} for each τ; Δ = attn-jax − the other side, with its 95 % '
-                'Welch interval')
+MARGINS_TEXT = (f'TOST (α = 0.05) at margins {verdicts.MARGINS["accuracy"]:g} for accuracy and F1, '
+                f'{verdicts.MARGINS["tau"]:g} for each τ, and the test of a zero difference (Welch, α = 0.05): '
+                f'{verdicts.LEGEND}; Δ = attn-jax − the other side, with its 95 % Welch interval')
 
 
-def gap_source(ours: dict, published: Optional[float], test: dict) -> str:
-  """Why attn-jax's interval misses J&W's published value: INSIDE when it does
-  not miss it; INPUTS when it misses it and J&W's code on our inputs is shown
-  equivalent to attn-jax; CODE when it misses it and the two are shown
-  different; UNDECIDED when it misses it and the test is inconclusive;
-  UNKNOWN without a published value, an interval or a test."""
+def gap_source(ours: dict, published: Optional[float], test: dict, theirs_values=()) -> str:
+  """Where attn-jax's gap to J&W's published value comes from, as far as the
+  tests show (the constants above, `GAP_LEGEND`): `ours` attn-jax's t
+  interval, `test` attn-jax against J&W's code (`equivalence`),
+  `theirs_values` J&W's code's per-seed values (for the prediction interval
+  of one of its runs)."""
   inside = statistics.contains(ours, published)
   if inside is None:
     return UNKNOWN
@@ -179,8 +196,13 @@ def gap_source(ours: dict, published: Optional[float], test: dict) -> str:
     return INSIDE
   if test['difference'] is None:
     return UNKNOWN
-  verdict = agree(test)
-  return UNDECIDED if verdict is None else INPUTS if verdict else CODE
+  if test['verdict'] == verdicts.INCONCLUSIVE:
+    return UNDECIDED
+  if not test['equivalent']:
+    return OURS
+  one_run = statistics.prediction_interval(theirs_values)
+  reached = statistics.contains(one_run, published)
+  return BEYOND_RUN if reached is False else NOT_OURS
 
 
 def print_and_write(study, root: str, reference: str, readme, block: str, rows: list[list[str]],

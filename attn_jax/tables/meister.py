@@ -1,4 +1,4 @@
-"""Meister et al.'s tables, measured beside published (ALGORITHMS.md §E.4).
+"""Meister et al.'s tables, measured beside published (Meister et al. Tables 1–6).
 
     python -m attn_jax.report meister RUN ... [--save results/meister] [--readme FILE]
 

@@ -1,4 +1,4 @@
-"""Serrano & Smith's erasure tests, as the reports show them (ALGORITHMS.md §D).
+"""Serrano & Smith's erasure tests, as the reports show them (S&S §§4–5).
 
 The `erasure` stage's summary gives the rows of the analyses table (`python
 -m attn_jax.report analyses`) and S&S's section of the reproduction report:

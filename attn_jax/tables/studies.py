@@ -24,7 +24,7 @@ from attn_jax import config as config_lib
 from attn_jax.core import atomic_io, errors
 from attn_jax.core.registry import STAGES
 from attn_jax.papers import published
-from attn_jax.analysis import statistics
+from attn_jax.analysis import statistics, verdicts
 from attn_jax.tables import jain_wallace_reference, serrano_smith_models_report as serrano_smith_models, serrano_smith_recipe
 from attn_jax.tables import jain_wallace_summary, study_results
 from attn_jax.tables.jain_wallace_summary import published_values
@@ -270,7 +270,7 @@ def reference_rows(comparisons) -> list[list[str]]:
   published number, and the equivalence test of the two implementations."""
   rows = [['configuration', 'seeds (ours / J&W code)',
            *[f'{label}: {side}' for _, label in REFERENCE_COLUMNS
-             for side in ('attn-jax', 'J&W code', 'J&W published', 'TOST')]]]
+             for side in ('attn-jax', 'J&W code', 'J&W published', 'verdict')]]]
   for arm, c, paper in comparisons:
     ours, theirs = c['ours']['ci'], c['theirs']['ci']
     rows.append([arm, f'{ours["accuracy"]["n"]} / {len(c["theirs"]["seeds"])}',
@@ -281,35 +281,61 @@ def reference_rows(comparisons) -> list[list[str]]:
 
 
 def reference_notes(comparisons) -> list[str]:
-  """How many cells and rows are shown equivalent to J&W's code, and per row
+  """The verdicts of attn-jax against J&W's code (cells and rows, as measured
+  and with Holm's correction), what more seeds could decide, and per row
   where each τ's gap to the published number comes from
-  (`jain_wallace_reference.gap_source`)."""
+  (`jain_wallace_reference.gap_source`), with the count of gaps a test
+  attributes and of those it cannot."""
+  ref = jain_wallace_reference
   tests = [c['tests'][s] for _, c, _ in comparisons for s, _ in REFERENCE_COLUMNS]
-  found = jain_wallace_reference.counts(tests)
-  equivalent = [arm for arm, c, _ in comparisons
-                if all(jain_wallace_reference.agree(c['tests'][s]) for s, _ in REFERENCE_COLUMNS)]
-  needed = [t['seeds_needed'] for t in tests if t['verdict'] == 'inconclusive' and t.get('seeds_needed')]
-  lines = [f'{jain_wallace_reference.MARGINS_TEXT}.',
-           f'cells (row × statistic): {jain_wallace_reference.counts_text(found)}; rows with all four statistics '
-           f'shown equivalent: {len(equivalent)} of {len(comparisons)}' + (f' ({", ".join(equivalent)})' if equivalent else '')
-           + (f'; the inconclusive cells would need {min(needed)}–{max(needed)} seeds a side at the observed spreads'
-              if needed else '')]
-  lines.append(f'gap to J&W\'s published τ: "{jain_wallace_reference.INPUTS}" = outside attn-jax\'s interval and the two '
-               f'implementations shown equivalent; "{jain_wallace_reference.CODE}" = outside and shown different; '
-               f'"{jain_wallace_reference.INSIDE}" = inside; "{jain_wallace_reference.UNDECIDED}" = outside and the '
-               f'test inconclusive; "{jain_wallace_reference.UNKNOWN}" = no published value, interval or test')
+  found = ref.counts(tests)
+  equivalent = [arm for arm, c, _ in comparisons if all(ref.agree(c['tests'][s]) for s, _ in REFERENCE_COLUMNS)]
+  lines = [f'{ref.MARGINS_TEXT}.',
+           f'cells (row × statistic): {ref.counts_text(found)}; rows with all four statistics shown equivalent '
+           f'(≡ or ≡Δ): {len(equivalent)} of {len(comparisons)}' + (f' ({", ".join(equivalent)})' if equivalent else '')
+           + seeds_needed_text(tests)]
+  lines.append(ref.GAP_LEGEND)
   lines.append('J&W code\'s intervals: seed k seeds Python\'s, NumPy\'s and PyTorch\'s generators, so each seed has '
                'its own initial weights and batch order; every seed gets the same inputs (one set of vectors)')
   lines += [f'attn-jax\'s intervals over {kind} ({", ".join(arms)})'
             for kind, arms in _by_kind((arm, c.get('ours_varies')) for arm, c, _ in comparisons).items()]
+  sources = []
   for arm, c, paper in comparisons:
-    documents = jain_wallace_reference.documents_note(c['ours'], c['theirs'])
+    documents = ref.documents_note(c['ours'], c['theirs'])
     source = c.get('ours_from') if c['ours']['models'] else None
-    lines.append(f'{arm}: ' + ', '.join(
-        f'{label} {jain_wallace_reference.gap_source(c["ours"]["ci"][s], paper.get(s), c["tests"][s])}'
-        for s, label in REFERENCE_COLUMNS[1:]) + (f'; {documents}' if documents else '')
+    gaps = [(label, ref.gap_source(c['ours']['ci'][s], paper.get(s), c['tests'][s], c['theirs']['values'][s]))
+            for s, label in REFERENCE_COLUMNS[1:]]
+    sources += [g for _, g in gaps]
+    lines.append(f'{arm}: ' + ', '.join(f'{label} {g}' for label, g in gaps) + (f'; {documents}' if documents else '')
                  + (f'; attn-jax\'s side from {source}/, not this root' if source else ''))
+  lines.insert(3, gap_count_text(sources))
   return lines
+
+
+def gap_count_text(sources: list[str]) -> str:
+  """'τ gaps to J&W's published values: 20 (attn-jax's interval misses the value); attributed to the inputs or
+  library versions: 3; not attributable by these tests: 17 (…)'."""
+  ref = jain_wallace_reference
+  gaps = [g for g in sources if g not in (ref.INSIDE, ref.UNKNOWN)]
+  by = {k: gaps.count(k) for k in (ref.BEYOND_RUN, ref.NOT_OURS, ref.OURS, ref.UNDECIDED)}
+  return (f'τ gaps to J&W\'s published values (attn-jax\'s interval misses the value): {len(gaps)}; attributed to '
+          f'the inputs or library versions (not the reimplementation, not one run\'s luck): {by[ref.BEYOND_RUN]}; not '
+          f'attributable by these tests: {len(gaps) - by[ref.BEYOND_RUN]} ({by[ref.NOT_OURS]} not the reimplementation '
+          f'but within one run of J&W\'s code, {by[ref.OURS]} where the reimplementation differs, {by[ref.UNDECIDED]} '
+          'undecided)')
+
+
+def seeds_needed_text(tests) -> str:
+  """'; inconclusive cells: 4–563 seeds a side would show equivalence if the differences and spreads were as
+  observed (17 cells), …'."""
+  parts = []
+  for kind, what in (('equivalence', 'would show equivalence if the differences and spreads were as observed'),
+                     ('difference', 'would show a difference if it were as observed (equivalence out of reach)')):
+    needed = [t['seeds_needed'] for t in tests if t.get('seeds_needed_for') == kind]
+    if needed:
+      most = f'{max(needed):,}' + (' or more' if max(needed) >= verdicts.MOST_SEEDS else '')
+      parts.append(f'{min(needed)}–{most} seeds a side {what} ({len(needed)} cell{"s" * (len(needed) > 1)})')
+  return ('; inconclusive cells: ' + '; '.join(parts)) if parts else ''
 
 
 def root_variant(study_name: str, root: str):
@@ -362,6 +388,7 @@ def save(study, root: str, target: str) -> None:
         if found is not None and found.intact:
           relative = os.path.relpath(found.directory, source)
           atomic_io.write_json(os.path.join(dest, relative, 'summary.json'), store.summary_copy(found))
+          store.copy_kept(found, os.path.join(dest, relative))  # the stage's small per-document arrays
   study_results.copy_records(root, target, saved)
 
 

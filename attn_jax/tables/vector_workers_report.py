@@ -29,7 +29,7 @@ def rows(study, root: str) -> list[list[str]]:
   paper = published_values(arms[0])
   threads = [a.overrides['vectors.workers'] for a in arms]
   table = [['statistic', *[f'{n} thread{"s" * (n > 1)}: {a.name} (n)' for n, a in zip(threads, arms)],
-            f'difference ({threads[-1]} − {threads[0]})', 'TOST', 'J&W published']]
+            f'difference ({threads[-1]} − {threads[0]})', 'verdict', 'J&W published']]
   for stat in COLUMNS:
     cis = [f['ci'][stat] for f in found]
     difference = (f'{cis[-1]["mean"] - cis[0]["mean"]:+.3f}' if cis[0]['n'] and cis[-1]['n'] else '–')

@@ -1,4 +1,4 @@
-"""The W&P experiments' numbers beside Wiegreffe & Pinter's (ALGORITHMS.md §C).
+"""The W&P experiments' numbers beside Wiegreffe & Pinter's (W&P Tables 2 and 3).
 
     python -m attn_jax.report wp RUN ... [--save results/wp] [--readme FILE]
 

@@ -1,8 +1,9 @@
 """W&P's Table 2 with seeds beside W&P's own code on the same inputs: the
 table of the `wp_table2` study (attn_jax.studies.wiegreffe_pinter_table2),
 learned against uniform attention per dataset, test F1 as mean ± 95 % CI,
-with the equivalence test (TOST at 0.02) of attn-jax against W&P's code with
-dev selection, and of learned against uniform attention. A dataset with no
+with the project's verdict (`verdicts.compare`: TOST at 0.02 and the test of
+zero) of attn-jax against W&P's code with dev selection, and of learned
+against uniform attention. A dataset with no
 model on either side has no row.
 """
 
@@ -51,16 +52,16 @@ def _cell(values: list, of: int = 0) -> str:
   return study_results.cell(ci) + (f' ({n})' if ci['n'] else '')
 
 
-def _tost(a: list, b: list) -> str:
+def _verdict(a: list, b: list) -> str:
   return jain_wallace_reference.verdict(jain_wallace_reference.equivalence(a, b, STATISTIC))
 
 
 def rows(study, root: str, reference: str) -> tuple[list[list[str]], list[str]]:
   """The table (per dataset and attention: attn-jax, W&P's code with each
-  selection, W&P's published F1, TOST attn-jax vs W&P dev selection) and its
+  selection, W&P's published F1, the verdict attn-jax vs W&P dev selection) and its
   notes (per dataset, learned − uniform per implementation)."""
   table = [['dataset', 'attention', 'F1: attn-jax', *[f'F1: {label}' for _, label in SELECTIONS],
-            'F1: W&P published', 'TOST: attn-jax vs W&P code (dev selection)']]
+            'F1: W&P published', 'verdict: attn-jax vs W&P code (dev selection)']]
   notes = [f'{jain_wallace_reference.MARGINS_TEXT} (here: attn-jax − W&P\'s code; learned − uniform)']
   arms = {a.name: a for a in study.arms}
   for dataset, c in comparison(study, root, reference).items():
@@ -73,7 +74,7 @@ def rows(study, root: str, reference: str) -> tuple[list[list[str]], list[str]]:
         unfinished.append(attention)
       table.append([dataset, attention, _cell(_values(sides['ours']), study.seeds_of(arm) if arm else 0),
                     *[_cell(_values(sides[sel])) for sel, _ in SELECTIONS], f'{paper[key]:.3f}',
-                    _tost(_values(sides['ours']), _values(sides['devsel']))])
+                    _verdict(_values(sides['ours']), _values(sides['devsel']))])
     notes.append(f'{dataset}: W&P published: learned − uniform = {paper["attention"] - paper["uniform"]:+.3f}')
     for side, label in (('ours', 'attn-jax'), *SELECTIONS):
       learned, uniform = _values(c['learned'][side]), _values(c['uniform'][side])
@@ -83,7 +84,7 @@ def rows(study, root: str, reference: str) -> tuple[list[list[str]], list[str]]:
       elif learned and uniform:
         gap = sum(learned) / len(learned) - sum(uniform) / len(uniform)
         notes.append(f'{dataset}: {label}: learned − uniform = {gap:+.3f} '
-                     f'(TOST, learned vs uniform: {_tost(learned, uniform)})')
+                     f'(learned vs uniform: {_verdict(learned, uniform)})')
   return table, notes
 
 

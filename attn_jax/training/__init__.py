@@ -1,1 +1,1 @@
-"""Training: the J&W recipe (§A.5), checkpoints, model selection."""
+"""Training: the J&W recipe (their `Trainers/TrainerBC.py`), checkpoints, model selection."""

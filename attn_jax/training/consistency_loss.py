@@ -1,5 +1,6 @@
-"""W&P's model-consistent adversary loss (§4; ALGORITHMS.md §C.4), a plug-in
-`Objective` of the model-axis trainer.
+"""W&P's model-consistent adversary loss (§4; W&P's code,
+`sarahwie/attention`: `model/Binary_Classification.py`), a plug-in `Objective` of
+the model-axis trainer.
 
 An adversary model learns to keep a fixed base model's predictions on the
 training set while moving its attention away from the base model's:

@@ -1,5 +1,5 @@
 """A model with imposed attention: W&P's diagnostic MLP with guide weights
-(§3.4; ALGORITHMS.md §C.3), a plug-in `Objective` of the model-axis trainer.
+(§3.4), a plug-in `Objective` of the model-axis trainer.
 
 Each model of the program has a guide index (`member['guide']`): −1 lets the
 model use its own attention (score, then project); g ≥ 0 imposes row g of the
@@ -51,7 +51,7 @@ def guided_loss(model, params, batch, dropout_rng, member, inputs) -> jnp.ndarra
 
 def uniform_alpha(lengths: np.ndarray, width: int) -> np.ndarray:
   """[N] lengths (with SOS and EOS) -> [N, width]: 1/n on the n words
-  (positions 1 .. L−2), 0 on SOS, EOS and padding (W&P §C.1)."""
+  (positions 1 .. L−2), 0 on SOS, EOS and padding (W&P §3.2)."""
   words = masks.word_mask(jnp.asarray(lengths), width)
   return np.asarray(projections.uniform(jnp.zeros(words.shape, jnp.float32), words))
 

@@ -22,14 +22,14 @@ def weighted_bce_sum(logits: jnp.ndarray, labels: jnp.ndarray, weights: jnp.ndar
 
 
 def jw_classification(model, params, batch, dropout_rng, member) -> jnp.ndarray:
-  """J&W §A.5: class-weighted BCE of the model's own prediction, summed."""
+  """J&W's `model/Binary_Classification.py`: class-weighted BCE of the model's own prediction, summed."""
   del member
   logits = model.forward(params, batch.tokens, batch.lengths, dropout_rng).logits
   return weighted_bce_sum(logits, batch.labels, batch.weights)
 
 
 def mean_cross_entropy(logits: jnp.ndarray, labels: jnp.ndarray, weights: jnp.ndarray) -> jnp.ndarray:
-  """Mean softmax cross-entropy over the batch's real rows (AllenNLP's, S&S §A.6).
+  """Mean softmax cross-entropy over the batch's real rows (AllenNLP's, S&S §3).
 
   Args:
     logits: [B, C]. labels: [B] class indices (float or int). weights: [B],
@@ -40,7 +40,7 @@ def mean_cross_entropy(logits: jnp.ndarray, labels: jnp.ndarray, weights: jnp.nd
 
 
 def ss_classification(model, params, batch, dropout_rng, member) -> jnp.ndarray:
-  """S&S §A.6: mean cross-entropy of the softmax over the classes."""
+  """S&S §3: mean cross-entropy of the softmax over the classes."""
   del member
   logits = model.forward(params, batch.tokens, batch.lengths, dropout_rng).logits
   return mean_cross_entropy(logits, batch.labels, batch.weights)

@@ -1,4 +1,5 @@
-"""Classification metrics: binary as J&W report them (§A.5), multi-class as S&S (accuracy).
+"""Classification metrics: binary as J&W report them (`common_code/metrics.py`),
+multi-class as S&S (accuracy).
 
 Same definitions as scikit-learn's `classification_report`, `roc_auc_score`
 and `average_precision_score` (the PR-AUC J&W report), in numpy.

@@ -1,5 +1,5 @@
-"""J&W's optimiser (§A.5): Adam with amsgrad, L2 decay except on attention;
-or S&S's (§A.6): plain Adam with the gradient's global norm clipped
+"""J&W's optimiser (`model/Binary_Classification.py`): Adam with amsgrad, L2
+decay except on attention; or S&S's (App. A.1): plain Adam with the gradient's global norm clipped
 (`train.optimizer`, `train.clip_norm`).
 
 AMSGrad comes in two rules. PyTorch's (`torch.optim.Adam(amsgrad=True)`,

@@ -1,7 +1,7 @@
 """Model selection: which epoch of a model is kept, and when a model stops.
 
 Each epoch, a model's score on `train.select_on` (`train.select_by`: J&W's
-ROC-AUC, S&S's accuracy) or its training loss (W&P's adversary, §C.4) is
+ROC-AUC, S&S's accuracy) or its training loss (W&P's adversary, §4) is
 compared with its best so far; only a strictly better, eligible epoch
 replaces the selection (never epoch 0 with `train.skip_first_epoch`, as J&W
 HEAD). `train.patience` stops a model that has not improved for that many

@@ -7,7 +7,7 @@ learning rate and weight decay), dropout keys and the objective's per-model
 values (W&P's λ, a guide) — as one vmapped program, all models seeing the
 same batch and the same batch inputs (a base model's targets, guides). A
 model's own sparsegen λ is such a value too (`Model.with_values`, Meister
-§E.1), so a λ sweep is one program. `attn_jax.training.executors` decides
+eq. 3), so a λ sweep is one program. `attn_jax.training.executors` decides
 whether a program runs that way or model after model.
 """
 

@@ -1,4 +1,4 @@
-"""The J&W training loop (§A.5) for M models at once, resumable from any
+"""The J&W training loop (their `Trainers/TrainerBC.py`) for M models at once, resumable from any
 checkpoint it writes.
 
 The M models (seeds, learning rates, embeddings, sweep values) are stacked on
@@ -72,7 +72,7 @@ from attn_jax.training.optimizer import frozen_subtrees, make_optimizer, with_hy
 SELECTION_METRIC = 'roc_auc'
 # Training says how long it will take once its steps that compiled nothing add up to this.
 ESTIMATE_AFTER_SECONDS = 5.0
-# S&S's early stopping and learning-rate halving read dev accuracy (§A.6).
+# S&S's early stopping and learning-rate halving read dev accuracy (S&S's `configs/*.jsonnet`).
 SELECTION_METRICS = ('roc_auc', 'accuracy')
 
 # The progress record moved to `attn_jax.training.progress`; callers and
@@ -255,7 +255,7 @@ def _select_all(p: '_Program', run: '_Run', epoch: int, bar: tqdm.tqdm) -> None:
                        p.executor.params(run.state, i), t)
     if t.get('plateau_factor') is not None and not improved and epoch > 0:
       # ReduceLROnPlateau(patience 0): S&S halve the step size after each
-      # epoch whose selection score is no better (§A.6).
+      # epoch whose selection score is no better (their `configs/*.jsonnet`).
       run.state = p.executor.scale_learning_rate(run.state, i, t.plateau_factor)
     entry = run.progress['models'][i]
     if selection.out_of_patience(entry, epoch, t) or selection.perfect(entry, t):

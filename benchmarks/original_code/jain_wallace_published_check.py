@@ -5,7 +5,8 @@
 Reads `graph_outputs/evaluate/<config>.json` and
 `graph_outputs/CorrStats_kendalltau/<config>.csv` at the checkout's HEAD
 (rows `al` = τ(α, gradient), `ag` = τ(α, LOO), `gl` = τ(gradient, LOO):
-the labels are not what they say, ALGORITHMS.md §0.1) for every key of
+the labels are not what they say, see J&W's
+`Trainers/PlottingBC.py::plot_correlation_between_grad_and_loo`) for every key of
 `JAIN_WALLACE_GRID` and `JAIN_WALLACE_QA_GRID`, and prints each mismatch
 beyond the rounding of the transcription; exits 1 if there is any.
 """

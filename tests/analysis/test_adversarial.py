@@ -1,4 +1,4 @@
-"""J&W's adversarial attention (§B.5) and its JSD against naive float64 loops."""
+"""J&W's adversarial attention (`adversarial_multi`) and its JSD against naive float64 loops."""
 
 import math
 

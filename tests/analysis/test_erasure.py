@@ -1,4 +1,4 @@
-"""Serrano & Smith's attention erasure (§D) against naive float64 loops.
+"""Serrano & Smith's attention erasure (S&S §§4–5) against naive float64 loops.
 
 Only the decoder z = θ·Σ_t α_t h_t + b sees an erased α, so most tests
 build the hidden states by hand: h_t = c_t θ/‖θ‖² makes z = Σ_t α_t c_t + b,

@@ -99,6 +99,19 @@ def test_the_stage_on_the_synthetic_task(smoke_trained, tmp_path):
   # far better than chance (1-3 planted among 8-40 words).
   assert summary['measures']['gradient']['mean_ap'] > summary['chance']['mean_ap'] + 0.2
   assert os.path.exists(os.path.join(directory, 'evidence_average_precision.png'))
+  # The rankings that read no model: later words first by the loop, word types beside.
+  later = [naive_average_precision(np.arange(mask.shape[1], dtype=np.float64), mask[i], lengths[i] - 2)
+           for i in range(len(lengths))]
+  np.testing.assert_allclose(arrays['ap_later_words_first'], later, rtol=1e-5, atol=1e-6)
+  assert summary['baselines']['later_words_first']['mean_ap'] == pytest.approx(np.mean(later))
+  assert summary['baselines']['random_word_types']['monte_carlo_se'] < 0.002
+  # The per-question APs results/ keeps: float16, one row per measure and baseline, hashed.
+  kept = np.load(os.path.join(directory, 'kept.npz'))
+  names = list(kept['names'])
+  assert names == [*evidence_stage.MEASURES, 'chance', *evidence_stage.BASELINES]
+  assert kept['ap'].dtype == np.float16 and kept['ap'].shape == (len(names), len(lengths))
+  np.testing.assert_allclose(kept['ap'][names.index('alpha')], arrays['ap_alpha'], atol=1e-3)
+  assert 'kept.npz' in summary['sha256']
 
 
 def test_a_dataset_without_evidence_is_refused_in_one_line():

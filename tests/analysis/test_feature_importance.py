@@ -1,4 +1,4 @@
-"""Gradient importance, leave-one-out and Kendall τ (J&W §B.1–B.3) against
+"""Gradient importance, leave-one-out and Kendall τ (J&W Table 2) against
 naive float64 references computed one unpadded document at a time."""
 
 import functools

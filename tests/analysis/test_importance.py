@@ -1,5 +1,5 @@
-"""Meister et al.'s importance measures and normalised entropy (ALGORITHMS.md
-§E.2) against float64 references computed one unpadded document, one
+"""Meister et al.'s importance measures and normalised entropy (§3.1
+and App. A) against float64 references computed one unpadded document, one
 position and one word at a time with plain loops."""
 
 import functools
@@ -166,7 +166,7 @@ def test_encode_layers_ends_with_the_encoder_output():
 
 def test_sparsemax_with_detached_attention_ranks_states_exactly_as_attention():
   # With α detached, ∂ŷ/∂h_i = σ'(z)·α_i·θ: its norm is proportional to α_i,
-  # so τ(α, g_ŷ(I)) = 1 (ALGORITHMS.md §E.2) — why the attached variant is the default.
+  # so τ(α, g_ŷ(I)) = 1 — why the attached variant is the default.
   model, params = setup('bilstm', 'tanh', 'sparsemax')
   tokens, lengths = pad(documents((9, 10), seed=5), WIDTH)
   alpha = np.asarray(model.forward(params, tokens, lengths).alpha)

@@ -1,4 +1,4 @@
-"""J&W's attention permutation (§B.4) against a loop over permutations in float64."""
+"""J&W's attention permutation (`permute_attn`) against a loop over permutations in float64."""
 
 import collections
 

@@ -1,4 +1,4 @@
-"""S&S's erasure tests (§D) on a tiny multi-class HAN, against a float64 loop
+"""S&S's erasure tests (§§4–5) on a tiny multi-class HAN, against a float64 loop
 implementation of S&S's code: its saved sentence vectors and attention, the
 "classifier from attention" re-run after each erasure, argmax decisions."""
 

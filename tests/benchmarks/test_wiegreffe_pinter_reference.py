@@ -10,6 +10,7 @@ import pytest
 import scipy.stats
 import helpers
 
+from attn_jax.analysis import verdicts
 from attn_jax.analysis import statistics
 from attn_jax.tables import jain_wallace_reference, wiegreffe_pinter_table2_report as wiegreffe_pinter_table2
 from attn_jax.studies import STUDIES
@@ -84,16 +85,16 @@ def test_the_table_tests_attn_jax_against_their_code_under_the_same_selection(tr
   rows = [r[1:] for r in rows]
   assert rows[1][0] == 'learned' and rows[1][4] == '0.831' and rows[2][4] == '0.822'
   assert rows[1][3] == '0.840 (n=1)' and rows[2][3] == '–'  # one seed: no interval; none: a dash
-  ours_learned = statistics.equivalence_test(LEARNED, (0.83, 0.832, 0.836), 0.02)
+  ours_learned = verdicts.compare(LEARNED, (0.83, 0.832, 0.836), 0.02)
   assert rows[1][-1] == jain_wallace_reference.verdict(ours_learned) and rows[1][-1].startswith('equivalent')
   p_lower = scipy.stats.ttest_ind([x + 0.02 for x in UNIFORM], (0.83, 0.834, 0.82), equal_var=False,
                                   alternative='greater').pvalue
-  uniform = statistics.equivalence_test(UNIFORM, (0.83, 0.834, 0.82), 0.02)
+  uniform = verdicts.compare(UNIFORM, (0.83, 0.834, 0.82), 0.02)
   assert uniform['p_lower'] == pytest.approx(p_lower) and rows[2][-1] == jain_wallace_reference.verdict(uniform)
-  assert notes[0].startswith('equivalence test (TOST, α = 0.05) at margins 0.02')
+  assert notes[0].startswith('TOST (α = 0.05) at margins 0.02')
   assert notes[1] == 'sst: W&P published: learned − uniform = +0.009'
   gap = sum(LEARNED) / 5 - sum(UNIFORM) / 5
-  assert notes[2].startswith(f'sst: attn-jax: learned − uniform = {gap:+.3f} (TOST, learned vs uniform: different')
+  assert notes[2].startswith(f'sst: attn-jax: learned − uniform = {gap:+.3f} (learned vs uniform: different')
   assert notes[3].startswith("sst: W&P's code, dev selection: learned − uniform = ")
   assert len(notes) == 4  # test selection: no uniform seed, no line
 

@@ -1,4 +1,4 @@
-"""Tokenisers and newsgroup cleaning (J&W preprocessing, §A.1)."""
+"""Tokenisers and newsgroup cleaning (J&W preprocessing, `preprocess/`)."""
 
 from attn_jax.data import newsgroups_text, tokenize
 

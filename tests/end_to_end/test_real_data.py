@@ -1,7 +1,8 @@
 """The J&W protocol on the real files: split sizes, classes, vocabularies.
 
 Runs when ATTN_JAX_DATA points at the data folder (CI: ../shared/data).
-J&W's numbers (ALGORITHMS.md §A.1) are exact for SST; for the others the
+J&W's numbers (their code's preprocessing, `successar/AttentionExplanation`;
+SST's also W&P Table 1) are exact for SST; for the others the
 tokenisation differs slightly from J&W's spaCy / Keras pipelines.
 """
 

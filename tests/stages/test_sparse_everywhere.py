@@ -1,5 +1,5 @@
 """Every analysis stage and W&P's experiments with sparse and uniform
-projections (Meister et al. 2021; ALGORITHMS.md §E.1): finite results, NaN τ
+projections (Meister et al. 2021, §2): finite results, NaN τ
 only where a ranked vector is constant, J&W's adversary in the model's own
 projection, and `train.update_only` freezing the other params exactly."""
 

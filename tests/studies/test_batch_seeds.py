@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
+from attn_jax.analysis import verdicts
 from attn_jax import config as config_lib
 from attn_jax.workdirs import model_axis
 from attn_jax.tables import studies as report, study_results as collect, study_seeds
@@ -88,16 +89,18 @@ def test_the_table_sets_one_order_beside_own_orders_and_j_w_code(tree):
     assert row[4] == f'{report.cell(report.statistics.t_interval(code))} (n=3)'
     margin = 0.02 if row[1] == 'accuracy' else 0.05
     for side, values, text in (('one', one, row[5]), ('own', own, row[6])):
-      test = report.statistics.equivalence_test(values, code, margin)
-      assert text.startswith(test['verdict'] + ' (Δ ')
+      test = verdicts.compare(values, code, margin)
+      assert text.startswith(verdicts.SHORT[test['verdict']] + ' (Δ ')
       found[side].append(test['verdict'])
     assert row[7] == f'{np.std(own, ddof=1) / np.std(one, ddof=1):.2f}'
   assert rows[5][5:7] == ['–', '–']  # the selected epoch: shown, not tested
   for side, label in (('one', 'one batch order'), ('own', 'own batch orders')):
-    assert (f'{label}: {found[side].count("equivalent")} shown equivalent, {found[side].count("different")} '
-            f'shown different, {found[side].count("inconclusive")} inconclusive') in notes[1]
-  # τ(α, LOO) 0.04 below J&W's code with one order: neither shown the same nor beyond the 0.05 margin.
-  assert rows[3][5].startswith('inconclusive (Δ -0.040')
+    count = lambda v: found[side].count(v)
+    assert (f'{label}: {len(found[side])} tested: {count("equivalent")} equivalent, {count("equivalent_small")} '
+            f'equivalent with a difference smaller than the margin, {count("different")} different, '
+            f'{count("inconclusive")} inconclusive') in notes[1]
+  # τ(α, LOO) 0.04 below J&W's code with one order: not shown within the 0.05 margin, but off zero: different.
+  assert rows[3][5].startswith('different (Δ -0.040')
 
 
 def test_a_row_with_fewer_than_two_models_is_left_out(tree):

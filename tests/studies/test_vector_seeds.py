@@ -8,6 +8,7 @@ import shutil
 
 import pytest
 
+from attn_jax.analysis import verdicts
 from attn_jax import config as config_lib
 from attn_jax.analysis import statistics
 from attn_jax.workdirs import model_axis
@@ -85,9 +86,9 @@ def test_the_table_sets_model_seeds_beside_vectors_and_model_seeds(tree, capsys)
     assert float(row[6]) == pytest.approx(both['half_width'] / model_only['half_width'], abs=0.005)
     # Whether the vectors move the mean: TOST of the two sides at the statistic's margin.
     margin = 0.02 if row[1] == 'accuracy' else 0.05
-    test = statistics.equivalence_test([mean + SPREAD[0]] + [mean + d for d in VECTORS],
+    test = verdicts.compare([mean + SPREAD[0]] + [mean + d for d in VECTORS],
                                        [mean + d for d in SPREAD], margin)
-    assert row[8].startswith(test['verdict'] + ' (Δ ') and test['verdict'] in ('equivalent', 'inconclusive')
+    assert row[8].startswith(verdicts.SHORT[test['verdict']] + ' (Δ ') and test['verdict'] in ('equivalent', 'inconclusive')
   assert rows[1][2] == '0.810 ± 0.010' and rows[1][4] == '0.814 ± 0.034' and rows[1][6] == '3.42'
   # IMDB: the grid's seed0 alone on the model-seed side (no interval, no ratio);
   # with the study's one IMDB model, two on the other side.

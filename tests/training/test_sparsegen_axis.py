@@ -1,4 +1,4 @@
-"""Meister et al.'s sparsegen λ sweep as one program (§E.1): each model's λ is
+"""Meister et al.'s sparsegen λ sweep as one program (eq. 3): each model's λ is
 its own value on the model axis (`Model.with_values`)."""
 
 import jax

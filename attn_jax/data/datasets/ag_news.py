@@ -1,4 +1,4 @@
-"""AG News (Zhang et al. 2015), World vs Business, as J&W prepare it (§A.1).
+"""AG News (Zhang et al. 2015), World vs Business, as J&W prepare it (`preprocess/ag_news/AGNews.ipynb`).
 Only test.csv is distributed beside the project: training needs train.csv."""
 
 import os

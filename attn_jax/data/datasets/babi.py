@@ -165,6 +165,14 @@ def _tokenized(records: list[dict]) -> jain_wallace.TokenizedSplit:
                                      queries=queries, evidence=evidence)
 
 
+def read_questions(path: str) -> jain_wallace.TokenizedSplit:
+  """Every question of a bAbI file, in file order, as `prepare` tokenises
+  it (J&W's passage words, the question, the answer, the evidence positions
+  in the passage): what the evidence stage scores, read without a model,
+  e.g. for the rankings that read no model (`attn_jax.tables.known_evidence`)."""
+  return _tokenized([example for _, example in parse(path)])
+
+
 def prepare(raw: dict, wanted) -> jain_wallace.Prepared:
   """J&W's bAbI protocol (see the module's docstring)."""
   train_all = _tokenized(raw['train'])

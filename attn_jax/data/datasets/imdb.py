@@ -1,5 +1,5 @@
 """IMDB (Maas et al. 2011, aclImdb) as J&W prepare it: reviews under 400
-words, 80/20 train/dev, a 20 % sample of test (§A.1)."""
+words, 80/20 train/dev, a 20 % sample of test (J&W's `preprocess/IMDB/IMDB.ipynb`)."""
 
 import os
 

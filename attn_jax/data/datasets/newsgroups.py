@@ -1,4 +1,4 @@
-"""20 Newsgroups "bydate", baseball vs hockey, as J&W prepare it (§A.1)."""
+"""20 Newsgroups "bydate", baseball vs hockey, as J&W prepare it (`preprocess/20News/20News.ipynb`)."""
 
 import os
 

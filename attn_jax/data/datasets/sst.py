@@ -1,5 +1,5 @@
 """Binary SST (Socher et al. 2013) as J&W prepare it: PTB trees, neutral
-sentences dropped, 5 < words (§A.1)."""
+sentences dropped, 5 < words (J&W's `preprocess/SST/SST.ipynb`)."""
 
 import os
 

@@ -1,4 +1,4 @@
-"""Token-wise projection encoder (J&W `average`, §A.3; W&P's diagnostic MLP)."""
+"""Token-wise projection encoder (J&W `average`, `EncoderAverage`; W&P's diagnostic MLP)."""
 
 import flax.linen as nn
 import jax.numpy as jnp
@@ -33,7 +33,7 @@ def _states(params: dict, embedded: jnp.ndarray) -> jnp.ndarray:
 
 
 def deletion_states(params: dict, embedded: jnp.ndarray, length: jnp.ndarray) -> jnp.ndarray:
-  """Encoder states of every one-word deletion of one document (J&W LOO, §B.2).
+  """Encoder states of every one-word deletion of one document (J&W LOO, `remove_and_run`).
 
   Args:
     params: the encoder's params (`projection`).

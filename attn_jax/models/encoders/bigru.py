@@ -1,4 +1,4 @@
-"""Bidirectional GRU encoder (S&S's `rnn`: biGRU, 50 per direction; §A.6)."""
+"""Bidirectional GRU encoder (S&S's `rnn`: biGRU, 50 per direction; their `configs/*.jsonnet`)."""
 
 import flax.linen as nn
 import jax

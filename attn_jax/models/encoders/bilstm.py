@@ -1,4 +1,4 @@
-"""Bidirectional LSTM encoder (J&W `rnn`, §A.3; Meister et al.'s BiLSTM)."""
+"""Bidirectional LSTM encoder (J&W `rnn`, `EncoderRNN`; Meister et al.'s BiLSTM)."""
 
 import functools
 
@@ -226,7 +226,7 @@ def _lane_steps(params: dict, gates: jnp.ndarray, h0: jnp.ndarray, c0: jnp.ndarr
 
 def deletion_states(params: dict, embedded: jnp.ndarray, length: jnp.ndarray,
                     unroll: int = 1) -> jnp.ndarray:
-  """Encoder states of every one-word deletion of one document (J&W LOO, §B.2).
+  """Encoder states of every one-word deletion of one document (J&W LOO, `remove_and_run`).
 
   Args:
     params: the encoder's params (`w_ih`, `w_hh`, `bias`).

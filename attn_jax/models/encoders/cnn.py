@@ -1,4 +1,4 @@
-"""Convolutional encoder (J&W `cnn`, §A.3)."""
+"""Convolutional encoder (J&W `cnn`, `EncoderCNN`)."""
 
 from typing import Sequence
 
@@ -50,7 +50,7 @@ def has_state_reuse(encoder: CNNEncoder) -> bool:
 
 def deletion_states(params: dict, embedded: jnp.ndarray, length: jnp.ndarray,
                     kernel_sizes: Sequence[int]) -> jnp.ndarray:
-  """Encoder states of every one-word deletion of one document (J&W LOO, §B.2).
+  """Encoder states of every one-word deletion of one document (J&W LOO, `remove_and_run`).
 
   Args:
     params: the encoder's params (`conv{k}` per kernel size, all odd).

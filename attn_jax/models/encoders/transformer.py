@@ -26,7 +26,7 @@ class TransformerEncoder(nn.Module):
   post-LN layers (PyTorch `nn.TransformerEncoderLayer` defaults: ReLU
   feed-forward, dropout). Keys past a row's length are masked, so padding
   never changes an output; outputs at padding are zero. Meister et al. leave
-  these details unspecified (ALGORITHMS.md §A.7). `norm='pre'` puts the
+  these details unspecified (their App. B). `norm='pre'` puts the
   layer norms before each sub-layer (PyTorch's `norm_first=True`, no final
   norm, `nn.TransformerEncoder`'s default): the output is the residual
   stream, whose norms vary by position (post-LN's are all about √hidden).
