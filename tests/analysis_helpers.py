@@ -68,3 +68,18 @@ def js_binary(z1, z2):
   m = (p + q) / 2
   kl = lambda a, b: sum(x * np.log(x / y) for x, y in zip(a, b) if x > 0)
   return 0.5 * kl(p, m) + 0.5 * kl(q, m)
+
+
+def naive_average_precision(scores, evidence, n_words):
+  """sklearn's definition, one document: Σ over thresholds of Δrecall × precision."""
+  s = [float(x) for x in scores[1:n_words + 1]]
+  e = [bool(x) for x in evidence[1:n_words + 1]]
+  relevant = sum(e)
+  if relevant == 0:
+    return float('nan')
+  total = 0.0
+  for threshold in sorted(set(s), reverse=True):
+    at = [i for i in range(n_words) if s[i] >= threshold]
+    new = [i for i in range(n_words) if s[i] == threshold and e[i]]
+    total += len(new) / relevant * sum(e[i] for i in at) / len(at)
+  return total

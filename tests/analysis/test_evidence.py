@@ -15,21 +15,8 @@ from attn_jax.core.errors import ConfigError
 from attn_jax.data.dataset import load_dataset
 from attn_jax.stages import evidence as evidence_stage
 import helpers
+from analysis_helpers import naive_average_precision
 
-
-def naive_average_precision(scores, evidence, n_words):
-  """sklearn's definition, one document: Σ over thresholds of Δrecall × precision."""
-  s = [float(x) for x in scores[1:n_words + 1]]
-  e = [bool(x) for x in evidence[1:n_words + 1]]
-  relevant = sum(e)
-  if relevant == 0:
-    return float('nan')
-  total = 0.0
-  for threshold in sorted(set(s), reverse=True):
-    at = [i for i in range(n_words) if s[i] >= threshold]
-    new = [i for i in range(n_words) if s[i] == threshold and e[i]]
-    total += len(new) / relevant * sum(e[i] for i in at) / len(at)
-  return total
 
 
 def _random_case(rng, batch=12, width=14, ties=False):

@@ -8,21 +8,7 @@ import numpy as np
 import pytest
 
 from attn_jax.analysis import evidence_ranking as ev, position_baselines as pb
-
-
-def naive_average_precision(scores, evidence, n_words):
-  """sklearn's definition, one document: Σ over thresholds of Δrecall × precision."""
-  s = [float(x) for x in scores[1:n_words + 1]]
-  e = [bool(x) for x in evidence[1:n_words + 1]]
-  relevant = sum(e)
-  if relevant == 0:
-    return float('nan')
-  total = 0.0
-  for threshold in sorted(set(s), reverse=True):
-    at = [i for i in range(n_words) if s[i] >= threshold]
-    new = [i for i in range(n_words) if s[i] == threshold and e[i]]
-    total += len(new) / relevant * sum(e[i] for i in at) / len(at)
-  return total
+from analysis_helpers import naive_average_precision
 
 
 def naive_statements(separators, n_words):
