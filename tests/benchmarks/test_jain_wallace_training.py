@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 import helpers
 
-torch = pytest.importorskip('torch')
+torch = pytest.importorskip(
+    'torch', reason='needs PyTorch, the [original_code] extra (pip install -e ".[original_code]"); CI installs [test] only')
 sys.path.insert(0, os.path.join(helpers.ROOT, 'benchmarks', 'original_code'))
 import jain_wallace_training  # pylint: disable=g-import-not-at-top,wrong-import-position
 

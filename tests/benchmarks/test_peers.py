@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 import helpers
 
-torch = pytest.importorskip('torch')
-pytest.importorskip('captum')
+BENCH = 'needs PyTorch and Captum, the [bench] extra (pip install -e ".[bench]"); CI installs [test] only'
+torch = pytest.importorskip('torch', reason=BENCH)
+pytest.importorskip('captum', reason=BENCH)
 
 sys.path.insert(0, os.path.join(helpers.ROOT,
                                 'benchmarks'))

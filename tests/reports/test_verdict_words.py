@@ -35,7 +35,7 @@ import re
 import pytest
 import helpers
 
-from attn_jax.analysis import verdicts
+from verdict_claims import CHECKED
 
 ROOT = helpers.ROOT
 LEDGER = os.path.join(helpers.TESTS, 'reports', 'verdict_sentences_unchecked.json')
@@ -99,72 +99,6 @@ def sha1(sentence: str) -> str:
   return hashlib.sha1(sentence.encode('utf-8')).hexdigest()
 
 
-# ---------------------------------------------------------------------------------------------
-# Checked sentences: fragment -> check(sentence). Each reads committed result files.
-
-def _values(pattern: str, key: str) -> list[float]:
-  files = sorted(glob.glob(os.path.join(ROOT, pattern)))
-  assert files, f'no result files {pattern}'
-  return [json.load(open(f, encoding='utf-8'))[key] for f in files]
-
-
-def _num(x: float) -> str:
-  """+0.036 / −0.012 as the prose prints them (a rounded zero is +0.000)."""
-  text = f'{x:+.3f}'
-  return '+0.000' if text == '-0.000' else text.replace('-', '−')
-
-
-def _interval(r: dict) -> str:
-  return f"{_num(r['difference'])} [{_num(r['low95'])}, {_num(r['high95'])}]"
-
-
-def _compare(a_pattern, b_pattern, key, margin):
-  return verdicts.compare(_values(a_pattern, key), _values(b_pattern, key), margin)
-
-
-def _wp_table2(dataset):
-  return _compare(f'results/wp_table2/{dataset}_learned/seed*/eval.json',
-                  f'results/wp_table2/{dataset}_uniform/seed*/eval.json', 'f1_pos', verdicts.MARGINS['f1'])
-
-
-def check_readme_wp_imdb(sentence):
-  """README: 20 Newsgroups learned − uniform inconclusive, IMDB different, with their intervals."""
-  news, imdb = _wp_table2('20news'), _wp_table2('imdb')
-  assert news['verdict'] == verdicts.INCONCLUSIVE and 'inconclusive' in sentence
-  assert f'learned − uniform {_interval(news)}' in sentence, (_interval(news), sentence)
-  assert imdb['verdict'] == verdicts.DIFFERENT
-  assert f'IMDB: {_interval(imdb)}, different' in sentence, (_interval(imdb), sentence)
-
-
-def check_readme_wp_sst(sentence):
-  """README: on SST both arms equivalent to W&P's code (dev selection), learned equivalent to
-  uniform on both sides, with the printed intervals."""
-  for arm in ('learned', 'uniform'):
-    r = _compare(f'results/wp_table2/sst_{arm}/seed*/eval.json',
-                 f'results/wp_reference/sst_{arm}_devsel/seed*/summary.json', 'f1_pos', verdicts.MARGINS['f1'])
-    assert r['verdict'] == verdicts.EQUIVALENT, (arm, r['verdict'])
-  ours = _wp_table2('sst')
-  theirs = _compare('results/wp_reference/sst_learned_devsel/seed*/summary.json',
-                    'results/wp_reference/sst_uniform_devsel/seed*/summary.json', 'f1_pos', verdicts.MARGINS['f1'])
-  assert ours['verdict'] == theirs['verdict'] == verdicts.EQUIVALENT
-  assert 'both arms are equivalent' in sentence and 'learned attention is equivalent to uniform' in sentence
-  assert f'(Δ {_interval(ours)})' in sentence, (_interval(ours), sentence)
-  assert f"W&P's code ({_interval(theirs)})" in sentence, (_interval(theirs), sentence)
-
-
-def check_jw_babi3_accuracy(sentence):
-  """docs/jain_wallace.md: bAbI 3 BiLSTM + tanh accuracy, attn-jax vs J&W's code: different, higher."""
-  r = _compare('results/jw_qa/babi3_bilstm_tanh/seed*/eval.json',
-               'results/jw_qa_reference/babi3_bilstm_tanh/seed*/summary.json', 'accuracy', verdicts.MARGINS['accuracy'])
-  assert r['verdict'] == verdicts.DIFFERENT and r['difference'] > 0 and not r['beyond_margin']
-  assert f'(Δ {_interval(r)},' in sentence, (_interval(r), sentence)
-
-
-CHECKED = {
-    'IMDB: +0.036 [+0.005, +0.067], different': check_readme_wp_imdb,
-    'learned attention is equivalent to uniform': check_readme_wp_sst,
-    'Accuracy is different: higher on our side': check_jw_babi3_accuracy,
-}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -215,7 +215,8 @@ def test_the_jw_optimizer_with_decay_is_torch_adam_amsgrad_with_weight_decay():
 
 
 def test_torch_amsgrad_equals_torch_itself_when_installed():
-  torch = pytest.importorskip('torch')
+  torch = pytest.importorskip(
+      'torch', reason='needs PyTorch, the [bench] extra (pip install -e ".[bench]"); CI installs [test] only')
   gradients = _decaying_gradients(50, seed=2)
   p = torch.zeros(7, dtype=torch.float64, requires_grad=True)
   opt = torch.optim.Adam([p], lr=1e-3, weight_decay=0.01, amsgrad=True)
