@@ -6,6 +6,7 @@ one program and analysed, with a table of mean ± 95 % CI over seeds.
     python -m attn_jax.studies run jw_qa --only='babi1_*'   # needs ATTN_JAX_DATA (bAbI)
     python -m attn_jax.studies report jw_qa --root=workdirs/jw_qa --save=results/jw_qa
     python -m attn_jax.studies run ss_models [--only='imdb_ratings_*']
+    python -m attn_jax.studies run meister_seeds --only='sst_*' --one-at-a-time
     python -m attn_jax.studies run vector_seeds --root=workdirs/vector_seeds --only='sst_*'
     python -m attn_jax.studies report jw_grid [--root=...] [--save=results/jw_grid] [--readme=README.md --readme=docs/jain_wallace.md]
     python -m attn_jax.studies report jw_grid --root=results/jw_grid [--reference=results/jw_reference]  # + J&W's own code
@@ -24,8 +25,8 @@ the two intervals side by side (reading the grid from `jw_grid` beside its
 root).
 """
 
-from attn_jax.studies import (batch_seeds, fidelity, jain_wallace_grid, jain_wallace_qa, serrano_smith_models,
-                              vector_seeds, vector_workers, wiegreffe_pinter_table2)
+from attn_jax.studies import (batch_seeds, fidelity, jain_wallace_grid, jain_wallace_qa, meister_seeds,
+                              serrano_smith_models, vector_seeds, vector_workers, wiegreffe_pinter_table2)
 from attn_jax.tables.report_registry import COMMANDS, Command
 from attn_jax.studies.arms import Arm, Study
 
@@ -43,6 +44,10 @@ STUDIES = {
     # known-evidence scores (attn_jax.studies.jain_wallace_qa).
     'jw_qa': Study('jw_qa', jain_wallace_qa.ARMS, jain_wallace_qa.ANALYSES, seeds=5,
                    description=jain_wallace_qa.__doc__.split('\n\n')[0], kind='qa_grid'),
+    # Meister et al.'s Tables 1 and 6 rows, 5 seeds each at their Table 4
+    # learning rates (attn_jax.studies.meister_seeds).
+    'meister_seeds': Study('meister_seeds', meister_seeds.ARMS, meister_seeds.ANALYSES, seeds=5,
+                           description=meister_seeds.__doc__.split('\n\n')[0], kind='meister_seeds'),
     'ss_models': Study('ss_models', serrano_smith_models.ARMS, serrano_smith_models.ANALYSES, seeds=1,
                        description=serrano_smith_models.__doc__.split('\n\n')[0], kind='ss'),
     # Vector seed k with model seed k, k = 1..4 (one model per arm); k = 0 is

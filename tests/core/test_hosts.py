@@ -31,7 +31,9 @@ def run(args, **kwargs):
 
 def finished(process, timeout=600):
   out, _ = process.communicate(timeout=timeout)
-  assert process.returncode == 0, out[-3000:]
+  # 12,000 characters: where JAX aborts a process, the reason is printed above
+  # Python's stack dump and module list (about 3,000 characters on their own).
+  assert process.returncode == 0, out[-12000:]
   return out
 
 
