@@ -40,8 +40,10 @@ def default_workdir(cfg: ml_collections.ConfigDict) -> str:
 def check(cfg: ml_collections.ConfigDict, workdir: str | None = None) -> None:
   """Raises ConfigError for what `cfg` cannot run here, before any work: an
   invalid config, more devices than there are, batches that do not split over
-  them, training asked of several hosts."""
+  them, training asked of several hosts, a lease setting that would evict
+  live holders."""
   config_lib.validate(cfg)
+  leases.stale_after_seconds()
   sharding.check(cfg.analysis.batch_size, cfg.devices)
   if workdir is not None:
     hosts.check_runnable(cfg.experiments, trainer.is_finished(workdir))

@@ -39,6 +39,7 @@ naming the holder (`LeaseHeld`).
 import contextlib
 import errno
 import json
+import math
 import os
 import secrets
 import socket
@@ -47,7 +48,7 @@ import time
 from typing import Callable, Iterator, Optional
 
 from attn_jax.core import atomic_io
-from attn_jax.core.errors import AttnJaxError
+from attn_jax.core.errors import AttnJaxError, ConfigError
 
 SUFFIX = '.lease'
 HEARTBEAT = 30.0
@@ -73,13 +74,32 @@ _HELD: dict[str, tuple[str, dict]] = {}
 _HELD_LOCK = threading.Lock()
 
 
+# The shortest takeover time accepted: a holder's heartbeat is a quarter of it,
+# and below a second the heartbeat would spin and a live holder's slow write
+# could look like silence.
+SHORTEST_STALE_AFTER = 1.0
+
+
 def stale_after_seconds() -> float:
   """`STALE_AFTER`, or $ATTN_JAX_LEASE_STALE_AFTER seconds (a scheduler that
-  pauses jobs for longer, or a test of takeovers)."""
-  try:
-    return float(os.environ.get('ATTN_JAX_LEASE_STALE_AFTER', STALE_AFTER))
-  except ValueError:
+  pauses jobs for longer, or a test of takeovers).
+
+  Raises:
+    ConfigError: the variable is not a number of seconds >= 1 (0 or a
+      negative value would evict every live holder; a word would be ignored).
+  """
+  text = os.environ.get('ATTN_JAX_LEASE_STALE_AFTER')
+  if text is None:
     return STALE_AFTER
+  try:
+    value = float(text)
+  except ValueError:
+    value = math.nan
+  if not math.isfinite(value) or value < SHORTEST_STALE_AFTER:
+    raise ConfigError(f'ATTN_JAX_LEASE_STALE_AFTER={text!r}: a lease is taken over after this many seconds without '
+                      f'a heartbeat, so it must be a number >= {SHORTEST_STALE_AFTER:g} (default {STALE_AFTER:g}); '
+                      'set it so, or unset it')
+  return value
 
 
 def verify(target: str) -> None:
@@ -219,8 +239,12 @@ def _create(path: str, record: dict) -> bool:
   return True
 
 
-def _take_over(path: str, stale: Optional[dict], stale_after: float) -> None:
-  """Removes the stale lock `path` if it still is the one judged stale."""
+def _take_over(path: str, stale: Optional[dict], stale_after: float, silent_mtime: Optional[float] = None) -> None:
+  """Removes the stale lock `path` if it still is the one judged stale: the
+  same token, and still stale (`is_stale`) — or, where it was judged by its
+  heartbeat's silence as this host watched it (`silent_mtime`: the lock file's
+  time then, which a clock ahead of this host's puts in the future), still
+  that silent time."""
   breaker = path + '.break'
   if not _create(breaker, _holder_record('takeover')):
     if is_stale(breaker, read_holder(breaker), min(stale_after, 60.0)):
@@ -230,12 +254,39 @@ def _take_over(path: str, stale: Optional[dict], stale_after: float) -> None:
   try:
     current = read_holder(path)
     same = (current or {}).get('token') == (stale or {}).get('token')
-    if same and is_stale(path, current, stale_after):
+    still = False
+    if silent_mtime is not None:
+      with contextlib.suppress(OSError):
+        still = os.path.getmtime(path) == silent_mtime
+    else:
+      still = is_stale(path, current, stale_after)
+    if same and still:
       with contextlib.suppress(FileNotFoundError):
         os.remove(path)
   finally:
     with contextlib.suppress(FileNotFoundError):
       os.remove(breaker)
+
+
+class _Silence:
+  """How long this process has watched a lock file's time stand still, by its
+  own monotonic clock: a heartbeat is a change of that time, whatever clock
+  wrote it, so a holder whose clock runs ahead of this host's (another host's,
+  or this one's set back) is judged by its silence, never waited for forever."""
+
+  def __init__(self):
+    self.mtime, self.since = None, None
+
+  def seconds(self, path: str) -> tuple[Optional[float], float]:
+    """(the lock file's time, seconds it has stood still as this process watched)."""
+    try:
+      mtime = os.path.getmtime(path)
+    except OSError:
+      mtime = None
+    now = time.monotonic()
+    if mtime != self.mtime or self.since is None:
+      self.mtime, self.since = mtime, now
+    return mtime, now - self.since
 
 
 def _heartbeat(path: str, record: dict, stop: threading.Event, every: float) -> None:
@@ -266,6 +317,7 @@ def lease(path: str, what: str, wait: bool = True, log: Callable[[str], None] = 
   heartbeat = min(heartbeat, stale_after / 4)  # a live holder never looks stale
   record = _holder_record(what)
   waited, last_report, holder, took_over = 0.0, None, None, False
+  silence, skew_said = _Silence(), False
   try:
     created = _create(path, record)
   except OSError as e:
@@ -279,11 +331,23 @@ def lease(path: str, what: str, wait: bool = True, log: Callable[[str], None] = 
   while not created and not _create(path, record):
     current = read_holder(path)
     reason = stale_reason(path, current, stale_after)
+    mtime, silent = silence.seconds(path)
+    ahead = (mtime - time.time()) if mtime is not None else 0.0
+    silent_mtime = None
+    if reason is None and silent > stale_after:
+      reason, silent_mtime = f'no heartbeat for {silent:.0f} s as this host watched it', mtime
+      if ahead > CLOCK_SLACK:
+        reason += f'; its time was {ahead:.0f} s ahead of this host\'s clock'
     if reason is not None:
       log(f'{what}: the lease of {describe(current)} is stale ({reason}); taking it over')
-      _take_over(path, current, stale_after)
+      _take_over(path, current, stale_after, silent_mtime)
       took_over = True
       continue
+    if ahead > CLOCK_SLACK and not skew_said:
+      log(f'{what}: the lease of {describe(current)} was touched {ahead:.0f} s in this host\'s future (another '
+          'host\'s clock runs ahead, or this one was set back); its heartbeat is judged by this host\'s watch: '
+          f'taken over if it stays silent for {stale_after:.0f} s')
+      skew_said = True
     if not wait:
       raise LeaseHeld(f'{what} is being written by {describe(current)} (lease {path}); rerun later, '
                       'or with --config.wait_for_lock=True to wait for it and reuse its results')

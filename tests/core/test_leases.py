@@ -99,6 +99,77 @@ def test_another_hosts_lock_is_stale_only_once_silent(tmp_path):
   assert 'stale' in said[0]
 
 
+
+@pytest.mark.parametrize('touched', [3600.0, 120.0])
+def test_a_lock_touched_in_this_hosts_future_is_judged_by_its_silence_not_waited_for_forever(tmp_path, touched):
+  """A holder whose clock runs ahead (another host; this one set back) writes
+  heartbeats in this host's future: its age never grows past the takeover
+  time, so it is judged by how long its time stands still as this host
+  watches it."""
+  path = str(tmp_path / 'training.lease')
+  with open(path, 'w') as f:
+    json.dump({'what': 'x', 'host': 'elsewhere.example', 'pid': 1, 'started': time.time(), 'token': 't'}, f)
+  ahead = time.time() + touched
+  os.utime(path, (ahead, ahead))
+  said, done = [], []
+
+  def take():
+    with leases.lease(path, 'training', log=said.append, stale_after=1.5, poll=0.05):
+      done.append(leases.read_holder(path)['host'])
+
+  waiter = threading.Thread(target=take, daemon=True)
+  waiter.start()
+  waiter.join(timeout=60)  # bounded: the silence decides, not the clocks
+  assert done == [socket.gethostname()]
+  assert 'in this host\'s future' in said[0] and 'taken over if it stays silent for 2 s' in said[0]
+  assert any('stale (no heartbeat for 2 s as this host watched it; its time was' in line for line in said), said
+
+
+def test_a_lock_in_the_future_that_keeps_beating_is_not_taken_over(tmp_path):
+  path = str(tmp_path / 'training.lease')
+  with open(path, 'w') as f:
+    json.dump({'what': 'x', 'host': 'elsewhere.example', 'pid': 1, 'started': time.time(), 'token': 't'}, f)
+  stop = threading.Event()
+
+  def beat():  # a live holder with a clock an hour ahead
+    while not stop.is_set():
+      ahead = time.time() + 3600
+      os.utime(path, (ahead, ahead))
+      stop.wait(0.2)
+
+  beater = threading.Thread(target=beat, daemon=True)
+  beater.start()
+  try:
+    with pytest.raises(leases.LeaseHeld):
+      with leases.lease(path, 'training', wait=False, stale_after=1.5):
+        pass
+    said = []
+    waiter = threading.Thread(target=lambda: leases.lease(path, 'training', log=said.append, stale_after=1.5,
+                                                          poll=0.05).__enter__(), daemon=True)
+    waiter.start()
+    waiter.join(timeout=4)  # more than twice the takeover time of beats: still waiting
+    assert waiter.is_alive() and leases.read_holder(path)['host'] == 'elsewhere.example'
+  finally:
+    stop.set()
+    os.remove(path)  # the holder is done: the waiter takes the lease and its thread ends
+    waiter.join(timeout=10)
+
+
+@pytest.mark.parametrize('value', ['0', '-5', '0.5', 'nan', 'inf', 'soon'])
+def test_a_takeover_time_that_would_evict_live_holders_is_refused_in_one_line(monkeypatch, value):
+  monkeypatch.setenv('ATTN_JAX_LEASE_STALE_AFTER', value)
+  with pytest.raises(leases.ConfigError) as raised:
+    leases.stale_after_seconds()
+  message = str(raised.value)
+  assert '\n' not in message and f'ATTN_JAX_LEASE_STALE_AFTER={value!r}' in message and '>= 1' in message
+  from attn_jax import pipeline  # pylint: disable=g-import-not-at-top
+  with pytest.raises(leases.ConfigError):  # a run refuses before any work
+    pipeline.check(helpers.synthetic_config())
+  monkeypatch.setenv('ATTN_JAX_LEASE_STALE_AFTER', '2')
+  assert leases.stale_after_seconds() == 2.0
+  monkeypatch.delenv('ATTN_JAX_LEASE_STALE_AFTER')
+  assert leases.stale_after_seconds() == leases.STALE_AFTER
+
 def _lock(path, text: str, age: float = 0.0) -> None:
   with open(path, 'w') as f:
     f.write(text)
