@@ -10,7 +10,6 @@ import nothing above it.
 import glob
 import os
 import re
-import shutil
 
 import ml_collections
 
@@ -293,24 +292,30 @@ def trained_items(config_path: str) -> dict:
   return config_lib.training_items(ml_collections.ConfigDict(_tuples(atomic_io.read_json(config_path))))
 
 
-def clear_if_other_model(source: str, dest: str) -> None:
-  """Removes the saved model folder `dest` when it holds another model than
-  the run folder `source` (their config.json files differ in a key that
-  changes the trained model, `config.training_items`: a rerun with other
-  settings, e.g. new default embeddings), so no result of the old model stays
-  beside the new one's. Saving a folder onto itself removes nothing."""
+def refuse_if_other_model(source: str, dest: str) -> None:
+  """Raises ConfigError, before anything is copied, when the saved model folder
+  `dest` holds the records of another model than the run folder `source`
+  (their config.json files differ in a key that changes the trained model,
+  `config.training_items`: a rerun with other settings, or another run of
+  the same folder name). A saved record is never replaced by another model's:
+  if the old one is gone from its workdir, its results would be gone too."""
   saved, new = os.path.join(dest, 'config.json'), os.path.join(source, 'config.json')
-  if (os.path.abspath(source) != os.path.abspath(dest) and os.path.exists(saved) and os.path.exists(new)
-      and trained_items(saved) != trained_items(new)):
-    shutil.rmtree(dest)
+  if (os.path.abspath(source) != os.path.abspath(dest) and os.path.exists(saved) and os.path.exists(new)):
+    old, here = trained_items(saved), trained_items(new)
+    if old != here:
+      keys = sorted(k for k in set(old) | set(here) if old.get(k) != here.get(k))
+      raise errors.ConfigError(f'{dest} holds the saved records of another model ({", ".join(keys[:3])}'
+                        f'{" …" if len(keys) > 3 else ""} differ from {source}): save this one under another name '
+                        '(--save-as NAME, or another --save folder), or remove that folder yourself if its records '
+                        'are to go (nothing was written)')
 
 
 def save_run_files(run: dict, directory: str) -> str:
   """Copies a run's small result files to `<directory>/<run name>/`; returns
-  that folder, replaced whole first if it holds another model
-  (`clear_if_other_model`)."""
+  that folder. A folder there that holds another model's records is refused
+  (`refuse_if_other_model`), never replaced."""
   target = os.path.join(directory, run['name'])
-  clear_if_other_model(run['path'], target)
+  refuse_if_other_model(run['path'], target)
   os.makedirs(target, exist_ok=True)
   for name in RESULT_FILES:
     source = os.path.join(run['path'], name)

@@ -133,22 +133,19 @@ def write_markdown(title: str, sections: list[Section], out: str, name: str = 'R
     parts += [_markdown_block(b, out) for b in section.blocks]
   path = os.path.join(out, name)
   atomic_io.atomic_write(path, lambda f: f.write('\n\n'.join(parts) + '\n'))
-  _remove_stale(out, sections)
   return path
 
 
-def _remove_stale(out: str, sections: list[Section]) -> None:
-  """Removes the figures an earlier report left in `<out>/figures/` that this one does not show."""
-  kept = set()
+def figure_files(sections: list[Section]) -> list[str]:
+  """The files `write_markdown` writes under `<out>/figures/`, relative to `<out>`
+  (what a report folder's manifest lists: `attn_jax.core.owned_folders`)."""
+  files = []
   for block in (b for s in sections for b in s.blocks):
     if isinstance(block, Figure):
-      kept.add(block.name)
+      files.append(os.path.join(FIGURES, block.name))
     elif isinstance(block, Heatmap):
-      kept.update(f'{block.name}.{ext}' for ext in SAVED_FORMATS)
-  folder = os.path.join(out, FIGURES)
-  for name in os.listdir(folder) if os.path.isdir(folder) else []:
-    if name.endswith(tuple(f'.{ext}' for ext in SAVED_FORMATS)) and name not in kept:
-      os.remove(os.path.join(folder, name))
+      files += [os.path.join(FIGURES, f'{block.name}.{ext}') for ext in SAVED_FORMATS]
+  return files
 
 
 # ---------------------------------------------------------------------- HTML

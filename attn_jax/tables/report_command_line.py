@@ -34,6 +34,8 @@ def parser() -> argparse.ArgumentParser:
                  'or docs/*.md; repeatable: each file that holds the block)')
   p.add_argument('--block', help='analyses: the blocks\' name (default: analysis)')
   p.add_argument('--out', default='report', help='reproduce: the folder for index.html and REPORT.md')
+  p.add_argument('--force', action='store_true', help='reproduce: write into a folder that holds files attn-jax did '
+                 'not write (none of them is overwritten or removed; without it such a folder is refused)')
   p.add_argument('--text', action='append', default=[],
                  help='reproduce: a text of your own to explain with each run (repeatable)')
   p.add_argument('--root', help='study: the study\'s folder (default: workdirs/<study>)')

@@ -23,7 +23,7 @@ from typing import Sequence
 
 from attn_jax import papers
 from attn_jax.analysis import statistics
-from attn_jax.core import atomic_io, errors
+from attn_jax.core import atomic_io, errors, owned_folders
 from attn_jax.explain import explain
 from attn_jax.tables import chosen_documents, render, run_command
 from attn_jax.tables.common import RunFolder, data_source_cell
@@ -202,21 +202,25 @@ def gather(paths: Sequence[str], texts: Sequence[str] = (), command: str = '') -
   return sections + _text_sections(runs, texts)
 
 
-def write(paths: Sequence[str], out: str, texts: Sequence[str] = (), command: str = '') -> dict:
+def write(paths: Sequence[str], out: str, texts: Sequence[str] = (), command: str = '', force: bool = False) -> dict:
   """Writes `<out>/index.html` and `<out>/REPORT.md` (figures in `<out>/figures/`);
-  returns {'html': path, 'markdown': path}."""
-  atomic_io.require_folder(out, '--out', 'the report is a folder (index.html, REPORT.md, figures/): name a new '
-                          'one or a report folder written before')
+  returns {'html': path, 'markdown': path}. Only files attn-jax wrote in `out`
+  are overwritten or removed (`attn_jax.core.owned_folders`): a folder with
+  other files is refused unless `force`, and even then none of them is touched."""
   sections = gather(paths, texts, command)
-  os.makedirs(out, exist_ok=True)
-  return {'html': render.write_html(TITLE, sections, out), 'markdown': render.write_markdown(TITLE, sections, out)}
+  planned = ['index.html', 'REPORT.md', *render.figure_files(sections)]
+  owned_folders.claim(out, planned, '--out', force)
+  written = {'html': render.write_html(TITLE, sections, out), 'markdown': render.write_markdown(TITLE, sections, out)}
+  owned_folders.record(out, planned, command)
+  owned_folders.remove_stale(out, planned)  # an earlier report's figures this one does not show
+  return written
 
 
 def _command(parser, args, argv) -> None:
   """Writes the reproduction report; a run folder it cannot read ends in one line (exit 1)."""
   del parser
   command = 'python -m attn_jax.report ' + ' '.join(shlex.quote(a) for a in (argv or sys.argv[1:]))
-  written = write(args.runs, args.out, args.text, command)
+  written = write(args.runs, args.out, args.text, command, force=args.force)
   print(f'report: {written["html"]} (self-contained) and {written["markdown"]}')
 
 

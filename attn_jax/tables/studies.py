@@ -28,7 +28,7 @@ from attn_jax.analysis import statistics, verdicts
 from attn_jax.tables import jain_wallace_reference, serrano_smith_models_report as serrano_smith_models, serrano_smith_recipe
 from attn_jax.tables import jain_wallace_summary, study_results
 from attn_jax.tables.jain_wallace_summary import published_values
-from attn_jax.tables.common import clear_if_other_model, embeddings_source, markdown, plain, root_of, trained_items, write_blocks
+from attn_jax.tables.common import refuse_if_other_model, embeddings_source, markdown, plain, root_of, trained_items, write_blocks
 from attn_jax.tables.report_registry import TABLES, Table
 from attn_jax.tables.study_results import STATISTICS, cell, collect_arm, models as collect_models, unfinished, varies as collect_varies
 from attn_jax.stages import feature_importance, stage_store as store
@@ -370,15 +370,18 @@ def reference_table(study, root: str, reference: str, readme=None) -> list[list[
 def save(study, root: str, target: str) -> None:
   """Copies the small result files of each arm's models from `root` to
   `target`, with the wall-time records of those arms only
-  (`study_results.copy_records`)."""
+  (`study_results.copy_records`). A model folder in `target` holding another
+  model's records is refused before anything is copied, never replaced."""
   saved = []
-  for arm in study.arms:
-    folder = study.folder_name(arm)
-    models = collect_arm(os.path.join(root, folder))['models']
+  arms = [(study.folder_name(arm), collect_arm(os.path.join(root, study.folder_name(arm)))['models'])
+          for arm in study.arms]
+  for folder, models in arms:  # every model checked before anything is copied
+    for model in models:
+      refuse_if_other_model(os.path.join(root, folder, model), os.path.join(target, folder, model))
+  for folder, models in arms:
     saved += [folder] if models else []
     for model in models:
       source, dest = os.path.join(root, folder, model), os.path.join(target, folder, model)
-      clear_if_other_model(source, dest)
       os.makedirs(dest, exist_ok=True)
       for name in MODEL_FILES:
         if os.path.exists(os.path.join(source, name)):

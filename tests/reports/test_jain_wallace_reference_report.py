@@ -243,3 +243,22 @@ def test_a_gap_is_attributed_only_where_one_run_of_jws_code_misses_the_published
   loose = verdicts.compare([0.45 + d for d in SPREAD], wide, 0.05)
   assert loose['verdict'] == 'inconclusive'
   assert jain_wallace_reference.gap_source(ours_ci, 0.351, loose, wide) == 'undecided'
+
+
+def test_saving_a_study_over_another_models_records_is_refused_before_anything_is_copied(tree, tmp_path):
+  grid, _ = tree
+  target = tmp_path / 'saved'
+  config = {'seed': 0, 'model': {'encoder': 'bilstm'}, 'train': {'learning_rate': 0.001}}
+  for arm in ('sst_bilstm_tanh', 'sst_cnn_tanh'):
+    for k in range(len(SPREAD)):
+      (grid / arm / f'seed{k}' / 'config.json').write_text(json.dumps({**config, 'seed': k}))
+  report.save(GRID, str(grid), str(target))
+  saved = json.loads((target / 'sst_cnn_tanh' / 'seed0' / 'eval.json').read_text())
+  # Another model now stands in the grid's sst_cnn_tanh/seed4: saving again would replace its saved twin.
+  (grid / 'sst_cnn_tanh' / 'seed4' / 'config.json').write_text(json.dumps({**config, 'seed': 4,
+                                                                           'train': {'learning_rate': 0.01}}))
+  (grid / 'sst_cnn_tanh' / 'seed0' / 'eval.json').write_text(json.dumps({'accuracy': 0.5}))
+  with pytest.raises(report.errors.ConfigError, match='holds the saved records of another model'):
+    report.save(GRID, str(grid), str(target))
+  assert json.loads((target / 'sst_cnn_tanh' / 'seed0' / 'eval.json').read_text()) == saved  # nothing copied
+  assert json.loads((target / 'sst_cnn_tanh' / 'seed4' / 'config.json').read_text())['train']['learning_rate'] == 0.001

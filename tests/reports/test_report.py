@@ -217,17 +217,25 @@ def test_a_benchmark_of_its_own_prints_the_table_its_record_carries(tmp_path, ca
   assert 'carries no table' in capsys.readouterr().err
 
 
-def test_saving_another_model_under_a_saved_name_leaves_none_of_the_old_models_results(tmp_path):
+def test_saving_another_model_under_a_saved_name_is_refused_and_the_old_records_kept(tmp_path, capsys):
   run = fake_run(tmp_path, 'sst_bilstm_tanh_softmax', 'sst', 0.8)
   saved = tmp_path / 'results' / 'sst_bilstm'
   report.main(['training', run, '--save', str(tmp_path / 'results'), '--save-as', 'sst_bilstm'])
-  stale = saved / 'analyses' / 'gradient' / 'test-10docs-0ld'
-  stale.mkdir(parents=True)
-  (stale / 'summary.json').write_text('{}')
+  kept = saved / 'analyses' / 'gradient' / 'test-10docs-0ld'
+  kept.mkdir(parents=True)
+  (kept / 'summary.json').write_text('{}')
   report.main(['training', run, '--save', str(tmp_path / 'results'), '--save-as', 'sst_bilstm'])
-  assert stale.exists()  # the same model saved again: its saved analyses stay
+  assert kept.exists()  # the same model saved again: its saved analyses stay
   config = json.loads((tmp_path / 'sst_bilstm_tanh_softmax' / 'config.json').read_text())
-  config['seed'] = 1  # a rerun of the command with other defaults: another model
+  first_seed, config['seed'] = config['seed'], config['seed'] + 1  # a rerun with other defaults: another model
   (tmp_path / 'sst_bilstm_tanh_softmax' / 'config.json').write_text(json.dumps(config))
-  report.main(['training', run, '--save', str(tmp_path / 'results'), '--save-as', 'sst_bilstm'])
-  assert not stale.exists() and json.loads((saved / 'config.json').read_text())['seed'] == 1
+  capsys.readouterr()
+  with pytest.raises(SystemExit) as exit_:
+    report.main(['training', run, '--save', str(tmp_path / 'results'), '--save-as', 'sst_bilstm'])
+  err = capsys.readouterr().err
+  assert exit_.value.code == 1 and len(err.strip().splitlines()) == 1
+  assert 'holds the saved records of another model (seed differ from' in err and '--save-as NAME' in err
+  # Nothing of the old model's records was touched; under another name both are kept.
+  assert kept.exists() and json.loads((saved / 'config.json').read_text())['seed'] == first_seed
+  report.main(['training', run, '--save', str(tmp_path / 'results'), '--save-as', 'sst_bilstm_next'])
+  assert json.loads((tmp_path / 'results' / 'sst_bilstm_next' / 'config.json').read_text())['seed'] == first_seed + 1

@@ -210,3 +210,34 @@ def test_a_model_of_a_program_is_reproduced_by_its_program(tmp_path):
                              "--config.analyses='' --config.sweep=seed=0,1")
   assert command.notes[0] == f'{tmp_path / "seed1"} is one model of the program in {tmp_path}: ' \
                              'the command trains the whole program'
+
+
+def test_a_users_own_files_in_the_out_folder_survive_every_report(run, tmp_path, capsys):
+  """Only what attn-jax wrote in --out (its manifest) is overwritten or removed."""
+  out = tmp_path / 'mine'
+  out.mkdir()
+  (out / 'notes.txt').write_text('my notes')
+  with pytest.raises(SystemExit) as exit_:  # someone else's folder: refused, nothing written
+    report.main(['reproduce', run, '--out', str(out)])
+  err = capsys.readouterr().err
+  assert exit_.value.code == 1 and len(err.strip().splitlines()) == 1
+  assert 'holds files attn-jax did not write (notes.txt)' in err and '--force' in err
+  assert sorted(os.listdir(out)) == ['notes.txt']
+  # A file of the user's where the report would write one: refused even with --force.
+  (out / 'index.html').write_text('<p>my page</p>')
+  with pytest.raises(SystemExit):
+    report.main(['reproduce', run, '--out', str(out), '--force'])
+  assert 'index.html would be overwritten, and attn-jax did not write it' in capsys.readouterr().err
+  assert read(out / 'index.html') == '<p>my page</p>'
+  # --force writes beside the user's files; a later report removes its own stale figures, never theirs.
+  (out / 'index.html').unlink()
+  (out / 'figures').mkdir()
+  (out / 'figures' / 'my_plot.png').write_bytes(b'not attn-jax')
+  report.main(['reproduce', run, '--out', str(out), '--force', '--text', TEXT])
+  ours = json.loads(read(out / '.attn_jax-written.json'))['files']
+  assert 'index.html' in ours and 'notes.txt' not in ours and 'figures/my_plot.png' not in ours
+  text_figures = {f for f in ours if f.startswith('figures/') and 'text' in f}
+  assert text_figures and all((out / f).exists() for f in text_figures)
+  report.main(['reproduce', run, '--out', str(out)])  # without the text: its heatmaps are stale now
+  assert not any((out / f).exists() for f in text_figures)
+  assert read(out / 'notes.txt') == 'my notes' and (out / 'figures' / 'my_plot.png').read_bytes() == b'not attn-jax'
