@@ -165,12 +165,24 @@ def saved_runs(paths: list[str], save_to, load, save) -> tuple[list[str], list]:
   return paths, runs
 
 
+def nothing_to_report(tables: list[list], paths: list[str], what: str, fix: str) -> None:
+  """Raises `NothingToReport` when every table is a header alone: one shared
+  line, 'nothing to report: <paths> hold no <what>: <fix>', and a non-zero
+  exit, never an empty table with exit 0."""
+  if all(len(rows) <= 1 for rows in tables):
+    raise errors.NothingToReport(f'nothing to report: {", ".join(paths) or "no run given"} '
+                                 f'hold{"s" if len(paths) == 1 else ""} no {what}: {fix}')
+
+
 def publish(made: dict, table: str, paths: list[str], summaries: tuple, readme=None,
             command: str | None = None, files: list[str] | None = None) -> dict:
   """Prints {block: (rows, notes)} and, with `readme`, rewrites each block
   there, citing `python -m attn_jax.report <table> <paths>` (or `command`,
   with `{sources}` for the paths) and the summary files under each path's
   `summaries` folders; returns `made`."""
+  nothing_to_report([rows for rows, _ in made.values()], paths, f'results that `report {table}` reads',
+                    'run the stages or experiments it reads first (python run.py ... --config.analyses=... or '
+                    '--config.experiments=...; `python -m attn_jax.report --help` says which), or give runs that hold them')
   for block, (rows, notes) in made.items():
     print(f'{block}:\n{plain(rows)}' + ''.join(f'\n  {n}' for n in notes) + '\n')
   if readme:

@@ -28,8 +28,8 @@ from attn_jax.core import atomic_io, registry
 from attn_jax.core.errors import ConfigError
 from attn_jax.papers import published
 from attn_jax.tables import render, seed_spread
-from attn_jax.tables.common import (RunFolder, check_any_marker, load_run, load_stage_results, markdown, plain, read_saved,
-                                     root_of, save_run_files, data_source_cell, write_blocks)
+from attn_jax.tables.common import (RunFolder, check_any_marker, load_run, load_stage_results, markdown, nothing_to_report,
+                                    plain, read_saved, root_of, save_run_files, data_source_cell, write_blocks)
 from attn_jax.tables.report_registry import COMMANDS, SECTIONS, TABLES, Command, PaperSections, Table, tables
 from attn_jax.stages import stage_store as store
 from attn_jax.training.metrics import classification_metrics
@@ -211,6 +211,9 @@ def _analyses(parser, args, argv) -> None:
     summaries.append({stage: f.summary for stage, f in found.items()})
     rows += analysis_rows(run['name'], run['dataset'], summaries[-1], model=run['model'])
     notes += alternatives(run['path'], found)
+  nothing_to_report([rows], [run['path'] for run in runs], 'analysis results (analyses/<stage>/*/summary.json, intact)',
+                    'run its stages first (python run.py --config=... --workdir=... --config.analyses=gradient,loo,'
+                    'kendall,...), or give a run that holds them')
   print(plain(rows))
   if notes:
     print('Each stage shows its most complete results; the runs also hold:\n' + '\n'.join(notes))

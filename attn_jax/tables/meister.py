@@ -15,7 +15,7 @@ tables they are about.
 
 import os
 
-from attn_jax.core import atomic_io
+from attn_jax.core import atomic_io, errors
 from attn_jax.core.registry import EXPERIMENTS, STAGES
 from attn_jax.papers import published
 from attn_jax.tables import render
@@ -278,6 +278,11 @@ def write(paths: list[str], save_to=None, readme=None) -> dict:
   if readme:
     check_markers(readme, blocks('meister'))
   paths, runs = saved_runs(paths, save_to, load, save)
+  if not any(run['stages'] or run['experiments'] for run in runs):  # test accuracy alone is not Meister's report
+    raise errors.NothingToReport(
+        f'nothing to report: {", ".join(paths)} hold{"s" if len(paths) == 1 else ""} no results of Meister et al.\'s '
+        'stages or experiments (importance, state_importance; sparsegen_sweep, adversary_regimes): run them first '
+        '(python run.py ... --config.analyses=importance,state_importance), or give runs that hold them')
   return publish(tables(runs), 'meister', paths, ('analyses', 'experiments'), readme)
 
 

@@ -532,4 +532,21 @@ def write(study, root: str, save_to: str | None = None, readme=None,
     raise errors.NothingToReport(
         f'{root} is not a folder: give the root a `python -m attn_jax.studies run {study.name}` wrote '
         f'(--root, default workdirs/{study.name}) or the results it saved (e.g. results/{study.name})')
+  _require_models(study, [r for r in (root, save_to) if r and os.path.isdir(r)])
   return TABLES[study.kind].rows(study, root, save_to, readme, reference)
+
+
+def _require_models(study, roots: list[str]) -> None:
+  """Raises `NothingToReport` when no arm of `study` has a finished model in
+  any of `roots`, naming the folders of another seed count or variant that
+  are there instead (`--seeds`, `--variant`)."""
+  if any(collect_arm(os.path.join(r, study.folder_name(a)))['models'] for r in roots for a in study.arms):
+    return
+  own = {study.folder_name(a) for a in study.arms}
+  others = sorted({n for r in roots for n in os.listdir(r) if os.path.isdir(os.path.join(r, n)) and n not in own
+                   and any(n.startswith(a.name + '-') for a in study.arms)})
+  hint = (f'; it holds {", ".join(others[:3])}{" …" if len(others) > 3 else ""}: add the --seeds=N or --variant=NAME '
+          'they were run with' if others else
+          f': run it first (python -m attn_jax.studies run {study.name} --root=...)')
+  raise errors.NothingToReport(f'nothing to report: {", ".join(roots)} holds no finished model of '
+                               f'{study.name}\'s arms{study.folder_suffix and f" ({study.folder_suffix[1:]})"}{hint}')

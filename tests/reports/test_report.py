@@ -239,3 +239,24 @@ def test_saving_another_model_under_a_saved_name_is_refused_and_the_old_records_
   assert kept.exists() and json.loads((saved / 'config.json').read_text())['seed'] == first_seed
   report.main(['training', run, '--save', str(tmp_path / 'results'), '--save-as', 'sst_bilstm_next'])
   assert json.loads((tmp_path / 'results' / 'sst_bilstm_next' / 'config.json').read_text())['seed'] == first_seed + 1
+
+@pytest.mark.parametrize('command', ['analyses', 'meister'])
+def test_a_report_of_runs_without_its_results_says_nothing_to_report_and_fails(tmp_path, capsys, command):
+  run = fake_run(tmp_path, 'trained_only', 'sst', 0.8)  # eval.json, no stage or experiment results
+  with pytest.raises(SystemExit) as exit_:
+    report.main([command, run])
+  err = capsys.readouterr().err
+  assert exit_.value.code == 1 and len(err.strip().splitlines()) == 1
+  assert err.startswith(f'error: nothing to report: {run} holds no '), err
+
+
+def test_a_study_report_of_a_root_without_its_arms_names_what_is_there(tmp_path, capsys):
+  from attn_jax.studies import __main__ as studies_cli  # pylint: disable=g-import-not-at-top
+  root = tmp_path / 'jw_grid'
+  (root / 'sst_bilstm_tanh-smoke' / 'seed0').mkdir(parents=True)
+  (root / 'sst_bilstm_tanh-smoke' / 'seed0' / 'eval.json').write_text(json.dumps({'accuracy': 0.5}))
+  with pytest.raises(SystemExit) as exit_:
+    studies_cli.main(['report', 'jw_grid', f'--root={root}'])
+  err = capsys.readouterr().err
+  assert exit_.value.code != 0 and len(err.strip().splitlines()) == 1
+  assert 'nothing to report' in err and 'sst_bilstm_tanh-smoke' in err and '--variant' in err
