@@ -104,6 +104,11 @@ def _parse_flags(argv):
   if spec and 'get_config' not in _text(path):
     _fail(f'config file {path!r} defines no get_config(): a config is a .py file whose get_config() returns '
           'the ml_collections.ConfigDict of the run (configs/ has working ones)')
+  if spec:  # import and call get_config once here: whatever the file does wrong is one line, not absl's traceback
+    try:
+      config_lib.load_file(spec)
+    except AttnJaxError as e:
+      _fail(e)
   logging.set_verbosity(logging.ERROR)  # config_flags warns of a None config in two more lines
   try:
     parsed = flags.FLAGS(argv)

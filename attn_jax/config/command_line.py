@@ -15,7 +15,7 @@ import ml_collections
 
 from attn_jax import papers
 from attn_jax.config import keys, schema
-from attn_jax.core.errors import ConfigError
+from attn_jax.core.errors import AttnJaxError, ConfigError
 from attn_jax.core.registry import EXPERIMENTS, STAGES
 
 # The overrides a researcher reaches for first, for `run.py --help`; keys with
@@ -112,8 +112,29 @@ def load_file(spec: str) -> ml_collections.ConfigDict:
     path = checkout
   module_spec = importlib.util.spec_from_file_location('_attn_jax_config', path)
   module = importlib.util.module_from_spec(module_spec)
-  module_spec.loader.exec_module(module)
-  return module.get_config(variant) if variant else module.get_config()
+  fix = 'fix the file (configs/ has working ones)'
+  try:
+    module_spec.loader.exec_module(module)
+  except SyntaxError as e:
+    raise ConfigError(f'config file {path}, line {e.lineno}: {e.msg}; {fix}') from None
+  except Exception as e:  # pylint: disable=broad-except  (whatever the user's file raises: one line)
+    raise ConfigError(f'config file {path!r} could not be imported ({type(e).__name__}: {e}); {fix}, or install '
+                      'what it imports') from None
+  get = getattr(module, 'get_config', None)
+  if not callable(get):
+    raise ConfigError(f'config file {path!r} defines no get_config(): a config is a .py file whose get_config() '
+                      'returns the ml_collections.ConfigDict of the run (configs/ has working ones)')
+  try:
+    cfg = get(variant) if variant else get()
+  except AttnJaxError:
+    raise
+  except Exception as e:  # pylint: disable=broad-except
+    called = f'get_config({variant!r})' if variant else 'get_config()'
+    raise ConfigError(f'config file {path!r}: {called} raised {type(e).__name__}: {e}; {fix}') from None
+  if not isinstance(cfg, ml_collections.ConfigDict):
+    raise ConfigError(f'config file {path!r}: get_config() returned {"None" if cfg is None else type(cfg).__name__}, '
+                      f'not the ml_collections.ConfigDict of the run; {fix}')
+  return cfg
 
 
 def from_file(spec: str, overrides: Mapping[str, Any] | None = None) -> ml_collections.ConfigDict:

@@ -81,15 +81,23 @@ def test_a_damaged_rates_file_is_no_rates(tmp_path, rates):
   assert estimates.duration(1e300) == '> 1000 h' and estimates.duration(float('inf')) == '> 1000 h'
 
 
-@pytest.mark.parametrize('text,says,name', [
-    ('def get_config(:\n  pass\n', 'line 1: invalid syntax; fix the file', 'config.py'),
-    ('def get_config():\n  return None\n', 'get_config() returned None; it must return the', 'config.py'),
-    ('', 'defines no get_config()', 'config.py'),
-    ('def get_config():\n  return None\n', 'is not a Python file (.py)', 'config'),
+@pytest.mark.parametrize('text,says,name,extra', [
+    ('def get_config(:\n  pass\n', 'line 1: invalid syntax; fix the file', 'config.py', []),
+    ('def get_config():\n  return None\n', 'get_config() returned None, not the ml_collections.ConfigDict',
+     'config.py', []),
+    # with an override: absl's parser applied it to None (46 lines of traceback before)
+    ('def get_config():\n  return None\n', 'get_config() returned None, not the', 'config.py',
+     ['--config.train.epochs=2']),
+    ('def get_config():\n  raise ValueError("boom")\n', 'get_config() raised ValueError: boom', 'config.py', []),
+    ('import no_such_module\ndef get_config():\n  return None\n',
+     "could not be imported (ModuleNotFoundError: No module named 'no_such_module')", 'config.py', []),
+    ('def get_config():\n  return {"a": 1}\n', 'get_config() returned dict, not the', 'config.py', []),
+    ('', 'defines no get_config()', 'config.py', []),
+    ('def get_config():\n  return None\n', 'is not a Python file (.py)', 'config', []),
 ])
-def test_a_config_file_that_does_not_parse_or_returns_nothing(tmp_path, text, says, name):
+def test_a_config_file_that_does_not_parse_or_returns_nothing(tmp_path, text, says, name, extra):
   (tmp_path / name).write_text(text)
-  result = subprocess.run([sys.executable, 'run.py', f'--config={tmp_path / name}'], capture_output=True,
+  result = subprocess.run([sys.executable, 'run.py', f'--config={tmp_path / name}', *extra], capture_output=True,
                           text=True, cwd=helpers.ROOT, check=False)
   assert result.returncode != 0 and result.stderr.strip().splitlines() == [result.stderr.strip()]
   assert says in result.stderr and 'Traceback' not in result.stderr
