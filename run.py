@@ -24,6 +24,7 @@ from attn_jax.papers import PAPERS
 from attn_jax.tables.report_registry import commands_after_run
 from attn_jax.workdirs import model_axis
 from attn_jax.stages.stage_runner import with_requirements_of
+from attn_jax.core import console
 
 CONFIGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'configs')
 
@@ -210,4 +211,4 @@ def main(argv):
 
 
 if __name__ == '__main__':
-  app.run(main, flags_parser=_parse_flags)
+  console.run(lambda: app.run(main, flags_parser=_parse_flags))

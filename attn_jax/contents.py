@@ -19,6 +19,7 @@ from attn_jax.core import errors
 from attn_jax.core.errors import AttnJaxError
 from attn_jax.stages import stage_store as store
 from attn_jax.training import checkpoints as checkpoint_files
+from attn_jax.core import console
 
 
 def _read(path: str):
@@ -172,4 +173,4 @@ def main(argv=None):
 
 
 if __name__ == '__main__':
-  main()
+  console.run(main)

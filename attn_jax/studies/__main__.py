@@ -8,6 +8,7 @@ from attn_jax import config as config_lib
 from attn_jax.core import errors
 from attn_jax.core.errors import AttnJaxError, ConfigError
 from attn_jax.studies import STUDIES, study_runner as runner
+from attn_jax.core import console
 
 
 def analysis_overrides(settings) -> dict:
@@ -93,4 +94,4 @@ def main(argv=None) -> None:
 
 
 if __name__ == '__main__':
-  main()
+  console.run(main)

@@ -24,6 +24,7 @@ from attn_jax.core import errors
 from attn_jax.core.errors import AttnJaxError
 from attn_jax.core.registry import DATASETS
 from attn_jax.vectors import build
+from attn_jax.core import console
 
 
 
@@ -72,4 +73,4 @@ def main(argv=None) -> None:
 
 
 if __name__ == '__main__':
-  main()
+  console.run(main)

@@ -117,3 +117,18 @@ def test_report_reproduce_refuses_a_text_too_long_to_explain(capsys, smoke_train
   err = one_line_exit(capsys, report_cli.main, ['reproduce', str(smoke_trained), '--out', str(tmp_path / 'r'),
                                                 '--text', ' '.join(['good'] * 6000)])
   assert '--text: text 0 has 6,000 words, more than max_words=5,000' in err
+
+
+@pytest.mark.parametrize('command', [['-m', 'attn_jax.studies', 'report', 'wp_table2', '--root=results/wp_table2'],
+                                     ['-m', 'attn_jax.report', 'training', 'results/sst_bilstm']])
+def test_a_reader_that_stops_reading_and_a_latin1_terminal_get_no_traceback(command):
+  gone = subprocess.Popen([sys.executable, *command], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          cwd=helpers.ROOT, text=True)
+  gone.stdout.close()  # `… | head -0`: the reader is gone before the first line
+  _, err = gone.communicate(timeout=300)
+  assert gone.returncode == 0 and err == '', err
+  latin1 = subprocess.run([sys.executable, *command], capture_output=True, cwd=helpers.ROOT, check=False,
+                          env={**os.environ, 'PYTHONIOENCODING': 'latin-1'})
+  assert latin1.returncode == 0 and latin1.stderr == b'', latin1.stderr[-2000:]
+  text = latin1.stdout.decode('latin-1')
+  assert '0.827 ± 0.009' in text or '0.830 (0.808)' in text  # ± is latin-1; ≡, Δ, τ get stand-ins
