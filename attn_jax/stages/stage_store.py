@@ -170,6 +170,9 @@ def find(out: str, stage: str) -> list[Found]:
       continue
     legacy = 'sha256' not in summary  # attn-jax <= 0.2, or a summary saved alone (results/)
     problem = None if legacy else damage(directory, summary)
+    if problem is None and not isinstance(summary.get('key'), dict) and 'documents' not in summary:
+      # every summary records its documents (those of attn-jax <= 0.2 no key): `{}` or a stray file is not one
+      problem = f'{path} is not a stage summary (it records no key): rerun the stage, or restore the file'
     found.append(Found(stage, directory, summary, intact=problem is None, problem=problem))
   return sorted(found, key=lambda f: (not f.intact, f.summary.get('key', {}).get('split') != 'test',
                                       -f.documents, -_mtime(f.directory), f.directory))

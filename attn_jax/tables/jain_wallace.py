@@ -68,6 +68,10 @@ def alternatives(run: str, found: dict[str, store.Found]) -> list[str]:
       if other.directory != shown.directory:
         lines.append(f'{run}: {stage} also has {source_label(other.summary)} in {other.directory}'
                      + ('' if other.intact else f' (damaged: {other.problem})'))
+  for stage in registry.STAGES.names():  # a stage with damaged results only: named, not silently missing
+    if stage not in found:
+      lines += [f'{run}: {stage} not shown, damaged: {other.problem}' for other in store.find(run, stage)[:1]
+                if not other.intact]
   return lines
 
 

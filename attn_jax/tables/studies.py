@@ -451,9 +451,33 @@ def interval_kinds(study, root: str) -> list[str]:
           for kind, names in kinds.items()]
 
 
+def damaged(study, root: str) -> list[str]:
+  """A line per model result a table leaves out because it is damaged: an
+  eval.json without its accuracy, a stage summary that is not one or whose
+  files changed (`stage_store.find`) — named, never dropped silently."""
+  lines = []
+  for arm in study.arms:
+    arm_dir = os.path.join(root, study.folder_name(arm))
+    for member in collect_models(arm_dir):  # each model's folder
+      shown = os.path.relpath(member, root)
+      evaluated = study_results._read(os.path.join(member, 'eval.json'))  # pylint: disable=protected-access
+      if not isinstance(evaluated, dict) or not isinstance(evaluated.get('accuracy'), (int, float)):
+        lines.append(f'damaged, not counted: {shown}/eval.json (no test accuracy): restore it or rerun the model')
+      for stage in STAGES.names():
+        found = store.find(member, stage)
+        if found and not found[0].intact:
+          lines.append(f'damaged, not counted: {shown}, {stage}: {found[0].problem}')
+  return lines
+
+
 def totals(study, root: str) -> list[str]:
   """Wall time per dataset; an arm whose models another study trained
-  (`--reuse`) counts only its own invocations, and the line names it."""
+  (`--reuse`) counts only its own invocations, and the line names it. The
+  damaged results left out of the table come first (`damaged`)."""
+  return damaged(study, root) + _wall_times(study, root)
+
+
+def _wall_times(study, root: str) -> list[str]:
   by_dataset, lent = {}, {}
   for arm in study.arms:
     seconds, cut = wall_seconds(root, study.folder_name(arm))

@@ -262,3 +262,18 @@ def test_saving_a_study_over_another_models_records_is_refused_before_anything_i
     report.save(GRID, str(grid), str(target))
   assert json.loads((target / 'sst_cnn_tanh' / 'seed0' / 'eval.json').read_text()) == saved  # nothing copied
   assert json.loads((target / 'sst_cnn_tanh' / 'seed4' / 'config.json').read_text())['train']['learning_rate'] == 0.001
+
+
+def test_damaged_results_are_named_under_the_table_not_dropped_silently(tree, capsys):
+  grid, reference = tree
+  kendall = next((grid / 'sst_cnn_tanh' / 'seed1' / 'analyses' / 'kendall').iterdir()) / 'summary.json'
+  kendall.write_text('{}')  # a summary that is not one (it records no key)
+  (grid / 'sst_cnn_tanh' / 'seed2' / 'eval.json').write_text('{}')
+  lines = report.damaged(GRID, str(grid))
+  assert lines == [
+      f'damaged, not counted: sst_cnn_tanh/seed1, kendall: {kendall} is not a stage summary (it records no key): '
+      'rerun the stage, or restore the file',
+      'damaged, not counted: sst_cnn_tanh/seed2/eval.json (no test accuracy): restore it or rerun the model']
+  assert report.totals(GRID, str(grid))[:2] == lines
+  cli.main(['report', 'jw_grid', f'--root={grid}'])
+  assert 'damaged, not counted: sst_cnn_tanh/seed1, kendall' in capsys.readouterr().out
