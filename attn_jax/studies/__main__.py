@@ -68,6 +68,9 @@ def main(argv=None) -> None:
   parser.add_argument('--readme', action='append', help='report: rewrite the table\'s block in this Markdown '
                       'file (repeatable: each file that holds it)')
   args = parser.parse_args(argv)
+  if args.seeds is not None and args.seeds < 1:  # 0 read as "the study's", -1 as one: neither was asked for
+    errors.exit_with(f'--seeds={args.seeds}: give the number of seeds per arm, 1 or more (or leave it out for the '
+                     f'study\'s own, {STUDIES[args.study].seeds})')
   try:
     overrides = analysis_overrides(args.set)
   except AttnJaxError as e:

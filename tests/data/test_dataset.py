@@ -54,6 +54,10 @@ def test_word_vectors_file(tmp_path):
     load_word_vectors(str(path), vocab, 2)
   with pytest.raises(DataError, match='cannot be read'):
     load_word_vectors(str(tmp_path / 'missing.txt'), vocab, 2)
+  for empty in ('', '3 2\n'):  # a 0-byte file, a header alone: refused, not zeros for every word
+    path.write_text(empty)
+    with pytest.raises(DataError, match='holds no vectors'):
+      load_word_vectors(str(path), vocab, 2)
 
 
 def test_summary_records_the_source_and_the_fingerprint_ignores_it():

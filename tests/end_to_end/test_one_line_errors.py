@@ -132,3 +132,13 @@ def test_a_reader_that_stops_reading_and_a_latin1_terminal_get_no_traceback(comm
   assert latin1.returncode == 0 and latin1.stderr == b'', latin1.stderr[-2000:]
   text = latin1.stdout.decode('latin-1')
   assert '0.827 ± 0.009' in text or '0.830 (0.808)' in text  # ± is latin-1; ≡, Δ, τ get stand-ins
+
+
+@pytest.mark.parametrize('seeds', ['0', '-1'])
+def test_a_study_asked_for_no_seeds_or_fewer_is_refused(seeds, capsys):
+  from attn_jax.studies import __main__ as studies_cli  # pylint: disable=g-import-not-at-top
+  with pytest.raises(SystemExit) as exit_:
+    studies_cli.main(['run', 'jw_grid', f'--seeds={seeds}', '--root=/nonexistent/never/written'])
+  err = capsys.readouterr().err
+  assert exit_.value.code == 2 and err.strip().splitlines() == [err.strip()]
+  assert f'--seeds={seeds}: give the number of seeds per arm, 1 or more' in err
