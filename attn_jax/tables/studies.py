@@ -398,7 +398,15 @@ def save(study, root: str, target: str) -> None:
 def _ss_tables(study, root: str, save_to, readme, previous: str | None = None) -> list[list[str]]:
   """`python -m attn_jax.report ss` over the study's finished arms, and their
   wall times; beside the runs of the earlier recipe saved in `previous`
-  (default: `ss_models_previous` beside the folder the table is read from)."""
+  (default: `ss_models_previous` beside the folder the table is read from).
+  Arms of several seeds are saved model by model in their `<arm>/seed<k>`
+  folders (`save`): S&S's own copy names a model by its config, which the
+  seeds of one arm share."""
+  if save_to and any(len(collect_models(os.path.join(root, study.folder_name(a)))) > 1 or
+                     os.path.exists(os.path.join(root, study.folder_name(a), 'seed0')) for a in study.arms):
+    save(study, root, save_to)
+    root, save_to = save_to, None
+
   def finished_folder(arm):
     """The arm's folder in `root`, else its copy saved in `save_to` by an
     earlier session (whose workdir may be gone); None if in neither."""

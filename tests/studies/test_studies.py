@@ -1,6 +1,7 @@
 """Studies: arms of seeds trained as programs, resumable, and their table."""
 
 import json
+import shutil
 
 import jax
 import pytest
@@ -50,21 +51,26 @@ def test_the_table_has_one_row_per_arm_with_intervals_over_seeds(ran, tmp_path, 
 
 
 @pytest.mark.heavy
-def test_a_rerun_with_other_settings_replaces_the_saved_model_whole(ran, tmp_path):
+def test_a_rerun_with_other_settings_is_refused_and_the_saved_model_kept(ran, tmp_path):
   saved = tmp_path / 'results'
   report.save(TINY, str(ran), str(saved))
   model = saved / 'synthetic_average_dot' / 'seed0'
   config = json.loads((model / 'config.json').read_text())
   config['model']['embeddings_file'] = 'in_domain'  # as saved by an earlier run with other vectors
   (model / 'config.json').write_text(json.dumps(config))
-  stale = model / 'analyses' / 'kendall' / 'test-9docs-0123456789abcdef'
-  stale.mkdir(parents=True)
-  (stale / 'summary.json').write_text('{}')
+  old = model / 'analyses' / 'kendall' / 'test-9docs-0123456789abcdef'
+  old.mkdir(parents=True)
+  (old / 'summary.json').write_text('{}')
   kept = saved / 'synthetic_bilstm_tanh' / 'seed0' / 'analyses' / 'kendall' / 'test-9docs-0123456789abcdef'
-  kept.mkdir(parents=True)  # the same model saved again: its folder is only updated
+  kept.mkdir(parents=True)
+  # Another model where the saved one stands: refused before anything is copied, nothing of it replaced.
+  with pytest.raises(report.errors.ConfigError, match='holds the saved records of another model'):
+    report.save(TINY, str(ran), str(saved))
+  assert old.exists() and kept.exists() and json.loads((model / 'config.json').read_text()) == config
+  # Removed by its owner, it is saved anew; the same model saved again is only updated.
+  shutil.rmtree(model)
   report.save(TINY, str(ran), str(saved))
-  assert not stale.exists() and kept.exists()
-  assert json.loads((model / 'config.json').read_text()) == json.loads(
+  assert kept.exists() and json.loads((model / 'config.json').read_text()) == json.loads(
       (ran / 'synthetic_average_dot' / 'seed0' / 'config.json').read_text())
 
 
