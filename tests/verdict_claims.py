@@ -581,25 +581,26 @@ def check_wp_sst_15_seeds(sentence):
   assert f"as in W&P's code ({_interval(theirs)})" in sentence
 
 
+def _wp_arms_said(root: str, sentence: str, said: str):
+  """Both arms of `root` equivalent to W&P's code, and the sentence printing their F1 with `said`."""
+  arms, between = _wp_arms(root)
+  assert all(test['verdict'] == verdicts.EQUIVALENT for _, test in arms.values())
+  assert f"gave {_ci(arms['learned'][0])} and {_ci(arms['uniform'][0])}, {said}" in sentence
+  return arms, between
+
+
 def check_wp_sst_one_order(sentence):
   """docs/wiegreffe_pinter.md: one batch order a side (results/wp_table2_lstm2)."""
-  arms, between = _wp_arms('results/wp_table2_lstm2')
-  for _, (_, test) in arms.items():
-    assert test['verdict'] == verdicts.EQUIVALENT
-  assert f"gave {_ci(arms['learned'][0])} and {_ci(arms['uniform'][0])}, both shown equivalent" in sentence
+  _, between = _wp_arms_said('results/wp_table2_lstm2', sentence, 'both shown equivalent')
   assert between['verdict'] == verdicts.EQUIVALENT
   assert f"uniform shown equivalent to learned (Δ {_num(between['difference'])})" in sentence
 
 
 def check_wp_sst_two_fixes(sentence):
   """docs/wiegreffe_pinter.md: the first two fixes only (results/wp_table2_two_fixes)."""
-  arms, _ = _wp_arms('results/wp_table2_two_fixes')
-  for _, (_, test) in arms.items():
-    assert test['verdict'] == verdicts.EQUIVALENT
-  assert f"gave {_ci(arms['learned'][0])} and {_ci(arms['uniform'][0])}, also shown equivalent" in sentence
+  arms, _ = _wp_arms_said('results/wp_table2_two_fixes', sentence, 'also shown equivalent')
   assert f"(Δ {_interval(arms['learned'][1])} and {_interval(arms['uniform'][1])} against its 15 seeds)" in sentence
   assert all(arms[arm][1]['n_b'] == 15 for arm in arms)
-
 
 CHECKED = {
     'IMDB: +0.036 [+0.005, +0.067], different': check_readme_wp_imdb,
