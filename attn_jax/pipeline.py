@@ -19,8 +19,8 @@ import numpy as np
 
 from attn_jax import config as config_lib, experiments
 from attn_jax.core import atomic_io, compilation, hosts, leases, sharding
-from attn_jax.core.errors import CheckpointError, TrainingError
-from attn_jax.data.dataset import load_dataset
+from attn_jax.core.errors import CheckpointError, ConfigError, TrainingError
+from attn_jax.data.dataset import load_dataset, sample_size_with_two_classes
 from attn_jax.models import build_model
 from attn_jax.plots.training_curves import plot_training_curves
 from attn_jax.workdirs import initial_params as initial_params_lib, model_axis, workdir as workdir_lib
@@ -47,6 +47,27 @@ def check(cfg: ml_collections.ConfigDict, workdir: str | None = None) -> None:
   sharding.check(cfg.analysis.batch_size, cfg.devices)
   if workdir is not None:
     hosts.check_runnable(cfg.experiments, trainer.is_finished(workdir))
+
+
+def check_selection_split(cfg: ml_collections.ConfigDict, dataset) -> None:
+  """Refuses, before training, a selection split of one class: its ROC-AUC
+  (`train.select_by`) is undefined, so no epoch would ever be selected and
+  no model evaluated, in this workdir or a new one. With
+  `data.max_docs_per_split` the message gives the smallest value that works."""
+  t = cfg.train
+  labels = dataset.splits[t.select_on].labels
+  if t.select_by != 'roc_auc' or len(np.unique(labels)) > 1:
+    return
+  what = (f'the {t.select_on} split (train.select_on) holds {len(labels)} document(s), all of class '
+          f'{int(labels[0]) if len(labels) else "none"}, so its ROC-AUC, the model selection\'s score '
+          '(train.select_by), is undefined and no epoch would be selected')
+  limit = cfg.data.max_docs_per_split
+  works = None if limit is None else sample_size_with_two_classes(cfg.data, t.select_on)
+  if works is not None:
+    raise ConfigError(f'--config.data.max_docs_per_split={limit} is too small: {what}; give '
+                      f'--config.data.max_docs_per_split={works} or more (the smallest whose sample of '
+                      f'{t.select_on} holds both classes), or leave it out')
+  raise ConfigError(f'{what}: select by --config.train.select_by=accuracy, or give data with both classes')
 
 
 def _check_workdirs(cfg, members, workdir, log) -> None:
@@ -99,6 +120,7 @@ def run(cfg: ml_collections.ConfigDict, workdir: str, log: Callable[[str], None]
       workdir_lib.check_config(member.cfg, out, log)
   started = time.time()
   dataset = load_dataset(cfg.data)
+  check_selection_split(cfg, dataset)
   for path in {workdir, *(m.workdir for m in members), *outs}:
     workdir_lib.check_data(dataset, path, log)
   sizes = ', '.join(f'{s} {len(v)}' for s, v in dataset.splits.items())

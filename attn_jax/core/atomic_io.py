@@ -18,7 +18,7 @@ import io
 import json
 import os
 import tempfile
-from typing import Any, Callable, IO
+from typing import Any, Callable, IO, Optional
 
 from attn_jax.core.errors import StorageError
 
@@ -92,6 +92,31 @@ def require_folder(path: str, what: str, fix: str) -> None:
 # lease of the folder it writes into writes nothing more there.
 BEFORE_COMMIT: list[Callable[[str], None]] = []
 
+# Called with the path; the first folder one returns is where its temporary
+# file is written (None: beside it). `attn_jax.core.leases` returns the
+# holder's private staging folder inside a leased folder, so the commit is a
+# rename out of a folder that a new holder fences off.
+STAGING_FOR: list[Callable[[str], Optional[str]]] = []
+
+
+def _staging(path: str, directory: str) -> str:
+  for find in STAGING_FOR:
+    found = find(path)
+    if found is not None:
+      return found
+  return directory
+
+
+def _lost_or(path: str, error: OSError) -> BaseException:
+  """What a failed commit into `path` means: the lease's own error when the
+  writer lost its lease (its staging folder fenced off), else the storage error."""
+  try:
+    for check in BEFORE_COMMIT:
+      check(path)
+  except Exception as lost:  # pylint: disable=broad-except
+    return lost
+  return storage_error(path, error)
+
 
 def write_bytes(path: str, data: bytes) -> bool:
   """`atomic_write` of ready bytes; see there."""
@@ -103,16 +128,30 @@ def write_bytes(path: str, data: bytes) -> bool:
   tmp = None
   try:
     os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix='.' + os.path.basename(path) + '.')
+    staging = _staging(path, directory)
+    fd, tmp = tempfile.mkstemp(dir=staging, prefix='.' + os.path.basename(path) + '.')
     with os.fdopen(fd, 'wb') as f:
       f.write(data)
       f.flush()
       os.fsync(f.fileno())
     os.chmod(tmp, file_mode())
-    os.replace(tmp, path)
+    try:
+      os.replace(tmp, path)
+    except OSError as e:
+      if e.errno != errno.EXDEV:
+        raise
+      _remove_quietly(tmp)  # a folder mounted inside the leased one: write beside the target
+      tmp = None
+      fd, tmp = tempfile.mkstemp(dir=directory, prefix='.' + os.path.basename(path) + '.')
+      with os.fdopen(fd, 'wb') as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+      os.chmod(tmp, file_mode())
+      os.replace(tmp, path)
   except OSError as e:  # a path that cannot be a file (ENOTDIR, ENAMETOOLONG, ...) too
     _remove_quietly(tmp)
-    raise storage_error(path, e) from e
+    raise _lost_or(path, e) from e
   except BaseException:
     _remove_quietly(tmp)
     raise

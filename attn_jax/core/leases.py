@@ -23,12 +23,22 @@ jobs on a POSIX or NFS file system there.
 
 Fencing: a holder paused past `STALE_AFTER` (a suspended job, a paused VM)
 is taken over like a dead one; when it wakes it must not write beside the new
-holder. Each lease this process holds is registered with its token, and every
-commit into its folder — each atomic file write (`atomic_io.BEFORE_COMMIT`)
-and each checkpoint (`verify`) — first checks that the lock file still holds
-that token; if not, it raises `LeaseLost` in one line and writes nothing.
-(Between the check and the write lies a moment no lock file can close; the
-heartbeat makes a takeover inside it need a pause of `STALE_AFTER` exactly there.)
+holder. Two fences stop it:
+
+* Each holder has a private staging folder, `<folder>/.attn_jax-staging/
+  <lease>/<token>/`; every atomic file write (`atomic_io`) and every
+  checkpoint (`training.checkpoints`) into the leased folder is written there
+  first and committed by one rename out of it, and every removal is a rename
+  into it. A new holder, before anything else, renames the staging folders of
+  the holders before it away and leaves a file (a tombstone) in their place:
+  a woken holder's commit then finds no source to rename (nor can it
+  re-create the folder), so it cannot land, whatever moment the pause hit —
+  in the middle of a save included. This is the fence a lock file alone
+  cannot give (a check of the lock followed by a write leaves a moment
+  between them).
+* Before each commit the holder also checks that the lock file still holds
+  its token (`verify`), so the woken holder stops at its next commit with one
+  line (`LeaseLost`), not with the failed rename's error.
 
 A waiter says whom it waits for (one line, again every `REPORT_EVERY`
 seconds), then, when the holder is done, goes on — and finds the holder's
@@ -42,6 +52,7 @@ import json
 import math
 import os
 import secrets
+import shutil
 import socket
 import threading
 import time
@@ -51,6 +62,7 @@ from attn_jax.core import atomic_io
 from attn_jax.core.errors import AttnJaxError, ConfigError
 
 SUFFIX = '.lease'
+STAGING = '.attn_jax-staging'  # holders' private folders, beside their lock files
 HEARTBEAT = 30.0
 STALE_AFTER = 300.0
 POLL = 0.5
@@ -122,6 +134,118 @@ def verify(target: str) -> None:
 
 
 atomic_io.BEFORE_COMMIT.append(verify)
+
+
+def _staging_root(lock_path: str) -> str:
+  """The folder of the private staging folders of lease `lock_path`'s holders."""
+  name = os.path.basename(lock_path)
+  name = name[:-len(SUFFIX)] if name.endswith(SUFFIX) else name
+  return os.path.join(os.path.dirname(lock_path), STAGING, name)
+
+
+def staging_dir(target: str) -> Optional[str]:
+  """This process's private staging folder for a write to `target`: that of
+  the innermost lease it holds over `target` (created on demand), or None when
+  it holds none there (then a write goes beside its target).
+
+  Raises:
+    LeaseLost: the lease was taken over (its staging folder is fenced off).
+  """
+  target = os.path.abspath(target)
+  with _HELD_LOCK:
+    covering = [(folder, path, record) for path, (folder, record) in _HELD.items()
+                if target == folder or target.startswith(folder + os.sep)]
+  if not covering:
+    return None
+  _, path, record = max(covering, key=lambda c: len(c[0]))
+  private = os.path.join(_staging_root(path), record['token'])
+  try:
+    os.makedirs(private, exist_ok=True)
+  except (FileExistsError, NotADirectoryError):
+    verify(target)  # a tombstone stands there: the lease was taken over
+    raise
+  return private
+
+
+def lost_or(target: str, error: BaseException) -> BaseException:
+  """`LeaseLost` when `error` (a failed commit into `target`) came from the
+  lease being taken over — its staging folder fenced off — else `error`."""
+  try:
+    verify(target)
+  except LeaseLost as lost:
+    return lost
+  return error
+
+
+def remove(path: str) -> None:
+  """Removes file or folder `path` inside a leased folder: a rename into this
+  holder's staging folder (fenced like a commit), then a removal there; a
+  plain removal outside every lease. Nothing happens if `path` is gone."""
+  verify(path)
+  private = staging_dir(path)
+  if private is None:
+    _remove_tree(path)
+    return
+  aside = os.path.join(private, 'removed-' + secrets.token_hex(4))
+  try:
+    os.rename(path, aside)
+  except FileNotFoundError:
+    if os.path.lexists(path):
+      raise lost_or(path, FileNotFoundError(errno.ENOENT, 'staging folder fenced off', private)) from None
+    return
+  except NotADirectoryError as e:
+    raise lost_or(path, e) from None
+  _remove_tree(aside)
+
+
+atomic_io.STAGING_FOR.append(staging_dir)
+
+
+def _remove_tree(path: str) -> None:
+  if os.path.isdir(path) and not os.path.islink(path):
+    shutil.rmtree(path, ignore_errors=True)
+  else:
+    with contextlib.suppress(FileNotFoundError):
+      os.remove(path)
+
+
+def _fence_earlier_holders(lock_path: str, token: str) -> None:
+  """Fences off the staging folders of every earlier holder of `lock_path`
+  (this process holds it now, so none of them may commit any more): each is
+  renamed away and a tombstone file put in its place — a woken holder's
+  rename out of it finds no source, and its makedirs a file — then removed."""
+  root = _staging_root(lock_path)
+  try:
+    names = os.listdir(root)
+  except (FileNotFoundError, NotADirectoryError):
+    return
+  for name in names:
+    here = os.path.join(root, name)
+    if name == token or '.' in name:
+      if '.fenced-' in name:
+        shutil.rmtree(here, ignore_errors=True)  # one a fence before this one could not remove
+      continue
+    for _ in range(10):  # the earlier holder may re-create its folder between our two steps
+      if not os.path.isdir(here) or os.path.islink(here):
+        break
+      aside = f'{here}.fenced-{secrets.token_hex(4)}'
+      with contextlib.suppress(FileNotFoundError):
+        os.rename(here, aside)
+      with contextlib.suppress(FileExistsError):
+        _create(here, {'fenced_by': token, 'at': time.time()})
+      shutil.rmtree(aside, ignore_errors=True)
+
+
+def _drop_own_staging(lock_path: str, token: str) -> None:
+  """Removes this holder's staging folder, and the staging folders above it
+  when empty (they are left only where a tombstone stands)."""
+  root = _staging_root(lock_path)
+  shutil.rmtree(os.path.join(root, token), ignore_errors=True)
+  for folder in (root, os.path.dirname(root)):
+    try:
+      os.rmdir(folder)
+    except OSError:
+      break
 
 
 def _holder_record(what: str) -> dict:
@@ -362,6 +486,9 @@ def lease(path: str, what: str, wait: bool = True, log: Callable[[str], None] = 
     waited += poll
   if waited and not took_over:
     log(f'{what}: {describe(holder)} is done after {waited:.0f} s of waiting; going on')
+  # Before anything is read or written under the new lease: earlier holders
+  # (one taken over may wake) can commit nothing more.
+  _fence_earlier_holders(path, record['token'])
   stop = threading.Event()
   beat = threading.Thread(target=_heartbeat, args=(path, record, stop, heartbeat), daemon=True)
   beat.start()
@@ -375,6 +502,7 @@ def lease(path: str, what: str, wait: bool = True, log: Callable[[str], None] = 
     with _HELD_LOCK:
       _HELD.pop(key, None)
     if (read_holder(path) or {}).get('token') == record['token']:
+      _drop_own_staging(path, record['token'])
       with contextlib.suppress(FileNotFoundError):
         os.remove(path)
 

@@ -171,6 +171,27 @@ def _prepared(dataset: str, wanted: tuple, raw: dict, source: dict):
   return _PREPARED[key]
 
 
+def _prepare(cfg: ml_collections.ConfigDict, wanted: Sequence[str]):
+  """(the prepared splits before `max_docs_per_split`, the source record)."""
+  spec = DATASETS[cfg.dataset]
+  if spec.generate is not None:
+    return spec.generate(cfg[cfg.dataset], wanted), source_record.SYNTHETIC
+  raw, source = builders.load(spec.raw_name, cfg.manual_dir, cfg.tfds_data_dir)
+  return _prepared(cfg.dataset, tuple(wanted), raw, source), source
+
+
+def sample_size_with_two_classes(cfg: ml_collections.ConfigDict, split: str,
+                                 wanted: Sequence[str] = ('train', 'dev', 'test')) -> Optional[int]:
+  """The smallest `max_docs_per_split` whose seeded sample of `split` (as
+  `load_dataset(cfg, wanted)` draws it) holds documents of two classes; any
+  larger value does too (a sample is the first N of one seeded permutation).
+  None where the whole split holds one class."""
+  labels = np.asarray(_prepare(cfg, wanted)[0].splits[split].labels)
+  order = np.random.RandomState(list(wanted).index(split)).permutation(len(labels))  # `_subsample`'s draw
+  differs = np.flatnonzero(labels[order] != labels[order[0]]) if len(labels) else []
+  return int(differs[0]) + 1 if len(differs) else None
+
+
 def load_dataset(cfg: ml_collections.ConfigDict, wanted: Sequence[str] = ('train', 'dev', 'test'),
                  vocab: Optional[Vocabulary] = None) -> Dataset:
   """Prepares (once) and encodes the splits of `cfg.dataset`.
@@ -200,11 +221,7 @@ def load_dataset(cfg: ml_collections.ConfigDict, wanted: Sequence[str] = ('train
     StorageError: the tfds data dir is full or not writable.
   """
   spec = DATASETS[cfg.dataset]
-  if spec.generate is not None:
-    prepared, source = spec.generate(cfg[cfg.dataset], wanted), source_record.SYNTHETIC
-  else:
-    raw, source = builders.load(spec.raw_name, cfg.manual_dir, cfg.tfds_data_dir)
-    prepared = _prepared(cfg.dataset, tuple(wanted), raw, source)
+  prepared, source = _prepare(cfg, wanted)
   if vocab is None:
     if prepared.vocab_docs is None:
       raise DataError('a vocabulary is built from the train split: ask for it too, or pass vocab=')

@@ -8,7 +8,7 @@ from attn_jax import config as config_lib
 from attn_jax.core import errors
 from attn_jax.core.errors import AttnJaxError, ConfigError
 from attn_jax.studies import STUDIES, study_runner as runner
-from attn_jax.core import console
+from attn_jax.core import console, output_folders
 
 
 def analysis_overrides(settings) -> dict:
@@ -88,7 +88,8 @@ def main(argv=None) -> None:
             f'(report: python -m attn_jax.studies report {study.name} --root={root})')
     else:
       from attn_jax.tables import studies as study_tables  # pylint: disable=g-import-not-at-top
-      study_tables.write(study, root, args.save, args.readme, args.reference)
+      with output_folders.writing_into(args.save, '--save'):
+        study_tables.write(study, root, args.save, args.readme, args.reference)
   except AttnJaxError as e:
     errors.exit_with(e)
   except KeyboardInterrupt:

@@ -14,7 +14,7 @@ times, in each file that holds it.
 import argparse
 import os
 
-from attn_jax.core import errors, leases
+from attn_jax.core import errors, leases, output_folders
 from attn_jax.tables.report_registry import COMMANDS
 
 
@@ -50,7 +50,10 @@ def main(argv=None):
   p = parser()
   args = p.parse_args(argv)
   try:
-    COMMANDS[args.table].run(p, args, argv)
+    # A --save or --out folder that cannot be written: one line naming it and the option.
+    with output_folders.writing_into(args.save, '--save'), \
+        output_folders.writing_into(args.out if args.table == 'reproduce' else None, '--out'):
+      COMMANDS[args.table].run(p, args, argv)
   except errors.AttnJaxError as e:
     errors.exit_with(e, 1)
   except KeyboardInterrupt:

@@ -19,12 +19,13 @@ run (`attn_jax.explain`). What was not run is said, not left out silently.
 import os
 import shlex
 import sys
+import warnings
 from typing import Sequence
 
 from attn_jax import papers
 from attn_jax.analysis import statistics
 from attn_jax.core import atomic_io, errors, owned_folders
-from attn_jax.explain import explain
+from attn_jax.explain import TextWarning, explain
 from attn_jax.tables import chosen_documents, render, run_command
 from attn_jax.tables.common import RunFolder, data_source_cell
 from attn_jax.tables.jain_wallace import TAU_PAIRS
@@ -138,16 +139,22 @@ def _text_sections(runs: list[RunFolder], texts: Sequence[str]) -> list[render.S
   blocks = []
   for r in runs:
     try:
-      explanations = explain(restore(r.path), list(texts))
-    except ValueError as e:  # the text itself (no words, too many): no run could explain it
+      with warnings.catch_warnings():  # a skipped text, or one of unknown words, is said in the report
+        warnings.simplefilter('ignore', TextWarning)
+        explanations = explain(restore(r.path), list(texts))
+    except ValueError as e:  # the text itself (too many words, too long for memory): no run could explain it
       raise errors.AttnJaxError(f'--text: {e}') from e
     except (errors.AttnJaxError, OSError) as e:  # this run cannot (another kind of model): said in the report
       blocks.append(render.Text(f'{r.name}: the texts could not be explained ({e})'))
       continue
     for i, e in enumerate(explanations):
+      if e.skipped:
+        blocks.append(render.Text(f'{r.name}: "{e.text}" was not explained ({e.skipped}).'))
+        continue
       unknown = int((~e.known).sum())
       title = (f'{r.name}: "{e.text}" (ŷ = {e.prob:.3f}'
-               + (f'; {unknown} word(s) read as <UNK>)' if unknown else ')'))
+               + ('; every word read as <UNK>)' if e.only_unknown else
+                  f'; {unknown} word(s) read as <UNK>)' if unknown else ')'))
       blocks.append(render.Heatmap(e.words, {chosen_documents.ALPHA: e.alpha, chosen_documents.GRADIENT: e.gradient,
                                              chosen_documents.LOO: e.loo}, title, f'{r.slug}-text{i}'))
   return [render.Section('Your texts', [render.Text(

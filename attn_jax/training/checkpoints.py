@@ -6,10 +6,13 @@
 A run of one model is its own group (the two folders share its workdir); a
 program of M models keeps its stacked state in the group folder and each
 model's selected params in that model's own workdir, so `restore(workdir)`
-loads it like any other. Orbax writes each checkpoint to a temporary folder
-and renames it when complete, so a killed run leaves the previous checkpoint
-intact. Use the store as a context manager: an unclosed manager can lose its
-last save.
+loads it like any other. A checkpoint is written by orbax into the writer's
+private staging folder (`attn_jax.core.leases`: the training lease's holder's,
+which a new holder fences off), sealed there, and committed with one rename to
+`<kind>/<step>`; the older step is then removed (a rename into the staging
+folder, fenced the same way). So a killed run leaves the previous checkpoint
+intact, and a holder paused past a takeover, wherever the pause hit, lands
+nothing beside the new holder. Use the store as a context manager.
 
 Nothing read back is trusted blindly. Orbax has no checksums (a flipped byte
 in an array file restores silently different values), so each step folder
@@ -17,14 +20,15 @@ gets a `sha256.json` of its files once orbax has finalised it, and restoring
 checks it first: a damaged, truncated or missing file is a one-line
 `CheckpointError` naming the step folder and what to do, never an orbax
 traceback, and never mistaken for a checkpoint that "does not fit" the
-config. Folders written before this (or killed between the rename and the
-manifest) are restored unverified, with orbax's own failures classified.
+config. Folders written before attn-jax 0.3 (which sealed them after the
+rename) may lack the manifest; they are restored unverified, with orbax's own failures classified.
 
 Restoring writes nothing: it lists the step folders itself and reads them
 with a plain `Checkpointer` (a `CheckpointManager` creates folders, cleans
 temporary ones and logs warnings), so a workdir on a read-only mount restores.
 """
 
+import ctypes
 import errno
 import json
 import os
@@ -126,7 +130,7 @@ class CheckpointStore:
 
   def __init__(self, workdir: str):
     self.directory = os.path.abspath(os.path.join(workdir, 'checkpoints'))
-    self._managers: dict[str, ocp.CheckpointManager] = {}
+    self._writer: Optional[ocp.Checkpointer] = None
     self._verified: set[str] = set()
     self.rescued: Optional[str] = None  # what `restore_best` found wrong with best/, when latest stood in
 
@@ -137,61 +141,81 @@ class CheckpointStore:
     self.close()
 
   def close(self):
-    managers, self._managers = list(self._managers.values()), {}
-    for manager in managers:
+    writer, self._writer = self._writer, None
+    if writer is not None:
       try:
-        manager.close()
+        writer.close()
       except Exception:  # pylint: disable=broad-except
         pass  # a failed save already raised its own error
 
   def step_dir(self, kind: str, step: int) -> str:
     return os.path.join(self.directory, kind, str(step))
 
-  def _manager(self, kind: str) -> ocp.CheckpointManager:
-    if kind not in self._managers:
-      options = ocp.CheckpointManagerOptions(max_to_keep=1, create=True,
-                                             cleanup_tmp_directories=True,
-                                             enable_async_checkpointing=False)
-      self._managers[kind] = ocp.CheckpointManager(os.path.join(self.directory, kind),
-                                                   options=options)
-    return self._managers[kind]
+  def _checkpointer(self) -> ocp.Checkpointer:
+    if self._writer is None:
+      self._writer = ocp.Checkpointer(ocp.CompositeCheckpointHandler())
+    return self._writer
+
+  def _staging(self, target: str) -> str:
+    """Where a save to `target` is written before its commit: this holder's
+    private staging folder of the training lease (fenced off by a new holder),
+    or, with no lease held (a test, a read-only workdir), one beside `kind/`."""
+    private = leases.staging_dir(target)
+    if private is None:
+      private = os.path.join(self.directory, '.staging')
+      os.makedirs(private, exist_ok=True)
+    return private
 
   def _save(self, kind: str, step: int, args: ocp.args.Composite):
+    """Writes the checkpoint into this holder's staging folder, seals it, and
+    commits it with one rename into `<kind>/<step>` (`_commit`): a holder
+    paused past a takeover, wherever the pause hit, lands nothing beside the
+    new holder (`attn_jax.core.leases`, Fencing)."""
     target = self.step_dir(kind, step)
-    leases.verify(target)  # a holder paused past a takeover writes no checkpoint beside the new one
-    with orbax_noise.without_event_loop_tracebacks():
-      self._save_quietly(kind, step, target, args)
+    leases.verify(target)  # before the first byte
+    staged = None
+    try:
+      with orbax_noise.without_event_loop_tracebacks(), orbax_noise.quiet_logs():
+        staged = os.path.join(self._staging(target), f'{kind}-{step}')
+        if os.path.lexists(staged):
+          shutil.rmtree(staged, ignore_errors=True)  # our own, from a save that failed
+        self._checkpointer().save(staged, args=args)
+      _seal(staged)
+      self._commit(kind, step, staged, target)
+    except (leases.LeaseLost, StorageError):
+      raise  # the lease's own line; or the disk's, the previous checkpoint intact
+    except Exception as e:  # pylint: disable=broad-except
+      lost = leases.lost_or(target, e)
+      if isinstance(lost, leases.LeaseLost):
+        raise lost from None  # a new holder fenced off our staging folder mid-save
+      raise _save_error(target, e) from e
+    finally:
+      if staged is not None and os.path.isdir(staged):
+        shutil.rmtree(staged, ignore_errors=True)  # a save that did not commit: our own, private
     self._verified.add(target)
 
-  def _save_quietly(self, kind: str, step: int, target: str, args: ocp.args.Composite):
-    try:
-      with orbax_noise.quiet_logs():
-        manager = self._manager(kind)
-        if step in manager.all_steps():
-          manager.delete(step)  # a resumed run redoing a step writes the same values again
-        manager.save(step, args=args, force=True)
-        manager.wait_until_finished()
-      _seal(target)
-    except StorageError:
-      raise  # the manifest could not be written: the checkpoint itself is complete
-    except Exception as e:  # pylint: disable=broad-except
-      self._abandon(kind, step)
-      raise _save_error(target, e) from e
+  def _commit(self, kind: str, step: int, staged: str, target: str) -> None:
+    """Moves the sealed `staged` folder to `target` with one rename, then
+    removes the older steps (and temporary folders older versions left).
 
-  def _abandon(self, kind: str, step: int) -> None:
-    """Drops a manager whose save failed and the temporary folder it left, so
-    the space comes back and the previous checkpoint stays the latest."""
-    orbax_noise.drop_never_retrieved()
-    manager = self._managers.pop(kind, None)
-    if manager is not None:
-      try:
-        manager.close()
-      except Exception:  # pylint: disable=broad-except
-        pass
+    A rename out of a staging folder fenced off by a new holder fails (no
+    source), so the check of the lock just before it is not all that keeps a
+    woken holder out. A step already there (a resumed run redoing it, perhaps
+    in another environment) is replaced by an atomic exchange where the file
+    system has one, so no moment is left without the step.
+    """
+    leases.verify(target)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    _commit_rename(staged, target)
+    self._remove_others(kind, step)
+
+  def _remove_others(self, kind: str, step: int) -> None:
+    """Removes every step of `kind` but `step` (one checkpoint of each kind is
+    kept), and the temporary folders of saves older versions left there."""
     folder = os.path.join(self.directory, kind)
-    for name in os.listdir(folder) if os.path.isdir(folder) else []:
-      if name.startswith(f'{step}.') and 'tmp' in name:
-        shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+    for name in sorted(os.listdir(folder)):
+      if name != str(step) and (name.isdigit() or 'orbax-checkpoint-tmp' in name):
+        leases.remove(os.path.join(folder, name))
 
   def save_latest(self, step: int, state: Any, progress: dict) -> None:
     self._save('latest', step, ocp.args.Composite(
@@ -304,7 +328,7 @@ class CheckpointStore:
     folder = os.path.join(self.directory, 'best')
     if os.path.isdir(folder):
       for name in os.listdir(folder):
-        shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+        leases.remove(os.path.join(folder, name))
     self.save_best(selection['step'], params, selection)
 
   def _params_from_latest(self, template_params: Any) -> tuple[Optional[tuple[Any, dict]], Optional[str]]:
@@ -358,3 +382,38 @@ def _save_error(target: str, error: BaseException) -> Exception:
                            'written (was the workdir deleted?); rerun to resume.')
   return CheckpointError(f'cannot save the checkpoint {target} ({_brief(error)[:300]}); '
                          'the previous checkpoint is intact: fix the cause and rerun to resume.')
+
+
+def _commit_rename(staged: str, target: str) -> None:
+  """The commit of a checkpoint: `staged` becomes `target` in one rename, or,
+  where `target` exists, in one exchange (Linux's renameat2 RENAME_EXCHANGE;
+  elsewhere the old folder is moved into the staging folder first); the old
+  folder, if any, then lies at `staged` and is removed. Its own function, so
+  the fault suite can pause a holder between the lock check and the rename."""
+  if not os.path.isdir(target):
+    os.rename(staged, target)
+    return
+  if not _exchange(staged, target):
+    leases.remove(target)
+    os.rename(staged, target)
+    return
+  shutil.rmtree(staged, ignore_errors=True)
+
+
+_RENAME_EXCHANGE = 2
+
+
+def _exchange(a: str, b: str) -> bool:
+  """Swaps paths `a` and `b` atomically; False where the system cannot."""
+  try:
+    libc = ctypes.CDLL(None, use_errno=True)
+    renameat2 = libc.renameat2
+  except (OSError, AttributeError):
+    return False
+  at_cwd = -100
+  if renameat2(at_cwd, os.fsencode(a), at_cwd, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+    return True
+  code = ctypes.get_errno()
+  if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+    return False
+  raise OSError(code, os.strerror(code), a)

@@ -24,9 +24,7 @@ from attn_jax.core import errors
 from attn_jax.core.errors import AttnJaxError
 from attn_jax.core.registry import DATASETS
 from attn_jax.vectors import build
-from attn_jax.core import console
-
-
+from attn_jax.core import console, output_folders
 
 
 def _count(text: str) -> int:
@@ -60,7 +58,8 @@ def main(argv=None) -> None:
       config_lib.validate(cfg)
       cfg.data.manual_dir = args.manual_dir
       vocab = load_dataset(cfg.data).vocab
-      path = build.ensure_vectors(cfg, vocab)
+      with output_folders.writing_into(build.cache_directory(args.directory), '--directory'):
+        path = build.ensure_vectors(cfg, vocab)
       info = build.describe(path)
       print(f'{dataset}: {path}\n  {info["words_with_vectors"]} of {info["vocabulary_words"]} '
             f'vocabulary words ({info["coverage"]:.1%}); corpus {info["corpus_tokens"]} tokens: '

@@ -25,6 +25,8 @@ take, from the tokens per second an earlier build measured on this machine
 `core.estimates.committed_rate`) of a machine with as many cores.
 """
 
+import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -36,7 +38,7 @@ import ml_collections
 import numpy as np
 import tqdm
 
-from attn_jax.core import atomic_io, estimates, leases
+from attn_jax.core import atomic_io, estimates, leases, output_folders
 from attn_jax.core.registry import DATASETS
 from attn_jax.data import builders, sources
 from attn_jax.data.datasets.dataset_spec import corpus_sources
@@ -47,6 +49,7 @@ from attn_jax.vectors import corpus, fasttext
 IN_DOMAIN = 'in_domain'
 ENV_VAR = 'ATTN_JAX_VECTORS'
 VERSION = 1  # bumped when the corpus or the file format changes
+DIRECTORY_OPTION = '--config.vectors.directory (python -m attn_jax.vectors: --directory)'
 
 
 def cache_directory(configured: Optional[str]) -> str:
@@ -142,20 +145,28 @@ def ensure_vectors(cfg: ml_collections.ConfigDict, vocab: Vocabulary,
   if info is None:
     atomic_io.require_folder(os.path.dirname(path), 'the vectors directory',
                              'point --config.vectors.directory (vectors: --directory) at a folder')
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    # One build per vectors file: a second run that needs the same vectors
-    # waits for the first (naming it) and reads its file.
-    with leases.guarded(path[:-len('.vec')] + leases.SUFFIX, f'vectors {os.path.basename(path)}',
-                        cfg.wait_for_lock, log):
-      info = describe(path)
-      if info is None:
-        info = _build(cfg, vocab, path, log)
+    # A read-only or full folder: one line naming it (and, found by `_build`, the space needed).
+    with output_folders.writing_into(os.path.dirname(path), DIRECTORY_OPTION):
+      os.makedirs(os.path.dirname(path), exist_ok=True)
+      # One build per vectors file: a second run that needs the same vectors
+      # waits for the first (naming it) and reads its file.
+      with leases.guarded(path[:-len('.vec')] + leases.SUFFIX, f'vectors {os.path.basename(path)}',
+                          cfg.wait_for_lock, log):
+        info = describe(path)
+        if info is None:
+          info = _build(cfg, vocab, path, log)
   check_against_record(cfg.data.dataset, info, log)
   return path
 
 
 def _build(cfg: ml_collections.ConfigDict, vocab: Vocabulary, path: str, log: Callable[[str], None]) -> dict:
-  """Trains the vectors of `cfg` for `vocab` and writes `path` and its record; returns the record."""
+  """Trains the vectors of `cfg` for `vocab` and writes `path` and its record; returns the record.
+
+  Raises:
+    StorageError: the folder filled up writing the training text (saying
+      how much it held), or has too little room left for the vectors,
+      found before training (`_require_space`).
+  """
   r = recipe(cfg)
   threads = r.get('workers', 1)
   log(f'building in-domain word vectors for {cfg.data.dataset} from {", ".join(r["corpora"])} '
@@ -163,8 +174,19 @@ def _build(cfg: ml_collections.ConfigDict, vocab: Vocabulary, path: str, log: Ca
   started = time.time()
   with tempfile.NamedTemporaryFile('w', dir=os.path.dirname(path), suffix='.corpus',
                                    encoding='utf-8') as text:
-    counts = write_corpus(cfg, vocab, text)
-    text.flush()
+    try:
+      counts = write_corpus(cfg, vocab, text)
+      text.flush()
+    except OSError as e:
+      if not atomic_io.is_storage_error(e):
+        raise
+      written, free = os.fstat(text.fileno()).st_size, output_folders.free_bytes(os.path.dirname(path))
+      with contextlib.suppress(OSError):  # drops what is still buffered: closing cannot fail again
+        text.close()
+      raise output_folders.folder_error(
+          os.path.dirname(path), e, DIRECTORY_OPTION,
+          f'the training text alone needs more than the {output_folders.size(written)} it held', free) from e
+    _require_space(os.path.dirname(path), len(vocab) - 4, r['dim'])
     tokens = sum(c['tokens'] for c in counts.values())
     log(f'corpus: {sum(c["documents"] for c in counts.values())} documents, {tokens} tokens '
         f'({sum(c["held_out"] for c in counts.values())} held-out documents left out)')
@@ -193,6 +215,18 @@ def _build(cfg: ml_collections.ConfigDict, vocab: Vocabulary, path: str, log: Ca
   log(f'vectors for {len(words)} of {len(vocab) - 4} vocabulary words '
       f'({info["coverage"]:.1%}) in {info["seconds"]:.0f} s')
   return info
+
+
+def _require_space(directory: str, words: int, dim: int) -> None:
+  """Refuses, before training, a folder without room for what the build
+  writes next: the trained vectors from the child (float32) and the .vec
+  text (about 10 bytes a value)."""
+  more = words * dim * 4 + words * (dim * 10 + 20)
+  free = output_folders.free_bytes(directory)
+  if free is not None and free < more:
+    raise output_folders.folder_error(directory, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)),
+                                      DIRECTORY_OPTION, f'about {output_folders.size(more)} more needed for the '
+                                      'vectors', free, 'too little free space for the vectors')
 
 
 def _threads(count: int) -> str:

@@ -22,6 +22,11 @@ def test_every_user_entry_point_meets_each_bad_input_that_applies_to_it():
     assert command in entries, command
   interrupted = {entry for entry, bad in cells if bad == 'Ctrl-C'}
   assert {'run.py --workdir=DIR', 'studies run jw_grid --root=DIR', 'vectors sst --directory=DIR'} <= interrupted
+  # Each folder a command writes its output into, read-only and on a full disk (issue 76).
+  for bad in ('read-only', 'disk full'):
+    assert {'run.py --workdir=DIR', 'report reproduce RUN --out DIR', 'report training RUN --save DIR',
+            'studies report jw_grid --save DIR', 'vectors sst --directory=DIR'} <= {e for e, b in cells if b == bad}
+  assert "report analyses RUN (a stage's summary.json {})" in {entry for entry, _ in cells}
 
 
 def test_the_probe_cases_number_one_to_ten_with_ctrl_c_as_its_own_kind():
@@ -38,6 +43,6 @@ def test_the_table_puts_each_outcome_in_its_cell():
   ]}, {'fault': 'other', 'attempts': [{'kind': 'other', 'outcome': 'survived'}]}]}
   assert fault_matrix.table_rows(record) == [
       ['entry point', *fault_matrix.COLUMNS],
-      ['`contents DIR`', 'one line', '·', 'ran', '·', '·'],
-      ['`run.py --workdir=DIR`', '·', '·', '·', 'TRACEBACK', 'one line'],
+      ['`contents DIR`', 'one line', '·', 'ran', '·', '·', '·', '·'],
+      ['`run.py --workdir=DIR`', '·', '·', '·', 'TRACEBACK', '·', '·', 'one line'],
   ]

@@ -398,3 +398,72 @@ def test_a_paused_holder_taken_over_stops_at_its_next_write(tmp_path):
   assert "error: this run's lease on" in out and f'was taken over by host {socket.gethostname()}, pid {os.getpid()}' in out
   assert 'nothing more is written by this process' in out
   assert last['t'] < taken  # nothing written by the paused holder after the takeover
+
+
+def _fake_takeover(path, record) -> dict:
+  """What a new holder leaves: its own record in the lock file, and the earlier
+  holders' staging folders fenced off."""
+  new = {**record, 'token': 'f' * 16, 'pid': record['pid'] + 1}
+  path.write_text(json.dumps(new))
+  leases._fence_earlier_holders(str(path), new['token'])  # pylint: disable=protected-access
+  return new
+
+
+def test_a_new_holder_fences_off_the_staging_folder_of_the_one_before(tmp_path, monkeypatch):
+  """The check of the lock and the commit are two steps; a holder paused
+  between them and woken after a takeover must still land nothing: its
+  commit is a rename out of its staging folder, which the new holder fenced."""
+  from attn_jax.core import atomic_io  # pylint: disable=g-import-not-at-top
+  path = tmp_path / 'w' / 'training.lease'
+  with leases.lease(str(path), 'training of w', log=lambda _: None) as record:
+    atomic_io.write_json(str(tmp_path / 'w' / 'a.json'), {'k': 1})
+    private = leases.staging_dir(str(tmp_path / 'w' / 'a.json'))
+    assert private.startswith(str(tmp_path / 'w' / leases.STAGING)) and os.path.isdir(private)
+    _fake_takeover(path, record)
+    assert os.path.isfile(private)  # a tombstone where the folder was: it cannot be made again
+    monkeypatch.setattr(leases, 'verify', lambda target: None)  # as if the lock was checked before the pause
+    monkeypatch.setattr(atomic_io, 'BEFORE_COMMIT', [])
+    with pytest.raises(Exception):
+      atomic_io.write_json(str(tmp_path / 'w' / 'b.json'), {'k': 2})
+    assert not (tmp_path / 'w' / 'b.json').exists()
+    with pytest.raises(Exception):
+      leases.remove(str(tmp_path / 'w' / 'a.json'))
+    assert (tmp_path / 'w' / 'a.json').exists()  # nor removed
+
+
+def test_a_write_already_staged_when_the_lease_is_lost_cannot_be_committed(tmp_path, monkeypatch):
+  """Paused after its temporary file was written, before the rename: the
+  rename finds no source once the new holder has fenced the folder off, and
+  the error is the lease's own line."""
+  from attn_jax.core import atomic_io  # pylint: disable=g-import-not-at-top
+  path = tmp_path / 'w' / 'training.lease'
+  real_replace = os.replace
+  with leases.lease(str(path), 'training of w', log=lambda _: None) as record:
+    def takeover_then_replace(source, target):
+      _fake_takeover(path, record)  # the pause: a takeover happens here
+      return real_replace(source, target)
+    monkeypatch.setattr(os, 'replace', takeover_then_replace)
+    with pytest.raises(leases.LeaseLost, match='was taken over by'):
+      atomic_io.write_json(str(tmp_path / 'w' / 'b.json'), {'k': 2})
+  assert not (tmp_path / 'w' / 'b.json').exists()
+
+
+def test_a_released_lease_leaves_no_staging_folder(tmp_path):
+  from attn_jax.core import atomic_io  # pylint: disable=g-import-not-at-top
+  with leases.lease(str(tmp_path / 'training.lease'), 'w', log=lambda _: None):
+    atomic_io.write_json(str(tmp_path / 'a.json'), {'k': 1})
+    assert (tmp_path / leases.STAGING).is_dir()
+  assert sorted(os.listdir(tmp_path)) == ['a.json']
+
+
+def test_two_leases_in_one_folder_never_fence_each_other(tmp_path):
+  """Vectors files share a cache folder, each with its own lease: taking one
+  must not fence off the live holder of another."""
+  from attn_jax.core import atomic_io  # pylint: disable=g-import-not-at-top
+  with leases.lease(str(tmp_path / 'a.lease'), 'a', log=lambda _: None):
+    atomic_io.write_json(str(tmp_path / 'a.json'), {'k': 1})
+    a_private = leases.staging_dir(str(tmp_path / 'a.json'))
+    proc = hold_in_another_process(str(tmp_path / 'b.lease'), 1)
+    proc.wait(timeout=60)
+    assert os.path.isdir(a_private)
+    atomic_io.write_json(str(tmp_path / 'a.json'), {'k': 2})

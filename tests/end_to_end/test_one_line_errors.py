@@ -92,6 +92,12 @@ def test_a_damaged_rates_file_is_no_rates(tmp_path, rates):
     ('import no_such_module\ndef get_config():\n  return None\n',
      "could not be imported (ModuleNotFoundError: No module named 'no_such_module')", 'config.py', []),
     ('def get_config():\n  return {"a": 1}\n', 'get_config() returned dict, not the', 'config.py', []),
+    # issue 76: each with an override too (absl applies it to what get_config returned)
+    ('def get_config():\n  raise ValueError("boom")\n', 'get_config() raised ValueError: boom', 'config.py',
+     ['--config.x=1']),
+    ('import no_such_module\ndef get_config():\n  return None\n',
+     "could not be imported (ModuleNotFoundError: No module named 'no_such_module')", 'config.py', ['--config.x=1']),
+    ('def get_config():\n  return [1, 2]\n', 'get_config() returned list, not the', 'config.py', ['--config.x=1']),
     ('', 'defines no get_config()', 'config.py', []),
     ('def get_config():\n  return None\n', 'is not a Python file (.py)', 'config', []),
 ])

@@ -2,10 +2,13 @@
 
 Used by `tests/fault_tool/fault_injection.py` (which runs and tabulates them):
 
-  paused_holder_case   SIGSTOP a training run past its lease's takeover, let a
-                       second run take the lease over, SIGCONT the first: it must
-                       write nothing more (every commit it makes is logged) and
-                       say so in one line; the second run's results equal an
+  paused_holder_cases  pause a training run (SIGSTOP) at five points — between
+                       saves, and at the start, inside, before the commit and
+                       after the commit of a checkpoint save — past its lease's
+                       takeover, let a second run take the lease over, SIGCONT
+                       the first: it must write nothing more (its actual file
+                       system calls, traced with strace) and say so in the
+                       lease's one line; the second run's results equal an
                        undisturbed run's.
   interrupt_case       Ctrl-C (SIGINT) at a seeded moment of training: one line,
                        no traceback, and the rerun resumes to identical results.
@@ -13,14 +16,17 @@ Used by `tests/fault_tool/fault_injection.py` (which runs and tabulates them):
                        the command a user ran: one line, or a run that goes on.
 """
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from typing import Optional
 
 import faults
+import write_trace
 from faults import Case, run_py
 
 FORTY = ('--config.train.epochs=40',)  # long enough that a signal lands mid-training
@@ -59,52 +65,142 @@ def _result(proc: subprocess.Popen, command: list, log: str) -> faults.Result:
   return faults.Result(command, proc.returncode, _read(log, 'out'), _read(log, 'err'), 0.0)
 
 
-def paused_holder_case() -> Case:
-  """One writer after a takeover: the woken holder's logged commits after its
-  SIGCONT are counted (there must be none), its exit must be the lease's one
-  line, and the new holder's results must equal the reference's."""
+PAUSE_POINTS = {'between-saves': 'after epoch 2\'s line, between two saves (SIGSTOP from outside)',
+                **faults.STOP_POINTS}
+
+
+def _state(pid: int) -> str:
+  """The process state letter of `pid` ('T'/'t': stopped), '' when it is gone."""
+  try:
+    with open(f'/proc/{pid}/stat') as f:
+      return f.read().rpartition(')')[2].split()[0]
+  except (OSError, IndexError):
+    return ''
+
+
+def _wait_stopped(pid_file: str, proc: subprocess.Popen, timeout: float = 600) -> Optional[int]:
+  """The holder's pid once it has stopped itself (its marker file written and
+  its state stopped); None if it ended first."""
+  deadline = time.time() + timeout
+  while time.time() < deadline and proc.poll() is None:
+    with contextlib.suppress(OSError, ValueError):
+      with open(pid_file) as f:
+        pid = int(f.read())
+      if os.path.exists(pid_file + '.stopped'):
+        time.sleep(0.5)  # the SIGSTOP follows the marker
+        if _state(pid) in ('T', 't'):
+          return pid
+    time.sleep(0.05)
+  return None
+
+
+def _fenced(workdir: str, old_token: str, timeout: float) -> bool:
+  """Whether a new holder holds the training lease and has fenced off the old
+  holder's staging folder (a tombstone, or never made), within `timeout`."""
+  lock = os.path.join(workdir, 'training.lease')
+  old = os.path.join(workdir, '.attn_jax-staging', 'training', old_token)
+  deadline = time.time() + timeout
+  while time.time() < deadline:
+    with contextlib.suppress(OSError, ValueError):
+      with open(lock) as f:
+        token = json.load(f).get('token')
+      if token not in (None, old_token) and not os.path.isdir(old):
+        return True
+    time.sleep(0.05)
+  return False
+
+
+def paused_holder_case(point: str = 'between-saves', stale_after: Optional[float] = STALE_AFTER,
+                       trial: int = 0) -> Case:
+  """One writer after a takeover. A training run pauses at `point` (of its
+  (2 + trial)-th checkpoint save; or, between saves, after epoch 2) past its
+  lease's takeover (`stale_after` seconds; None: the default 5 minutes); a
+  second run takes the lease over; once it has fenced the first off, the first
+  is woken. The woken holder's actual writes after that — file creations,
+  renames, removals, from strace — must be none, its exit the lease's one
+  line, and the second run's results the reference's."""
+  nth = 2 + trial
+  takeover = 'default takeover (300 s)' if stale_after is None else f'takeover {stale_after:g} s'
+
   def do(suite) -> dict:
     reference = suite.reference('forty epochs', _forty)
-    workdir = suite.fresh('paused-holder')
+    workdir = suite.fresh(f'paused-{point}-{trial}' + ('-default' if stale_after is None else ''))
     os.makedirs(workdir)
-    stale = {'ATTN_JAX_LEASE_STALE_AFTER': str(STALE_AFTER)}
-    writes = os.path.join(os.path.dirname(workdir), os.path.basename(workdir) + '-writes.jsonl')
-    holder_log, waiter_log = workdir + '-holder', workdir + '-waiter'
-    holder_command = faults.wrapped(_forty(workdir)[2:], log_writes=writes)
-    holder = _start(holder_command, holder_log, stale)
+    stale = {} if stale_after is None else {'ATTN_JAX_LEASE_STALE_AFTER': str(stale_after)}
+    holder_log, waiter_log, pid_file = workdir + '-holder', workdir + '-waiter', workdir + '-holder.pid'
+    trace = workdir + '-trace/t'
+    stop_at = None if point == 'between-saves' else f'{point}:{nth}'
+    command = faults.wrapped(_forty(workdir)[2:], stop_at=stop_at, pidfile=pid_file)
+    traced = write_trace.available()
+    holder = _start(write_trace.traced(command, trace) if traced else command, holder_log, stale)
+    waiter = None
     try:
-      if not _wait_for(holder_log, 'epoch 2 of 40: train loss', holder):
-        return {'outcome': 'not paused', 'message': 'the holder ended before its second epoch'}
-      os.kill(holder.pid, signal.SIGSTOP)  # a scheduler's suspend: no heartbeat from now on
-      time.sleep(STALE_AFTER + 2)
+      if point == 'between-saves':
+        if not _wait_for(holder_log, 'epoch 2 of 40: train loss', holder):
+          return {'outcome': 'not paused', 'message': 'the holder ended before its second epoch'}
+        with open(pid_file) as f:
+          os.kill(int(f.read()), signal.SIGSTOP)  # a scheduler's suspend: no heartbeat from now on
+        with open(pid_file + '.stopped', 'w') as f:
+          f.write(point)
+      pid = _wait_stopped(pid_file, holder)
+      if pid is None:
+        return {'outcome': 'not paused', 'message': f'the holder ended before {point} of save {nth}'}
+      old_token = (leases_record(workdir) or {}).get('token')
+      if not old_token:
+        return {'outcome': 'not paused', 'message': 'the paused holder held no training lease'}
       waiter = _start(_forty(workdir), waiter_log, stale)
-      took_over = _wait_for(waiter_log, 'taking it over', waiter)
+      fenced = _fenced(workdir, old_token, (stale_after or 300) + 600)
       woken = time.time()
-      os.kill(holder.pid, signal.SIGCONT)
+      os.kill(pid, signal.SIGCONT)
       holder.wait(timeout=600)
       waiter.wait(timeout=1200)
     finally:
-      for proc in (holder, locals().get('waiter')):
+      with contextlib.suppress(OSError, ValueError):
+        with open(pid_file) as f:
+          inner = int(f.read())  # the traced python, which outlives a killed strace
+        if holder.poll() is None:
+          os.kill(inner, signal.SIGCONT)
+          os.kill(inner, signal.SIGKILL)
+      for proc in (holder, waiter):
         if proc is not None and proc.poll() is None:
-          os.kill(proc.pid, signal.SIGCONT)
+          with contextlib.suppress(OSError):
+            os.kill(proc.pid, signal.SIGCONT)
           proc.kill()
-    with open(writes) as f:
-      logged = [json.loads(line) for line in f if line.strip()]
-    after = [w['path'] for w in logged if w['time'] >= woken]
-    held = _result(holder, holder_command, holder_log)
+    took_over = 'taking it over' in _read(waiter_log, 'out')
+    after = write_trace.writes(trace, workdir, since=woken) if traced else []
+    held = _result(holder, command, holder_log)
     outcome, detail = faults.judge(_result(waiter, _forty(workdir), waiter_log), reference['fingerprint'], workdir)
     stopped = faults.failure(held)
     if outcome == 'survived' and after:
-      outcome, detail = 'different results', f'the woken holder wrote {len(after)} files after the takeover: {after[:3]}'
-    elif outcome == 'survived' and (stopped[0] != 'clear error' or 'taken over' not in stopped[1]):
-      outcome, detail = 'unclear failure', f'the woken holder did not stop with the lease\'s line: {stopped[1]}'
-    elif outcome == 'survived' and not took_over:
-      outcome, detail = 'unclear failure', 'the second run did not take the lease over'
-    return {'outcome': outcome, 'message': detail, 'holder_line': stopped[1], 'holder_writes_before': len(logged),
-            'holder_writes_after_takeover': len(after), 'took_over': took_over,
-            'command': ' '.join(_forty('WORKDIR')[1:]) + f'  (twice; ATTN_JAX_LEASE_STALE_AFTER={STALE_AFTER:g}; '
-            'the first SIGSTOPped after epoch 2, SIGCONTed once the second took the lease)'}
-  return Case('a lease holder paused past the takeover (SIGSTOP, SIGCONT)', 'pause the training holder', do)
+      outcome = 'different results'
+      detail = (f'the woken holder wrote {len(after)} times after the takeover: '
+                + '; '.join(f'{w["call"]} {w["paths"]}' for w in after[:3]))
+    elif outcome == 'survived' and (stopped[0] != 'clear error' or 'was taken over by' not in stopped[1]
+                                    or not stopped[1].rstrip().endswith('nothing more is written by this process')):
+      outcome, detail = 'unclear failure', f'the woken holder did not stop with the lease\'s whole line: {stopped[1]}'
+    elif outcome == 'survived' and not (took_over and fenced):
+      outcome, detail = 'unclear failure', 'the second run did not take the lease over and fence the first'
+    return {'outcome': outcome, 'message': detail, 'holder_line': stopped[1], 'point': point, 'save': nth,
+            'stale_after': stale_after, 'writes_traced': traced, 'holder_writes_after_takeover': len(after),
+            'took_over': took_over, 'fenced': fenced,
+            'command': ' '.join(_forty('WORKDIR')[1:]) + f'  (twice; {takeover}; the first paused '
+            f'{PAUSE_POINTS[point]}' + ('' if point == 'between-saves' else f' of save {nth}') +
+            ', woken once the second had fenced it off; writes traced with strace)'}
+  return Case('a lease holder paused past the takeover (SIGSTOP, SIGCONT)', f'pause {point}, {takeover}', do)
+
+
+def leases_record(workdir: str) -> Optional[dict]:
+  with contextlib.suppress(OSError, ValueError):
+    with open(os.path.join(workdir, 'training.lease')) as f:
+      return json.load(f)
+  return None
+
+
+def paused_holder_cases(trials: int = 4) -> list[Case]:
+  """Every pause point `trials` times at a short takeover, and the two points
+  inside a save once each at the default takeover."""
+  return ([paused_holder_case(p, STALE_AFTER, t) for p in PAUSE_POINTS for t in range(trials)]
+          + [paused_holder_case(p, None, 0) for p in ('inside-save', 'before-commit')])
 
 
 def interrupt_case(epoch: int) -> Case:

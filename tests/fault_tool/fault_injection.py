@@ -792,7 +792,7 @@ def meeting_cases(quick: bool) -> list[Case]:
   if quick:
     return [meeting_case('training'), parallel_stages_case()]
   return [meeting_case(w) for w in ('training', 'a stage', 'an experiment', 'a study arm')] + [
-      killed_holder_case(), fault_cases.paused_holder_case(), stale_lock_case(False), stale_lock_case(True),
+      killed_holder_case(), *fault_cases.paused_holder_cases(), stale_lock_case(False), stale_lock_case(True),
       parallel_stages_case()]
 
 

@@ -2,7 +2,9 @@
 
 Each cell runs one command a user runs, with one bad input where its path
 goes — the path missing, a file where a folder belongs (or a folder where a
-file belongs), an empty input, a damaged one — or Ctrl-C while it works. It
+file belongs), an empty input, a damaged one, an output folder on a read-only
+mount or on a full disk (both need root: a bind mount, a 1 MiB tmpfs; skipped
+otherwise) — or Ctrl-C while it works. It
 passes when the command ends in one `error:` line with a non-zero exit, or,
 where the input is legitimate (an empty folder to start a workdir in), when it
 does its work without a traceback; Ctrl-C passes with one line and no
@@ -13,6 +15,9 @@ without one line fails.
 cells; `report` writes the matrix into docs/reliability.md.
 """
 
+import contextlib
+import errno
+import glob
 import os
 import shutil
 import signal
@@ -24,7 +29,8 @@ import faults
 from faults import Case, run_py
 
 KIND = 'entry point × bad input (the matrix below; survived: did its work, or one line on Ctrl-C)'
-COLUMNS = ('missing path', 'file ↔ folder', 'empty', 'damaged', 'Ctrl-C')
+COLUMNS = ('missing path', 'file ↔ folder', 'empty', 'damaged', 'read-only', 'disk full', 'Ctrl-C')
+NEEDS_ROOT = 'mounting (a read-only bind mount, a tmpfs) needs root'
 GARBAGE = '\x00garbage{'
 
 
@@ -50,12 +56,49 @@ def _interrupt(command: list, after: float, log: str) -> tuple[str, str]:
     return faults.judge_interrupt(proc.returncode, f.read())
 
 
+class Skip(Exception):
+  """A cell that cannot be made here (its message says why)."""
+
+
+def can_mount() -> bool:
+  return hasattr(os, 'geteuid') and os.geteuid() == 0 and shutil.which('mount') is not None
+
+
 class Inputs:
-  """Bad inputs made in a fresh scratch folder of the suite."""
+  """Bad inputs made in a fresh scratch folder of the suite; `mounts` undoes
+  the mounts they made once the cell's command has run."""
 
   def __init__(self, suite, name: str):
     self.suite, self.dir = suite, suite.fresh(name)
+    self.mounts = contextlib.ExitStack()
     os.makedirs(self.dir)
+
+  def read_only(self, name: str = 'read-only') -> str:
+    """A new folder to write into, inside a folder bind-mounted read-only."""
+    if not can_mount():
+      raise Skip(NEEDS_ROOT)
+    path = self.folder(name)
+    self.mounts.enter_context(self.suite.mount('--bind', path, target=path))
+    subprocess.run(['mount', '-o', 'remount,ro,bind', path], check=True, capture_output=True)
+    return os.path.join(path, 'out')
+
+  def full(self, name: str = 'full') -> str:
+    """A new folder to write into, on a 1 MiB tmpfs filled to the last byte."""
+    if not can_mount():
+      raise Skip(NEEDS_ROOT)
+    path = self.folder(name)
+    self.mounts.enter_context(self.suite.mount('-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', target=path))
+    os.makedirs(os.path.join(path, 'out'))  # made while there is room: the writes inside find it full
+    fd = os.open(os.path.join(path, 'filler'), os.O_WRONLY | os.O_CREAT)
+    try:
+      while True:
+        os.write(fd, bytes(4096))
+    except OSError as e:
+      if e.errno != errno.ENOSPC:
+        raise
+    finally:
+      os.close(fd)
+    return os.path.join(path, 'out')
 
   def missing(self) -> str:
     return os.path.join(self.dir, 'missing')
@@ -81,20 +124,44 @@ class Inputs:
     return path
 
 
-def _cell(entry: str, bad: str, command_of, expect: str = 'error', interrupt_after: float = 0.0) -> Case:
-  """`command_of(inputs)` -> argv with the bad input in place."""
+def _cell(entry: str, bad: str, command_of, expect: str = 'error', interrupt_after: float = 0.0,
+          says: str = '') -> Case:
+  """`command_of(inputs)` -> argv with the bad input in place; `says`: text
+  its output must hold where it runs (expect='runs'), e.g. what it left out."""
   def do(suite) -> dict:
     inputs = Inputs(suite, f'matrix-{entry.split()[0]}-{bad}')
-    command = command_of(inputs)
-    if command is None:
-      return {'outcome': 'skipped', 'message': faults.SST_MISSING}
-    if bad == 'Ctrl-C':
-      outcome, message = _interrupt(command, interrupt_after, os.path.join(inputs.dir, 'log'))
-    else:
-      outcome, message = faults.judge_bad_input(faults.run(command, timeout=600), expect)
+    with inputs.mounts:
+      try:
+        command = command_of(inputs)
+      except Skip as e:
+        return {'outcome': 'skipped', 'message': str(e)}
+      if command is None:
+        return {'outcome': 'skipped', 'message': faults.SST_MISSING}
+      if bad == 'Ctrl-C':
+        outcome, message = _interrupt(command, interrupt_after, os.path.join(inputs.dir, 'log'))
+      else:
+        result = faults.run(command, timeout=600)
+        outcome, message = faults.judge_bad_input(result, expect)
+        if outcome == 'survived' and says and says not in result.stdout + result.stderr:
+          outcome, message = 'unclear failure', f'ran without saying {says!r}'
     return {'outcome': outcome, 'message': message, 'entry': entry, 'bad': bad,
             'command': ' '.join(command[1:])[:300]}
   return Case(KIND, f'{entry} | {bad}', do)
+
+
+def _unwritable_row(entry: str, command_of) -> list[Case]:
+  """`command_of(folder)`, the folder an output goes to, read-only and on a full disk."""
+  return [_cell(entry, 'read-only', lambda i: command_of(i.read_only())),
+          _cell(entry, 'disk full', lambda i: command_of(i.full()))]
+
+
+def _empty_summary(i: Inputs) -> str:
+  """A copy of the reference run whose kendall summary.json is `{}` (parses; records nothing)."""
+  path = i.run()
+  for summary in glob.glob(os.path.join(path, 'analyses', 'kendall', '*', 'summary.json')):
+    with open(summary, 'w') as f:
+      f.write('{}')
+  return path
 
 
 def _sst(*args) -> list | None:
@@ -126,10 +193,10 @@ def _file_row(entry: str, command_of, damaged_text: str = GARBAGE) -> list[Case]
           _cell(entry, 'damaged', lambda i: command_of(i.file(damaged_text)))]
 
 
-def _study_root(i: Inputs) -> str:
-  """A study root whose one arm member is a finished run with a damaged eval.json."""
+def _study_root(i: Inputs, damaged=('eval.json',)) -> str:
+  """A study root whose one arm member is a finished run with a damaged eval.json (or `damaged`)."""
   root = i.folder('root')
-  i.run(('eval.json',), name=os.path.join('root', 'sst_average_dot', 'seed0'))
+  i.run(damaged, name=os.path.join('root', 'sst_average_dot', 'seed0'))
   return root
 
 
@@ -141,7 +208,7 @@ def _damaged_record(i: Inputs) -> str:
 
 
 def matrix_cases() -> list[Case]:
-  """The cells, row by row (about 70; a few minutes)."""
+  """The cells, row by row (about 90; a few minutes)."""
   run = lambda *a: _python('run.py', *a)
   config = lambda p: run(f'--config={p}')
   workdir = lambda p: run_py(p)
@@ -159,6 +226,7 @@ def matrix_cases() -> list[Case]:
                     expect='runs')
   cells.append(_cell('run.py --workdir=DIR', 'Ctrl-C', lambda i: run_py(i.missing(), '--config.train.epochs=40'),
                      interrupt_after=20))
+  cells += _unwritable_row('run.py --workdir=DIR', workdir)
   cells.append(_cell('run.py --output_dir=DIR', 'file ↔ folder', lambda i: run_py(i.run(), f'--output_dir={i.file()}',
                                                                                  '--config.analysis.max_docs=20')))
   cells.append(_cell('run.py --config.compilation_cache=DIR', 'file ↔ folder',
@@ -173,8 +241,14 @@ def matrix_cases() -> list[Case]:
   for table, damaged in (('training', ('eval.json',)), ('analyses', ('config.json',)), ('wp', ('eval.json',)),
                          ('meister', ('eval.json',)), ('ss', ('eval.json',)), ('reproduce', ('eval.json',))):
     cells += _report_row(table, damaged)
+  cells.append(_cell("report analyses RUN (a stage's summary.json {})", 'damaged', lambda i: _python(
+      '-m', 'attn_jax.report', 'analyses', _empty_summary(i)), expect='runs', says='damaged'))
   cells.append(_cell('report reproduce RUN --out DIR', 'file ↔ folder',
                      lambda i: _python('-m', 'attn_jax.report', 'reproduce', i.run(), '--out', i.file())))
+  for table, option in (('reproduce', '--out'), ('training', '--save')):
+    cells += [_cell(f'report {table} RUN {option} DIR', bad, lambda i, t=table, o=option, where=where: _python(
+        '-m', 'attn_jax.report', t, i.run(), o, where(i))) for bad, where in (('read-only', Inputs.read_only),
+                                                                             ('disk full', Inputs.full))]
   cells += _file_row('report data FILE', lambda p: _python('-m', 'attn_jax.report', 'data', p))
   cells += _folder_row('report ss-data DIR', lambda p: _python('-m', 'attn_jax.report', 'ss-data', p),
                        lambda i: i.file(GARBAGE, 'statistics.json') and i.dir)
@@ -182,6 +256,9 @@ def matrix_cases() -> list[Case]:
       '-m', 'attn_jax.report', 'study', 'jw_grid', f'--root={p}'), _study_root, expect_empty='runs')
   cells += _folder_row('studies report jw_grid --root=DIR', lambda p: studies('report', p), _study_root,
                        expect_empty='runs')
+  cells += [_cell('studies report jw_grid --save DIR', bad, lambda i, where=where: studies(
+      'report', _study_root(i, damaged=()), f'--save={where(i)}'))
+            for bad, where in (('read-only', Inputs.read_only), ('disk full', Inputs.full))]
   cells += [_cell('studies run jw_grid --root=DIR', 'file ↔ folder', lambda i: _sst(*studies('run', i.file(), *study_arm))),
             _cell('studies run jw_grid --root=DIR', 'damaged', lambda i: _sst(*studies('run', _damaged_record(i), *study_arm)),
                   expect='runs'),
@@ -199,6 +276,8 @@ def matrix_cases() -> list[Case]:
                 i, f'--manual_dir={i.folder("data")}', f'--directory={i.folder()}')),
             _cell('vectors sst --directory=DIR', 'Ctrl-C', lambda i: vectors(i, f'--directory={i.folder()}'),
                   interrupt_after=15)]
+  cells += _unwritable_row('vectors sst --directory=DIR', lambda p: _sst(*_python(
+      '-m', 'attn_jax.vectors', 'sst', f'--directory={p}')))
   cells += _file_row('tests/fault_tool/fault_injection.py report FILE', lambda p: script('tests/fault_tool/fault_injection.py', 'report', p))
   for name, flag in (('jain_wallace_reference', '--jw-repo'), ('wiegreffe_pinter_reference', '--wp-repo'),
                      ('jain_wallace_published_check', '--jw-repo')):

@@ -381,12 +381,64 @@ def _log_writes(path: str) -> None:
   leases.verify = logged  # the checkpoints' own call
 
 
+# Where a holder can stop itself (SIGSTOP) in its Nth checkpoint save, for the
+# paused-holder cases: each names a moment of `attn_jax.training.checkpoints`.
+STOP_POINTS = {
+    'save-start': 'before the save checks its lease',
+    'inside-save': "inside orbax's write: the files written, not yet finalised",
+    'before-commit': 'after the lease check, before the rename that commits',
+    'after-commit': 'after the commit, before the older step is removed',
+}
+
+
+def _stop_at(point: str, nth: int, marker: Optional[str]) -> None:
+  """Makes this process SIGSTOP itself at `point` of its `nth` checkpoint save,
+  writing `marker` first (a process traced by strace is also in a tracing stop
+  at each traced call, so its state alone does not say it paused)."""
+
+  def stop():
+    if marker:
+      with open(marker, 'w') as f:
+        f.write(point)
+    os.kill(os.getpid(), signal.SIGSTOP)
+
+  import orbax.checkpoint as ocp  # pylint: disable=g-import-not-at-top
+  from attn_jax.training import checkpoints  # pylint: disable=g-import-not-at-top
+  saves = [0]
+  real_save = checkpoints.CheckpointStore._save
+
+  def counted_save(self, *args, **kwargs):
+    saves[0] += 1
+    if point == 'save-start' and saves[0] == nth:
+      stop()
+    return real_save(self, *args, **kwargs)
+
+  def stop_then(real):
+    def stopped(*args, **kwargs):
+      if saves[0] == nth:
+        stop()
+      return real(*args, **kwargs)
+    return stopped
+
+  checkpoints.CheckpointStore._save = counted_save
+  if point == 'inside-save':
+    ocp.CompositeCheckpointHandler.finalize = stop_then(ocp.CompositeCheckpointHandler.finalize)
+  elif point == 'before-commit':
+    checkpoints._commit_rename = stop_then(checkpoints._commit_rename)
+  elif point == 'after-commit':
+    checkpoints.CheckpointStore._remove_others = stop_then(checkpoints.CheckpointStore._remove_others)
+  elif point != 'save-start':
+    raise SystemExit(f'--stop-at: unknown point {point!r}; one of {", ".join(STOP_POINTS)}')
+
+
 def main(argv=None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
   parser.add_argument('--save-every', type=float, default=None)
   parser.add_argument('--log-writes', default=None, help='FILE')
   parser.add_argument('--nan-at', default=None, help='EPOCH:BATCH')
   parser.add_argument('--kill-in', default=None, help='STAGE:N')
+  parser.add_argument('--stop-at', default=None, help='POINT:N (STOP_POINTS; the Nth checkpoint save)')
+  parser.add_argument('--pidfile', default=None, help='write this process\'s pid here')
   parser.add_argument('run_args', nargs=argparse.REMAINDER)
   args = parser.parse_args(argv)
   sys.path.insert(0, ROOT)
@@ -400,15 +452,26 @@ def main(argv=None) -> None:
   if args.kill_in:
     name, _, after = args.kill_in.partition(':')
     _kill_in(name, int(after))
+  if args.stop_at:
+    point, _, nth = args.stop_at.partition(':')
+    _stop_at(point, int(nth or 1), args.pidfile + '.stopped' if args.pidfile else None)
+  if args.pidfile:
+    with open(args.pidfile, 'w') as f:
+      f.write(str(os.getpid()))
   import runpy  # pylint: disable=g-import-not-at-top
   run_args = [a for a in args.run_args if a != '--']
   sys.argv = [os.path.join(ROOT, 'run.py'), *run_args]
   runpy.run_path(sys.argv[0], run_name='__main__')
 
 
-def wrapped(run_args, save_every=None, nan_at=None, kill_in=None, log_writes=None) -> list:
+def wrapped(run_args, save_every=None, nan_at=None, kill_in=None, log_writes=None, stop_at=None,
+            pidfile=None) -> list:
   """The command running `run.py run_args` through this wrapper."""
   command = [sys.executable, os.path.join(ROOT, 'tests', 'fault_tool', 'faults.py')]
+  if stop_at:
+    command += ['--stop-at', stop_at]
+  if pidfile:
+    command += ['--pidfile', pidfile]
   if save_every is not None:
     command += ['--save-every', str(save_every)]
   if log_writes:

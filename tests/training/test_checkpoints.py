@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from attn_jax.core import atomic_io, leases
 from attn_jax.core.errors import CheckpointError, IntegrityError, TrainingError
 from attn_jax.models import build_model
 from attn_jax.workdirs.restore import restore
@@ -453,3 +454,54 @@ def test_a_program_resumed_in_another_environment_says_so_and_lists_both(tmp_pat
                   f'(libraries.jax: {here["libraries"]["jax"]} → {here["libraries"]["jax"]}.post1): from here '
                   'on its float rounding may differ from an uninterrupted run; eval.json lists both (trained_in)'], logs
   assert results['trained_in'] == [here, elsewhere]
+
+
+def _take_over(lock, record):
+  new = {**record, 'token': 'f' * 16, 'pid': record['pid'] + 1}
+  lock.write_text(json.dumps(new))
+  leases._fence_earlier_holders(str(lock), new['token'])  # pylint: disable=protected-access
+
+
+@pytest.mark.parametrize('moment', ['inside orbax', 'before the commit'])
+@pytest.mark.parametrize('lock_checked', [True, False])
+def test_a_save_in_flight_when_the_lease_is_lost_lands_nothing(tmp_path, monkeypatch, moment, lock_checked):
+  """A holder paused inside a save (or between its lock check and the rename
+  that commits) and taken over: nothing lands in latest/, the previous step
+  stays, the error is the lease's whole line — and with the lock check
+  skipped, the fenced staging folder alone keeps the commit out."""
+  from attn_jax.training import checkpoints  # pylint: disable=g-import-not-at-top
+  lock = tmp_path / 'training.lease'
+  with leases.lease(str(lock), 'training in w', log=lambda _: None) as record:
+    with CheckpointStore(str(tmp_path)) as store:
+      store.save_latest(1, {'w': jnp.zeros(3)}, {'epoch': 0})
+      real_seal, real_rename = checkpoints._seal, checkpoints._commit_rename
+      if moment == 'inside orbax':
+        monkeypatch.setattr(checkpoints, '_seal', lambda d: (_take_over(lock, record), real_seal(d)))
+      else:
+        monkeypatch.setattr(checkpoints, '_commit_rename', lambda a, b: (_take_over(lock, record), real_rename(a, b)))
+      if not lock_checked:
+        monkeypatch.setattr(leases, 'verify', lambda target: None)
+        monkeypatch.setattr(atomic_io, 'BEFORE_COMMIT', [])
+      with pytest.raises(Exception) as raised:
+        store.save_latest(2, {'w': jnp.ones(3)}, {'epoch': 1})
+  if lock_checked:
+    assert isinstance(raised.value, leases.LeaseLost)
+    assert str(raised.value).endswith('nothing more is written by this process')
+  assert checkpoints.steps(str(tmp_path / 'checkpoints' / 'latest')) == [1]
+
+
+def test_saving_a_step_again_leaves_no_moment_without_it(tmp_path, monkeypatch):
+  """A step saved again (a resumed run in another environment) is exchanged
+  in one step: at no moment is latest/ empty."""
+  from attn_jax.training import checkpoints  # pylint: disable=g-import-not-at-top
+  seen = []
+  real = os.rename
+  monkeypatch.setattr(os, 'rename', lambda a, b: (seen.append(checkpoints.steps(str(tmp_path / 'checkpoints' / 'best'))), real(a, b))[1])
+  with CheckpointStore(str(tmp_path)) as store:
+    store.save_best(5, {'w': jnp.zeros(3)}, {'score': 0.1})
+    seen.clear()
+    store.save_best(5, {'w': jnp.ones(3)}, {'score': 0.2})
+  assert all(s == [5] for s in seen)
+  with CheckpointStore(str(tmp_path)) as store:
+    restored, _ = store.restore_best({'w': jnp.zeros(3)})
+  np.testing.assert_array_equal(restored['w'], np.ones(3))

@@ -388,3 +388,79 @@ def test_two_runs_that_need_the_same_vectors_build_them_once(tmp_path, monkeypat
   assert builds == [path] and results == [path, path]
   assert any('waiting for' in line and 'vectors sst_0123456789abcdef.vec' in line for line in logs)
   assert not os.path.exists(path[:-len('.vec')] + '.lease')
+
+
+class _Vocab:
+  """A vocabulary of 1,000 words (and the 4 specials) for the space checks."""
+  tokens = ['<pad>', '<unk>', '<sos>', '<eos>'] + [f'w{i}' for i in range(1000)]
+
+  def __len__(self):
+    return len(self.tokens)
+
+
+def _vectors_command(monkeypatch, directory):
+  """`python -m attn_jax.vectors sst --directory=DIRECTORY`, without loading SST."""
+  from attn_jax.vectors import __main__ as command  # pylint: disable=g-import-not-at-top
+
+  class Loaded:
+    vocab = _Vocab()
+
+  monkeypatch.setattr(command, 'load_dataset', lambda data: Loaded())
+  monkeypatch.setattr(build, 'vectors_path', lambda cfg, vocab: os.path.join(
+      build.cache_directory(cfg.vectors.directory), 'sst_0123456789abcdef.vec'))
+  return lambda: command.main(['sst', f'--directory={directory}'])
+
+
+def _one_line(capsys, run) -> str:
+  with pytest.raises(SystemExit) as raised:
+    run()
+  assert raised.value.code not in (0, None)
+  err = capsys.readouterr().err.strip()
+  assert err.startswith('error: ') and '\n' not in err, err
+  return err
+
+
+def test_a_full_disk_while_writing_the_training_text_is_one_line(tmp_path, monkeypatch, capsys):
+  """Issue 76: the build's temporary text filled the disk: a traceback from
+  tempfile's close, now one line naming the folder and how much it held."""
+  import errno  # pylint: disable=g-import-not-at-top
+
+  def fills_up(cfg, vocab, f):
+    f.write('word ' * 20_000)
+    f.flush()
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+  monkeypatch.setattr(build, 'write_corpus', fills_up)
+  monkeypatch.setattr(build.output_folders, 'free_bytes', lambda path: 0)
+  directory = tmp_path / 'vectors'
+  err = _one_line(capsys, _vectors_command(monkeypatch, directory))
+  assert err == (f'error: cannot write {directory}: the disk is full (errno 28; 0 bytes free; the training '
+                 'text alone needs more than the 100 KB it held); free space there or give another folder '
+                 'with --directory')
+  assert os.listdir(directory) == []  # the temporary text is gone
+
+
+def test_a_folder_without_room_for_the_vectors_is_refused_before_training(tmp_path, monkeypatch, capsys):
+  monkeypatch.setattr(build, 'write_corpus', lambda cfg, vocab, f: {})
+  monkeypatch.setattr(build.output_folders, 'free_bytes', lambda path: 3_000_000)
+  monkeypatch.setattr(build.fasttext, 'train', lambda *a, **k: pytest.fail('trained without room to keep it'))
+  directory = tmp_path / 'vectors'
+  err = _one_line(capsys, _vectors_command(monkeypatch, directory))
+  # 1,000 words × 300 floats: 1.2 MB from the training child, 3.0 MB of .vec text.
+  assert err == (f'error: cannot write {directory}: too little free space for the vectors (errno 28; 3.0 MB free; '
+                 'about 4.2 MB more needed for the vectors); free space there or give another folder with --directory')
+
+
+def test_a_read_only_vectors_directory_is_one_line(tmp_path, monkeypatch, capsys):
+  if os.geteuid() != 0:
+    pytest.skip('a read-only mount needs root (CI runs as root)')
+  (tmp_path / 'ro').mkdir()
+  subprocess.run(['mount', '--bind', str(tmp_path / 'ro'), str(tmp_path / 'ro')], check=True)
+  try:
+    subprocess.run(['mount', '-o', 'remount,ro,bind', str(tmp_path / 'ro')], check=True)
+    for directory in (tmp_path / 'ro', tmp_path / 'ro' / 'vectors'):
+      assert _one_line(capsys, _vectors_command(monkeypatch, directory)) == (
+          f'error: cannot write {directory}: the file system is read-only (errno 30); give another folder '
+          'with --directory')
+  finally:
+    subprocess.run(['umount', str(tmp_path / 'ro')], check=True)
