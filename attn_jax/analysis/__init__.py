@@ -6,7 +6,8 @@ embed, encode, the attention under test, decode, with its capabilities
 declared: the project's own `Model`, or one's own through
 `attn_jax.models.adapters` (docs/own_model.md) — and arrays with a leading
 batch axis. What each needs is `needs.NEEDS`; a model without it is refused
-in one line. `model` and the keyword options are static under `jax.jit`, e.g.
+in one line, and one whose pieces break the interface on its first batch
+too (`contract`). `model` and the keyword options are static under `jax.jit`, e.g.
 
     loo = jax.jit(leave_one_out, static_argnums=0, static_argnames=('mode', 'docs_per_chunk'))
     result = loo(restored.model, restored.params, tokens, lengths)
@@ -14,7 +15,7 @@ in one line. `model` and the keyword options are static under `jax.jit`, e.g.
 Kendall τ runs on the host (scipy) over the arrays these return.
 """
 
-from attn_jax.analysis import needs
+from attn_jax.analysis import contract, needs
 from attn_jax.analysis.adversarial_search import Adversaries, adversarial_attention, max_jsd_within
 from attn_jax.analysis.attention_focus import Focus, attention_focus
 from attn_jax.analysis.divergences import attention_kl, binary_js, jw_jsd, jw_kl, wp_tvd
@@ -32,7 +33,7 @@ from attn_jax.analysis.attention_permutation import Permutation, permutation_tes
 
 __all__ = [
     'Adversaries', 'FlipPoint', 'Focus', 'LeaveOneOut', 'Permutation', 'SingleErasure',
-    'adversarial_attention', 'attention_deletion', 'attention_focus', 'attention_kl', 'binary_js',
+    'adversarial_attention', 'attention_deletion', 'attention_focus', 'attention_kl', 'binary_js', 'contract',
     'decision_gradient', 'embedding_gradient', 'erase', 'erase_until_flip', 'every_analysis',
     'gradient_importance',
     'hidden_gradient', 'input_gradient', 'jw_jsd', 'jw_kl', 'kendall_tau', 'leave_one_out',

@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from attn_jax.analysis import needs
+from attn_jax.analysis import contract, needs
 from attn_jax.analysis.divergences import jw_jsd
 from attn_jax.analysis.position_noise import position_normal
 from attn_jax.models import projections
@@ -117,7 +117,9 @@ def adversarial_attention(model: AttentionModel, params, hidden: jnp.ndarray, al
 
   Raises:
     InterfaceError: the model lacks what the analysis needs
-      (`needs.NEEDS['adversarial_attention']`: 'imposes_attention').
+      (`needs.NEEDS['adversarial_attention']`: 'imposes_attention');
+      `ContractError` (one): its pieces break the interface on this batch
+      (`contract`).
   """
   width = alpha.shape[1]
 
@@ -125,6 +127,7 @@ def adversarial_attention(model: AttentionModel, params, hidden: jnp.ndarray, al
     return jax.vmap(lambda a: model.decode(params, h, a), in_axes=1, out_axes=1)(adv)
 
   needs.check(model, 'adversarial_attention')
+  contract.check_states(model, params, hidden, mask)
   probs = model.probabilities(model.decode(params, hidden, alpha))
   noise = jax.vmap(lambda k: position_normal(k, (num_adversaries,), width, alpha.dtype))(keys)
   init = -jnp.log(lengths.astype(alpha.dtype))[:, None, None] + 3.0 * noise

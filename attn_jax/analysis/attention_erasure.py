@@ -28,10 +28,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from attn_jax.analysis import needs
+from attn_jax.analysis import contract, needs
 from attn_jax.analysis.divergences import log_space_js
 from attn_jax.analysis.position_noise import position_uniform
-from attn_jax.models.interface import AttentionModel, InterfaceError, require
+from attn_jax.models.interface import AttentionModel, ContractError, require
 
 RandomItem = Literal['paper', 'code']
 Path = Literal['auto', 'pooled', 'exact']
@@ -117,9 +117,12 @@ def single_weight_erasure(model: AttentionModel, params, hidden: jnp.ndarray, al
   Raises:
     ValueError: `random_item` is neither 'paper' nor 'code'.
     InterfaceError: the model lacks what the analysis needs
-      (`needs.NEEDS['single_weight_erasure']`: 'imposes_attention').
+      (`needs.NEEDS['single_weight_erasure']`: 'imposes_attention');
+      `ContractError` (one): its pieces break the interface on this batch
+      (`contract`).
   """
   needs.check(model, 'single_weight_erasure')
+  contract.check_states(model, params, hidden, mask)
   width = alpha.shape[1]
   positions = jnp.arange(width)
   n = jnp.sum(mask, axis=-1)
@@ -172,9 +175,12 @@ def decision_gradient(model: AttentionModel, params, hidden: jnp.ndarray, alpha:
 
   Raises:
     InterfaceError: the model lacks what the analysis needs
-      (`needs.NEEDS['decision_gradient']`: 'imposes_attention').
+      (`needs.NEEDS['decision_gradient']`: 'imposes_attention');
+      `ContractError` (one): its pieces break the interface on this batch
+      (`contract`).
   """
   needs.check(model, 'decision_gradient')
+  contract.check_states(model, params, hidden, alpha=alpha)
   def total(a):
     return jnp.sum(jnp.exp(jnp.max(model.log_distribution(model.decode(params, hidden, a)), axis=-1)))
   return jax.grad(total)(alpha)
@@ -325,10 +331,15 @@ def erase_until_flip(model: AttentionModel, params, hidden, alpha: jnp.ndarray,
   Raises:
     InterfaceError: the model lacks what the analysis needs
       (`needs.NEEDS['erase_until_flip']`: 'imposes_attention'), or
-      `path='pooled'` without 'pooled_decode'.
+      `path='pooled'` without 'pooled_decode'; `ContractError` (one): its
+      pieces or its pooled path break the interface on the first batch.
     ValueError: `path` is not 'auto', 'pooled' or 'exact'.
   """
   needs.check(model, 'erase_until_flip')
+  contract.check_states(model, params, hidden, mask)
+  if resolve_path(model, path) == 'pooled' and contract.concrete(params, hidden, alpha, mask, order):
+    contract.once(contract.key(model, 'pooled prefixes'),
+                  lambda: check_fast_path(model, params, hidden, alpha, mask, order))
   width = alpha.shape[1]
   n = jnp.sum(mask, axis=-1)
   logits = prefix_logits(model, params, hidden, alpha, mask, order, path)
@@ -363,8 +374,11 @@ def check_fast_path(model: AttentionModel, params, hidden, alpha: jnp.ndarray, m
   (every prefix of `order`, by default the attention ranking), where the
   model declares 'pooled_decode'; nothing to check otherwise.
 
+  `erase_until_flip` runs it itself, once per model, where it takes the
+  pooled path on concrete inputs (`contract.once`).
+
   Raises:
-    InterfaceError: some prefix's logits differ beyond `atol + rtol·|z|`:
+    ContractError: some prefix's logits differ beyond `atol + rtol·|z|`:
       the decoder reads more than Σ α h (a residual, another head), so the
       declared capability does not hold.
   """
@@ -373,7 +387,7 @@ def check_fast_path(model: AttentionModel, params, hidden, alpha: jnp.ndarray, m
   order = ranking(alpha, mask) if order is None else order
   worst = float(_pooled_gap(model, params, hidden, alpha, mask, order, rtol))
   if not worst <= atol:
-    raise InterfaceError(
+    raise ContractError(
         f"erase-until-flip's pooled path (one item of weight 1 per prefix) differs from decoding the real "
         f'states by up to {worst + atol:.3g} in a logit on this batch: {type(model).__name__} declares '
         "'pooled_decode' but its decoder reads more than Σ α h; remove that capability (the exact path runs)")

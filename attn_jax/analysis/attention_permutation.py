@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from attn_jax.analysis.position_noise import position_bits, position_uniform
-from attn_jax.analysis import needs
+from attn_jax.analysis import contract, needs
 from attn_jax.models.interface import AttentionModel
 
 
@@ -101,9 +101,12 @@ def permute_attention(model: AttentionModel, params, hidden: jnp.ndarray, alpha:
 
   Raises:
     InterfaceError: the model lacks what the analysis needs
-      (`needs.NEEDS['permutation_test']`: 'imposes_attention').
+      (`needs.NEEDS['permutation_test']`: 'imposes_attention');
+      `ContractError` (one): its pieces break the interface on this batch
+      (`contract`).
   """
   needs.check(model, 'permutation_test')
+  contract.check_states(model, params, hidden, alpha=alpha)
   probs = model.probabilities(model.decode(params, hidden, alpha))
   permuted = jnp.take_along_axis(alpha[:, None, :], permutations, axis=-1)  # [B, P, L]
   logits = jax.vmap(lambda a: model.decode(params, hidden, a), in_axes=1, out_axes=1)(permuted)
@@ -134,8 +137,12 @@ def permutation_test(model: AttentionModel, params, tokens: jnp.ndarray, lengths
 
   Raises:
     InterfaceError: the model lacks what the analysis needs
-      (`needs.NEEDS['permutation_test']`: 'imposes_attention').
+      (`needs.NEEDS['permutation_test']`: 'imposes_attention');
+      `ContractError` (one): its pieces break the interface on this batch
+      (`contract`).
   """
+  needs.check(model, 'permutation_test')
+  contract.check(model, params, tokens, lengths)
   fwd = model.forward(params, tokens, lengths)
   perms = word_permutations(keys, lengths, tokens.shape[1], num_permutations)
   return permute_attention(model, params, fwd.hidden, fwd.alpha, perms)

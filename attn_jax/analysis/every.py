@@ -4,13 +4,17 @@
 
 `results` maps each analysis of `needs.NEEDS` that runs on the model to its
 output (each jitted on its own); `refused` maps the others to the one line
-that says what the model lacks. For a quick look at a model of one's own;
-the analysis stages of `run.py` are the resumable, keyed way over a split.
+that says what the model lacks. Before anything is jitted the model's
+pieces are checked on the batch (`contract.check`) and so is every fast
+path an analysis will take (leave-one-out's, erase-until-flip's pooled
+prefixes), once per model: a model that breaks the interface is refused
+(`ContractError`), not run. For a quick look at a model of one's own; the
+analysis stages of `run.py` are the resumable, keyed way over a split.
 """
 
 import jax
 
-from attn_jax.analysis import needs
+from attn_jax.analysis import attention_erasure as er, contract, loo, needs
 from attn_jax.analysis.adversarial_search import adversarial_attention, max_jsd_within
 from attn_jax.analysis.attention_erasure import decision_gradient, erase_until_flip, ranking, single_weight_erasure
 from attn_jax.analysis.gradients import gradient_importance
@@ -27,6 +31,8 @@ def _calls(model, adversary_steps: int, permutations: int) -> dict:
 
   return {
       'gradient_importance': lambda p, t, l, k: gradient_importance(model, p, t, l),
+      'gradient_importance_all_heads': lambda p, t, l, k: gradient_importance(model, p, t, l,
+                                                                              detach_attention='all_heads'),
       'gradient_importance_attached': lambda p, t, l, k: gradient_importance(model, p, t, l,
                                                                              detach_attention=False),
       'leave_one_out': lambda p, t, l, k: leave_one_out(model, p, t, l).importance,
@@ -62,7 +68,12 @@ def every_analysis(model, params, tokens, lengths, key: jax.Array, *, adversary_
   Returns:
     (results {name: output as the analysis returns it, `attention`: α [B, L]},
      refused {name: why, in one line}).
+
+  Raises:
+    ContractError: the model's pieces, or a fast path it declares, break
+      the interface on this batch (`contract`).
   """
+  _check(model, params, tokens, lengths)
   keys = jax.random.split(key, tokens.shape[0])
   results = {'attention': jax.jit(lambda p, t, l: model.forward(p, t, l).alpha)(params, tokens, lengths)}
   refused = {}
@@ -73,3 +84,15 @@ def every_analysis(model, params, tokens, lengths, key: jax.Array, *, adversary_
     else:
       refused[name] = reason
   return results, refused
+
+
+def _check(model, params, tokens, lengths) -> None:
+  """The contract and the fast paths the analyses will take, before they are jitted (no values inside)."""
+  contract.check(model, params, tokens, lengths)
+  if needs.refusal(model, 'leave_one_out') is None and loo.fast_path(model) != 'exact':
+    contract.once(contract.key(model, 'loo fast path', 'delete', True),
+                  lambda: loo.check_fast_path(model, params, tokens, lengths))
+  if needs.refusal(model, 'erase_until_flip') is None and er.resolve_path(model) == 'pooled':
+    fwd = model.forward(params, tokens, lengths)
+    contract.once(contract.key(model, 'pooled prefixes'),
+                  lambda: er.check_fast_path(model, params, fwd.hidden, fwd.alpha, fwd.mask))

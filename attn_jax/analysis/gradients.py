@@ -7,23 +7,31 @@ models) ŷ is the predicted class's softmax probability (`Model.gradient_mem`
 of their QA code). The variants researchers ask for are
 options: the logit instead of the probability, attention not detached, and
 the L2 norm of the gradient instead of its dot product with the input.
+
+On a multi-head model seen through a head view (`attn_jax.models.heads`)
+"α detached" is that view's α: one head's weights held constant, the other
+heads' in the graph. `detach_attention='all_heads'` holds every head's
+weights constant (J&W's gradient of the whole model); the two differ.
 """
 
-from typing import Literal
+from typing import Literal, Union
 
 import jax
 import jax.numpy as jnp
 
-from attn_jax.analysis import needs
-from attn_jax.models import masks
+from attn_jax.analysis import contract, needs
+from attn_jax.models import heads, masks
 from attn_jax.models.interface import AttentionModel
 
 Target = Literal['prob', 'logit']
 Reduction = Literal['dot', 'l2']
+Detach = Union[bool, Literal['all_heads']]
+_NEED = {True: 'gradient_importance', False: 'gradient_importance_attached',
+         'all_heads': 'gradient_importance_all_heads'}
 
 
 def embedding_gradient(model: AttentionModel, params, tokens: jnp.ndarray, lengths: jnp.ndarray, *,
-                       target: Target = 'prob', detach_attention: bool = True):
+                       target: Target = 'prob', detach_attention: Detach = True):
   """∂ŷ_b/∂e_{b,t} for every document of a batch in one backward pass.
 
   Args:
@@ -32,7 +40,9 @@ def embedding_gradient(model: AttentionModel, params, tokens: jnp.ndarray, lengt
     tokens: [B, L] int32; lengths: [B] (with SOS and EOS).
     target: differentiate σ(z) ('prob', J&W) or the logit z; with more
       classes, the predicted class's softmax probability or its logit.
-    detach_attention: treat α as a constant (J&W) or differentiate through it.
+    detach_attention: True: treat α as a constant (J&W; on a head view,
+      that head's weights only); False: differentiate through it;
+      'all_heads': a head view's model with every head's weights constant.
 
   Returns:
     (gradient [B, L, D], embedded [B, L, D]). Documents are independent, so
@@ -41,19 +51,28 @@ def embedding_gradient(model: AttentionModel, params, tokens: jnp.ndarray, lengt
   Raises:
     InterfaceError: the model lacks what the analysis needs
       (`needs.NEEDS['gradient_importance']`: 'imposes_attention', when
-      `detach_attention`).
+      `detach_attention`; 'all_heads': a head view); `ContractError`: its
+      pieces break the interface on this batch (`contract.check`).
   """
   # Detaching α imposes it (a constant) on decode; attached, the pass is the model's own.
-  needs.check(model, 'gradient_importance' if detach_attention else 'gradient_importance_attached')
+  if isinstance(detach_attention, str) and detach_attention != 'all_heads':
+    raise ValueError(f"detach_attention is True, False or 'all_heads', not {detach_attention!r}")
+  detach = detach_attention if isinstance(detach_attention, str) else bool(detach_attention)
+  needs.check(model, _NEED[detach])
+  contract.check(model, params, tokens, lengths)
   embedded = model.embed(params, tokens)
   mask = model.attention_mask(tokens, lengths)
+  base = heads.base_of(model) if detach == 'all_heads' else model
+  logits_at = getattr(model, 'logits_at', None)  # a forward whose later layers read the ids too
 
   def total(e):
-    if detach_attention:
-      hidden = model.encode(params, e, lengths)
-      logits = model.decode(params, hidden, jax.lax.stop_gradient(model.attend(params, hidden, mask)))
-    else:
+    if not detach and logits_at is not None:
+      logits = logits_at(params, tokens, e, lengths)
+    elif not detach:
       logits = model.forward_embedded(params, e, lengths, mask).logits
+    else:
+      hidden = base.encode(params, e, lengths)
+      logits = base.decode(params, hidden, jax.lax.stop_gradient(base.attend(params, hidden, mask)))
     return jnp.sum(differentiated(logits, target))
 
   return jax.grad(total)(embedded), embedded
@@ -86,7 +105,7 @@ def reduce_gradient(gradient: jnp.ndarray, embedded: jnp.ndarray, lengths: jnp.n
 
 
 def gradient_importance(model: AttentionModel, params, tokens: jnp.ndarray, lengths: jnp.ndarray, *,
-                        target: Target = 'prob', detach_attention: bool = True,
+                        target: Target = 'prob', detach_attention: Detach = True,
                         reduction: Reduction = 'dot') -> jnp.ndarray:
   """Per-token gradient importance [B, L], 0 off the words (J&W's `gradient_mem` by default).
 
@@ -103,7 +122,10 @@ def gradient_importance(model: AttentionModel, params, tokens: jnp.ndarray, leng
     lengths: [B] int, document lengths with SOS and EOS.
     target: differentiate σ(z) ('prob', J&W) or the logit z ('logit'); with
       more classes, the predicted class's softmax probability or its logit.
-    detach_attention: treat α as a constant (J&W) or differentiate through it.
+    detach_attention: True: treat α as a constant (J&W; on a head view,
+      that head's weights only, the others in the graph); False:
+      differentiate through it (gradient × input with `reduction='dot'`);
+      'all_heads': a head view's model with every head's weights constant.
     reduction: 'dot', |g_t · e_t| (J&W), or 'l2', ‖g_t‖₂ (Meister et al. eq. 4).
 
   Returns:
@@ -113,7 +135,8 @@ def gradient_importance(model: AttentionModel, params, tokens: jnp.ndarray, leng
     ValueError: `reduction` is neither 'dot' nor 'l2'.
     InterfaceError: the model lacks what the analysis needs
       (`needs.NEEDS['gradient_importance']`: 'imposes_attention', when
-      `detach_attention`).
+      `detach_attention`; 'all_heads': a head view), or (`ContractError`) its
+      pieces break the interface on this batch.
   """
   gradient, embedded = embedding_gradient(model, params, tokens, lengths, target=target,
                                           detach_attention=detach_attention)

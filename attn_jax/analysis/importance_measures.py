@@ -33,7 +33,7 @@ static. [B, L] results are 0 off the words (positions 1 .. length − 2).
 import jax
 import jax.numpy as jnp
 
-from attn_jax.analysis import needs
+from attn_jax.analysis import contract, needs
 from attn_jax.analysis.gradients import embedding_gradient, reduce_gradient
 from attn_jax.models import masks
 from attn_jax.models.interface import AttentionModel
@@ -98,7 +98,9 @@ def input_gradient(model: AttentionModel, params, tokens: jnp.ndarray, lengths: 
   Raises:
     InterfaceError: the model lacks what the analysis needs
       (`needs.NEEDS['input_gradient']`: two classes; with
-      `detach_attention=True` also 'imposes_attention').
+      `detach_attention=True` also 'imposes_attention');
+      `ContractError` (one): its pieces break the interface on this batch
+      (`contract`).
   """
   needs.check(model, 'input_gradient')
   grad, embedded = embedding_gradient(model, params, tokens, lengths, target='prob',
@@ -130,9 +132,12 @@ def hidden_gradient(model: AttentionModel, params, tokens: jnp.ndarray, lengths:
 
   Raises:
     InterfaceError: the model lacks what the analysis needs
-      (`needs.NEEDS['hidden_gradient']`: 'array_states', two classes).
+      (`needs.NEEDS['hidden_gradient']`: 'array_states', two classes);
+      `ContractError` (one): its pieces break the interface on this batch
+      (`contract`).
   """
   needs.check(model, 'hidden_gradient')
+  contract.check(model, params, tokens, lengths)
   mask = model.attention_mask(tokens, lengths)
   hidden = model.encode(params, model.embed(params, tokens), lengths)
 
@@ -166,9 +171,12 @@ def attention_deletion(model: AttentionModel, params, tokens: jnp.ndarray, lengt
   Raises:
     InterfaceError: the model lacks what the analysis needs
       (`needs.NEEDS['attention_deletion']`: 'scores', 'imposes_attention',
-      two classes).
+      two classes);
+      `ContractError` (one): its pieces break the interface on this batch
+      (`contract`).
   """
   needs.check(model, 'attention_deletion')
+  contract.check(model, params, tokens, lengths)
   fwd = model.forward(params, tokens, lengths)
   width = tokens.shape[1]
   keep = fwd.mask[:, None, :] & ~jnp.eye(width, dtype=bool)[None]  # [B, i, L]
@@ -202,6 +210,7 @@ def _state_rows(model: AttentionModel, params, tokens, lengths, layer: int, chun
   """Applies `reduce` ([C, B, L] normalised rows p of g_{h_p}(x) -> [C, B, ...])
   chunk by chunk over the positions p; returns [B, L, ...] (row p at axis 1)."""
   needs.check(model, 'state_gradient')
+  contract.check(model, params, tokens, lengths)
   embedded = model.embed(params, tokens)
   width = tokens.shape[1]
 
@@ -251,7 +260,9 @@ def state_gradient(model: AttentionModel, params, tokens: jnp.ndarray, lengths: 
 
   Raises:
     InterfaceError: the model lacks what the analysis needs
-      (`needs.NEEDS['state_gradient']`: 'layer_states').
+      (`needs.NEEDS['state_gradient']`: 'layer_states');
+      `ContractError` (one): its pieces break the interface on this batch
+      (`contract`).
   """
   rows = _state_rows(model, params, tokens, lengths, layer, chunk, lambda r: r)
   words = masks.word_mask(lengths, tokens.shape[1])
@@ -279,7 +290,9 @@ def state_gradient_entropy(model: AttentionModel, params, tokens: jnp.ndarray, l
 
   Raises:
     InterfaceError: the model lacks what the analysis needs
-      (`needs.NEEDS['state_gradient']`: 'layer_states').
+      (`needs.NEEDS['state_gradient']`: 'layer_states');
+      `ContractError` (one): its pieces break the interface on this batch
+      (`contract`).
   """
   entropy = _state_rows(model, params, tokens, lengths, layer, chunk,
                         lambda r: normalised_entropy(r, lengths))

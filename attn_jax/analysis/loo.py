@@ -29,10 +29,10 @@ from typing import Literal, NamedTuple, Optional
 import jax
 import jax.numpy as jnp
 
-from attn_jax.analysis import loo_windows, needs
+from attn_jax.analysis import contract, loo_windows, needs
 from attn_jax.data.vocabulary import PAD
 from attn_jax.models import masks
-from attn_jax.models.interface import AttentionModel, InterfaceError
+from attn_jax.models.interface import AttentionModel, ContractError
 
 Mode = Literal['delete', 'replace']
 
@@ -89,36 +89,40 @@ def fast_path(model: AttentionModel, mode: Mode = 'delete', windows: bool = True
 
 @functools.cache
 def _jitted():
-  return jax.jit(leave_one_out, static_argnums=0, static_argnames=('mode', 'reencode'))
+  return jax.jit(leave_one_out, static_argnums=0, static_argnames=('mode', 'reencode', 'windows'))
 
 
 def check_fast_path(model: AttentionModel, params, tokens: jnp.ndarray, lengths: jnp.ndarray, *,
-                    mode: Mode = 'delete', atol: float = 1e-4) -> None:
+                    mode: Mode = 'delete', atol: float = 1e-4, windows: bool = True) -> None:
   """Compares `leave_one_out`'s fast path for this model with the exact one
   (every variant re-encoded) on the first document of a batch.
+
+  `leave_one_out` runs it itself, once per model and path, where it takes a
+  fast path on concrete inputs (`contract.once`).
 
   Args:
     tokens: [B, L] int32; lengths: [B]; only row 0 is used.
     atol: the largest |Δŷ₋ₜ| allowed between the two paths.
+    windows: as `leave_one_out` (False: the window path is not taken).
 
   Raises:
-    InterfaceError: the fast path the model's capabilities chose differs
+    ContractError: the fast path the model's capabilities chose differs
       from the exact one (naming the capability and the difference).
   """
-  path = fast_path(model, mode)
+  path = fast_path(model, mode, windows)
   if path == 'exact':
     return
   # The row up to its last token: a QA row's query follows its passage's `lengths[0]`.
   n = int(jnp.max(jnp.nonzero(jnp.asarray(tokens[0]) != PAD, size=tokens.shape[1], fill_value=0)[0])) + 1
   doc, length = jnp.asarray(tokens[:1, :max(n, int(lengths[0]))]), jnp.asarray(lengths[:1])
   run = _jitted()
-  fast = run(model, params, doc, length, mode=mode).probs_without
+  fast = run(model, params, doc, length, mode=mode, windows=windows).probs_without
   exact = run(model, params, doc, length, mode=mode, reencode=True).probs_without
   gap = float(jnp.max(jnp.abs(fast - exact)))
   if not gap <= atol:
     caps = ('variant_windows, pooled_decode, scores' if path == 'windows'
             else 'deletion_states' if mode == 'delete' else 'replacement_states')
-    raise InterfaceError(f'leave-one-out\'s fast path ({caps}) differs from re-encoding every variant by '
+    raise ContractError(f'leave-one-out\'s fast path ({caps}) differs from re-encoding every variant by '
                          f'up to {gap:.3g} in ŷ on the first document; {type(model).__name__} does not have '
                          'what it declares: remove the capability, or pass reencode=True')
 
@@ -165,9 +169,15 @@ def leave_one_out(model: AttentionModel, params, tokens: jnp.ndarray, lengths: j
     ValueError: `mode` is neither 'delete' nor 'replace' (raised where the variants
       are built: every path but the windowed one).
     InterfaceError: the model does not take the analysis
-      (`needs.NEEDS['leave_one_out']`).
+      (`needs.NEEDS['leave_one_out']`); `ContractError`: its pieces, or the
+      fast path it declares, break the interface on the first batch
+      (`contract.check`, `check_fast_path`).
   """
   needs.check(model, 'leave_one_out')
+  contract.check(model, params, tokens, lengths)
+  if not reencode and fast_path(model, mode, windows) != 'exact' and contract.concrete(params, tokens, lengths):
+    contract.once(contract.key(model, 'loo fast path', mode, windows), lambda: check_fast_path(
+        model, params, tokens, lengths, mode=mode, windows=windows))
   probs = model.probabilities(model.forward(params, tokens, lengths).logits)
 
   def one_document(args):

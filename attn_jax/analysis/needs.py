@@ -1,7 +1,9 @@
 """What each analysis needs from a model (`attn_jax.models.interface`), in one table.
 
 Every analysis function checks its entry here before it traces anything
-(`check`), so a model without what it needs is refused in one line; `table`
+(`check`), so a model without what it needs is refused in one line (a
+gradient at the embeddings also needs a model that embeds: not one given as
+a forward of the ids alone; a `views` entry reads a head view's model); `table`
 prints which analyses run on which models (docs/own_model.md prints it for
 its examples). Analyses that only read arrays the model already gave —
 Kendall τ (`kendall_tau`), the divergences, `attention_focus`, the
@@ -10,6 +12,7 @@ normalisations — need nothing and are not listed.
 
 from typing import NamedTuple, Optional
 
+from attn_jax.models import heads
 from attn_jax.models.interface import InterfaceError, require
 
 
@@ -19,11 +22,18 @@ class Need(NamedTuple):
   binary: bool = False       # it reads ŷ = σ(z) of a two-class model (J&W's, with more
                              # classes as their QA code has them, are not)
   fast: tuple = ()           # capability sets, any of which gives it a fast path
+  gradient: bool = False     # it differentiates at the embeddings (a model needs `embeds`)
+  views: bool = False        # it reads a head view's model (its capabilities checked there)
 
 
 NEEDS = {
-    'gradient_importance': Need("J&W gradient, α detached", ('imposes_attention',)),
-    'gradient_importance_attached': Need('gradient, α attached (detach_attention=False)', ()),
+    'gradient_importance': Need("J&W gradient, α detached (a head view: that head's only)",
+                                ('imposes_attention',), gradient=True),
+    'gradient_importance_all_heads': Need("J&W gradient, every head's α detached "
+                                          "(detach_attention='all_heads')", ('imposes_attention',),
+                                          gradient=True, views=True),
+    'gradient_importance_attached': Need('gradient, α attached (detach_attention=False)', (),
+                                         gradient=True),
     'leave_one_out': Need("J&W leave-one-out", (),
                           # deletion (the default mode); by replacement 'replacement_states'
                           fast=(('deletion_states',), ('variant_windows', 'scores', 'pooled_decode'))),
@@ -33,17 +43,26 @@ NEEDS = {
     'decision_gradient': Need("S&S §5.1 decision gradient ∂d/∂α", ('imposes_attention',)),
     'erase_until_flip': Need("S&S §5 erase until the decision flips", ('imposes_attention',),
                              fast=(('pooled_decode',),)),
-    'input_gradient': Need("Meister eq. 4 g_ŷ(x)", (), True),
+    'input_gradient': Need("Meister eq. 4 g_ŷ(x)", (), True, gradient=True),
     'hidden_gradient': Need("Meister g_ŷ(I)", ('array_states',), True),
     'attention_deletion': Need("Meister D_ŷ(I)", ('scores', 'imposes_attention'), True),
-    'state_gradient': Need("Meister eq. 5 g_{h_p}(x)", ('layer_states',)),
+    'state_gradient': Need("Meister eq. 5 g_{h_p}(x)", ('layer_states',), gradient=True),
 }
 
 
 def check(model, name: str) -> None:
   """Refuses, in one line (`InterfaceError`), a model analysis `name` cannot run on."""
   need = NEEDS[name]
-  require(model, need.label, *need.capabilities, binary=need.binary)
+  if need.views and not isinstance(model, heads.HeadView):
+    raise InterfaceError(f'{need.label} is for a view of a multi-head model (attn_jax.models.heads); '
+                         f'{type(model).__name__} has one α: gradient_importance is this gradient')
+  require(heads.base_of(model) if need.views else model, need.label, *need.capabilities,
+          binary=need.binary, single_attention=not need.views)
+  if need.gradient and not getattr(model, 'embeds', True):
+    raise InterfaceError(f'{need.label} differentiates ŷ at the embeddings; {type(model).__name__} was given '
+                         'as a forward of the token ids alone: give embed= with a forward of the embeddings '
+                         '(aj.adapters.from_forward), or name its embedding layer (from_linen_call / '
+                         'from_nnx_call, embedding=...)')
 
 
 def refusal(model, name: str) -> Optional[str]:
@@ -62,7 +81,12 @@ def _cell(model, name: str) -> str:
     return '✓ fast path' if fast else '✓'
   if need.binary and getattr(model, 'num_classes', 2) != 2:
     return '✗ two classes only'
-  missing = [c for c in need.capabilities if c not in model.capabilities]
+  if need.views and not isinstance(model, heads.HeadView):
+    return '✗ for head views'
+  if need.gradient and not getattr(model, 'embeds', True):
+    return '✗ needs embed='
+  target = heads.base_of(model) if need.views else model
+  missing = [c for c in need.capabilities if c not in target.capabilities]
   return '✗ needs ' + ', '.join(missing) if missing else '✗ one α per item needed'
 
 

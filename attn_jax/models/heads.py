@@ -13,7 +13,15 @@ many. The analyses take one α [B, L]; these views give it:
                            weights and keeps every other head's own: the
                            view declares 'imposes_attention' where the model
                            does, and analyses that impose α (permutation,
-                           adversaries, erasure) run per head.
+                           adversaries, erasure) run per head. So does a
+                           gradient with α detached: only head k's weights
+                           are constant, the other heads' stay in the graph
+                           (`gradient_importance(..., detach_attention=
+                           'all_heads')` holds every head's constant). Where
+                           the model declares 'scores' (`score` ->
+                           [B, heads, L], `project` per head) or
+                           'array_states', so does the view: head k's scores,
+                           the same states.
     mean_over_heads(model) α = the mean of the heads' weights. Read-only: an
                            α imposed on "the mean" has no one meaning (which
                            heads take what?), so the view declares no
@@ -30,7 +38,9 @@ many. The analyses take one α [B, L]; these views give it:
                            row q of the last layer is read). Read-only, as
                            the mean.
 
-`each_head(model)` gives every head's view, for statistics reported per head.
+`each_head(model)` gives every head's view, for statistics reported per head;
+`base_of(view)` the model a view reads. A view's `why_not(capability)` says
+why it lacks one its model declares (`interface.require` prints it).
 """
 
 import dataclasses
@@ -40,8 +50,20 @@ import jax.numpy as jnp
 
 from attn_jax.models.interface import AttentionModel, Forward, InterfaceError, require
 
-_MULTI = frozenset({'heads', 'layer_attention', 'pooled_decode', 'scores', 'array_states'})
-_READ_ONLY = _MULTI | {'imposes_attention', 'deletion_states', 'replacement_states', 'variant_windows'}
+_MULTI = frozenset({'heads', 'layer_attention', 'pooled_decode'})
+_READ_ONLY = _MULTI | {'imposes_attention', 'deletion_states', 'replacement_states', 'variant_windows',
+                       'scores', 'array_states'}
+# capability -> why a view lacks it though its model declares it.
+_WHY = {
+    'pooled_decode': 'a head view\'s decode keeps the other heads\' own weights beside Σ α h',
+    'heads': 'a view gives one α', 'layer_attention': 'a view gives one α',
+    'imposes_attention': 'no one α per head follows from the {kind} of the heads; impose one head '
+                         '(attn_jax.models.heads.head) instead',
+    'scores': 'the {kind} of the heads\' weights is not one projection of scores; a head view keeps its '
+              'head\'s scores',
+    'array_states': 'its analyses decode the states with α imposed, which the {kind} cannot be; a head view '
+                    'keeps them',
+}
 
 
 def rollout_matrix(layers: jnp.ndarray) -> jnp.ndarray:
@@ -84,9 +106,9 @@ class HeadView(AttentionModel):
     query: the position whose rollout row is read (kind 'rollout'); default
       0, the CLS / SOS token.
     num_classes: (property) the base's.
-    capabilities: (property) the base's, less 'heads', 'layer_attention',
-      'pooled_decode', 'scores' and 'array_states'; a 'mean' or 'rollout'
-      view also less 'imposes_attention', 'deletion_states',
+    capabilities: (property) the base's, less 'heads', 'layer_attention'
+      and 'pooled_decode'; a 'mean' or 'rollout' view also less
+      'imposes_attention', 'scores', 'array_states', 'deletion_states',
       'replacement_states' and 'variant_windows' (read-only).
   """
   base: Any
@@ -115,8 +137,20 @@ class HeadView(AttentionModel):
     base = frozenset(self.base.capabilities)
     return base - (_MULTI if self.kind == 'head' else _READ_ONLY)
 
+  def why_not(self, capability: str):
+    """Why this view lacks `capability` though its model declares it; None where the model does not."""
+    if capability not in self.base.capabilities or capability not in _WHY:
+      return None
+    return f'the {self.kind} view does not have it: ' + _WHY[capability].format(kind=self.kind)
+
   def embed(self, params, tokens):
     return self.base.embed(params, tokens)
+
+  def score(self, params, states):  # 'scores', where the model has it: head `index`'s
+    return self.base.score(params, states)[:, self.index]
+
+  def project(self, scores, mask):
+    return self.base.project(scores, mask)
 
   def encode(self, params, embedded, lengths):
     return self.base.encode(params, embedded, lengths)
@@ -146,12 +180,13 @@ class HeadView(AttentionModel):
       mask: [B, L] bool, the items α weighs.
 
     Returns:
-      `Forward` with the base's logits, this view's α [B, L], scores None,
-      the base's states, `embedded` and `mask`.
+      `Forward` with the base's logits, this view's α [B, L], its scores
+      [B, L] ('scores') or None, the base's states, `embedded` and `mask`.
     """
     states = self.base.encode(params, embedded, lengths)
     logits = self.base.decode(params, states, self.base.attend(params, states, mask))
-    return Forward(logits, self.attend(params, states, mask), None, states, embedded, mask)
+    return Forward(logits, self.attend(params, states, mask), self.scores_of(params, states), states,
+                   embedded, mask)
 
   def decode(self, params, states, alpha):
     """The base's output with head `index`'s weights replaced by `alpha`.
@@ -233,6 +268,18 @@ def rollout(model, query: int = 0) -> HeadView:
       'layer_attention'.
   """
   return HeadView(model, 'rollout', query=query)
+
+
+def base_of(model):
+  """The model a view reads (`HeadView.base`); any other model itself.
+
+  Args:
+    model: a `HeadView` or any model.
+
+  Returns:
+    The multi-head model under a view, else `model`.
+  """
+  return model.base if isinstance(model, HeadView) else model
 
 
 def each_head(model) -> tuple[HeadView, ...]:

@@ -27,10 +27,14 @@ A model must be hashable: analyses are jitted with it static.
 An analysis that needs more than the four functions says so with `require`,
 which refuses a model without the capability in one line naming what is
 missing, before anything is traced. A fast path that assumes a property of
-the model runs only where the model declares it (and the analysis stages
-check it against the exact path on their first batch).
+the model runs only where the model declares it. What the pieces promise
+(α a distribution over the mask, the output's shape, each declared
+capability and fast path) is checked on the first real batch an analysis
+reads (`attn_jax.analysis.contract`), which refuses what does not hold with
+`ContractError`.
 """
 
+import functools
 from typing import Any, NamedTuple, Optional
 
 import jax
@@ -92,6 +96,18 @@ class InterfaceError(AttnJaxError, ValueError):
   """
 
 
+class ContractError(InterfaceError):
+  """A model's pieces do not do what the interface or a declared capability promises.
+
+  Found on a real batch by `attn_jax.analysis.contract` the first time an
+  analysis reads the model. An `InterfaceError` (so an `AttnJaxError` and a
+  `ValueError`).
+
+  Args:
+    *args: the message: one line naming what differs, by how much, and the fix.
+  """
+
+
 class Forward(NamedTuple):
   """Everything one forward pass computes; all [B, ...].
 
@@ -134,6 +150,42 @@ def output_probs(logits: jnp.ndarray) -> jnp.ndarray:
   return jax.nn.sigmoid(logits) if logits.ndim == 1 else jax.nn.softmax(logits, axis=-1)
 
 
+def floating_logits(model, logits, where: str = 'decode'):
+  """`logits`, refused in one line where they are not floating (ints, bools).
+
+  Every measure reads ŷ = σ(z) or a softmax of the logits, and a gradient
+  of them; integer logits (class ids, rounded scores) fail deep inside one.
+  Every subclass's own `decode` is wrapped in this check.
+
+  Args:
+    model: the model whose `where` gave them, for the message.
+    logits: what `decode` returned: [B] or [B, C].
+    where: the piece that gave them, for the message.
+
+  Returns:
+    `logits`, unchanged.
+
+  Raises:
+    InterfaceError: naming the dtype and the fix.
+  """
+  dtype = getattr(logits, 'dtype', None)
+  if dtype is not None and not jnp.issubdtype(dtype, jnp.floating):
+    raise InterfaceError(f'{where} of {type(model).__name__} returns {dtype} logits; the analyses read '
+                         'ŷ = σ(z) (or a softmax) and its gradient, so decode must return floating logits: '
+                         'return the real-valued scores (e.g. logits.astype(jnp.float32)), not class ids '
+                         'or rounded values')
+  return logits
+
+
+def _checking_decode(decode):
+  """`decode` whose logits pass `floating_logits`."""
+  @functools.wraps(decode)
+  def checked(self, *args, **kwargs):
+    return floating_logits(self, decode(self, *args, **kwargs))
+  checked.checks_logits = True
+  return checked
+
+
 class AttentionModel:
   """The interface every analysis takes: a model as pure functions of a params pytree.
 
@@ -150,12 +202,25 @@ class AttentionModel:
       logits [B, C] and a softmax over C.
     capabilities: frozenset of names from `CAPABILITIES` that hold for the
       model; by default none.
+    embeds: whether `embed` gives float embeddings [B, L, D] the gradient
+      analyses can differentiate at; True but for a model given as a
+      forward function of token ids alone (`adapters.from_forward`).
     hierarchical: (property) whether it declares 'hierarchical': reads
       documents × sentences × words (S&S's HAN).
   """
 
   num_classes: int = 2
   capabilities: frozenset = frozenset()
+  embeds: bool = True  # `embed` gives float embeddings the gradient analyses differentiate at
+
+  def __init_subclass__(cls, **kwargs):
+    """Wraps a subclass's own `decode` so that logits that are not floating
+    are refused in one line (`floating_logits`) where an analysis first reads
+    them, under `jax.jit` too (a dtype is known while tracing)."""
+    super().__init_subclass__(**kwargs)
+    own = cls.__dict__.get('decode')
+    if callable(own) and not getattr(own, 'checks_logits', False):
+      cls.decode = _checking_decode(own)
 
   def embed(self, params, tokens: jnp.ndarray) -> jnp.ndarray:
     """Embeds the tokens; the gradient analyses differentiate with respect to these.
@@ -364,7 +429,9 @@ def require(model, analysis: str, *capabilities: str, binary: bool = False,
     InterfaceError: naming the first thing missing and what to do: a
       method of the interface, a declared capability that is unknown, one α
       (the model declares 'heads' and `single_attention` is set), a
-      capability the analysis needs, or two classes (`binary`).
+      capability the analysis needs (with the model's own reason where its
+      `why_not(capability)` gives one, e.g. a head view's), or two classes
+      (`binary`).
   """
   missing_methods = [m for m in ('embed', 'encode', 'attend', 'decode', 'attention_mask')
                      if not callable(getattr(model, m, None))]
@@ -383,8 +450,10 @@ def require(model, analysis: str, *capabilities: str, binary: bool = False,
                          '.rollout(model)')
   for capability in capabilities:
     if capability not in declared:
+      why = model.why_not(capability) if callable(getattr(model, 'why_not', None)) else None
       raise InterfaceError(f'{analysis} needs a model with {capability!r} ({CAPABILITIES[capability]}); '
-                           f'{describe(model)} does not: declare it if it holds, or leave this analysis out')
+                           + (why or f'{describe(model)} does not: declare it if it holds, or leave this '
+                                     'analysis out'))
   if binary and getattr(model, 'num_classes', 2) != 2:
     raise InterfaceError(f'{analysis} reads ŷ = σ(z) of a two-class model (J&W\'s measures); '
                          f'{type(model).__name__} has {model.num_classes} classes')

@@ -28,6 +28,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from attn_jax import config as config_lib
+from attn_jax.analysis import contract
 from attn_jax.core import atomic_io, compilation, digests, estimates, hosts, leases
 from attn_jax.core.errors import IntegrityError
 from attn_jax.core.registry import STAGES, with_requirements
@@ -105,9 +106,12 @@ def _compute(ctx: AnalysisContext, stage: Stage, directory: str, key_hash: str, 
   estimate = estimates.Estimate(stage.name, sum(c for c, d in zip(costs, done) if not d), log,
                                 shapes=len(shapes))
   checked = stage.check is None
+  first = next((b for b, d in enumerate(done) if not d), None)
   for b, batch in enumerate(batches):
     if done[b]:
       continue
+    if b == first:  # the model's pieces against the interface's promises (read only; once per model, shape)
+      contract.check(ctx.model, ctx.params, batch.tokens, batch.lengths)
     if not checked:  # a fast path is compared with the exact one before it is trusted
       stage.check(ctx, batch)
       checked = True
@@ -248,7 +252,7 @@ def _compute_and_write(ctx: AnalysisContext, stage: Stage, log, inputs: dict, ke
                                                                             for p in figures])
   atomic_io.write_json(os.path.join(directory, store.SUMMARY), digests.sealed(summary, store.SELF_HASH))
   for partial in glob.glob(os.path.join(directory, store.PARTIAL[:-len('.npz')] + '*.npz')):
-    os.remove(partial)
+    leases.remove(partial)  # fenced like a write: a holder taken over removes nothing
   hosts.barrier(f'attn_jax-stage-{key["hash"]}-written')
   log(f'{stage.name}: {len(ctx.split)} documents in {seconds:.1f} s ({compile_seconds:.1f} s compiling) '
       f'-> {directory}')

@@ -1,6 +1,6 @@
 """The public API is documented as optax documents its own: every function
 and class that `attn_jax`, `attn_jax.analysis` and the model interface
-(`interface`, `adapters`, `heads`) export has Args/Returns (functions) or
+(`interface`, `adapters`, `heads`, `stock`, `forward_only`, `contract`) export has Args/Returns (functions) or
 Attributes/Args (classes) sections."""
 
 import importlib
@@ -9,7 +9,8 @@ import inspect
 import attn_jax as aj
 
 MODULES = ('attn_jax', 'attn_jax.analysis', 'attn_jax.models.interface', 'attn_jax.models.adapters',
-           'attn_jax.models.heads')
+           'attn_jax.models.heads', 'attn_jax.models.stock', 'attn_jax.models.forward_only',
+           'attn_jax.analysis.contract')
 
 
 def undocumented(module) -> list[str]:

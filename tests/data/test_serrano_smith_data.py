@@ -5,6 +5,7 @@ import os
 
 import jax.numpy as jnp
 import numpy as np
+import scipy.stats
 import pytest
 
 from attn_jax import config as config_lib
@@ -162,6 +163,33 @@ def test_verdicts_follow_the_numbers():
                    fake_run('imdb_ratings', 'FLANconv', (2, 12, 1, 85), (60, 20, 20), {'attention': 0.02})]
   v = {claim[:3]: verdict for _, claim, verdict, _ in serrano_smith_models.verdicts(early)}
   assert (v['(d)'], v['(e)'], v['(f)']) == ('partly', 'FAILS', 'FAILS')
+
+
+def test_claims_b_and_c_are_decided_from_the_interval_over_seeds():
+  """Seeds of a model pool into an interval: the claim holds or fails for the
+  model only where the interval lies on one side of the threshold."""
+  def seeds(model, counts):
+    return [fake_run('imdb_ratings', model, (2, 12, 1, 85), c, {'attention': 0.5}) for c in counts]
+  # HANrnn's ratios 2.0, 2.1, 1.9: an interval above 1.6 -> holds.
+  clear = seeds('HANrnn', [(60, 30, 10), (63, 30, 7), (57, 30, 13)])
+  # HANconv's ratios 1.0, 2.4, 1.2: the interval straddles 1.6 -> undecided.
+  wide = seeds('HANconv', [(40, 40, 20), (60, 25, 15), (42, 35, 23)])
+  v = {claim[:3]: (verdict, text) for _, claim, verdict, text in serrano_smith_models.verdicts(clear + wide)}
+  assert v['(b)'][0] == 'UNDECIDED'
+  assert 'HANrnn 2.00× [' in v['(b)'][1] and '(3 seeds): holds' in v['(b)'][1]
+  assert 'HANconv' in v['(b)'][1] and 'undecided (≈' in v['(b)'][1]
+  decisions = serrano_smith_models.threshold_decisions(
+      wide, lambda r: serrano_smith_models.ratio(serrano_smith_models.comparison(r.erasure, 'gradient_vs_attention')),
+      1.6)
+  t = decisions[0]['interval']
+  values = np.array([1.0, 60 / 25, 42 / 35])
+  half = scipy.stats.t.ppf(0.975, 2) * values.std(ddof=1) / np.sqrt(3)
+  np.testing.assert_allclose([t['mean'], t['low'], t['high']], [values.mean(), values.mean() - half,
+                                                                   values.mean() + half])
+  # Below the threshold for every seed, narrowly: fails.
+  low = seeds('HANconv', [(30, 30, 40), (31, 30, 39), (29, 30, 41)])
+  v = {claim[:3]: verdict for _, claim, verdict, _ in serrano_smith_models.verdicts(clear + low)}
+  assert v['(b)'] == 'FAILS'
 
 
 @pytest.mark.heavy

@@ -10,6 +10,7 @@ import pytest
 
 import attn_jax as aj
 from attn_jax.data.vocabulary import UNK
+from attn_jax.explain import TextWarning
 import helpers
 
 ROOT = helpers.ROOT
@@ -80,6 +81,7 @@ def test_explain_equals_the_analyses_on_the_same_tokens(workdir):
   assert abs(float(e.alpha.sum()) - 1.0) < 1e-5
 
 
-def test_a_text_without_words_is_refused_by_its_index(workdir):
-  with pytest.raises(ValueError, match=r'text 1 .* no words'):
-    aj.explain(workdir, ['good0 w0001', '   '])
+def test_a_text_without_words_is_skipped_by_its_index(workdir):
+  with pytest.warns(TextWarning, match=r'text 1 .* no words'):
+    got = aj.explain(workdir, ['good0 w0001', '   '])
+  assert [e.skipped for e in got] == ['', 'no words once tokenized'] and len(got[0].alpha) == 2
