@@ -1,7 +1,11 @@
 """Running the pipeline on the synthetic task inside tests."""
 
+import contextlib
 import json
 import os
+import subprocess
+
+import pytest
 
 from attn_jax import config as config_lib, pipeline
 from attn_jax.stages import stage_store as store
@@ -79,3 +83,26 @@ def run_py_module():
     spec.loader.exec_module(module)
     sys.modules['run_cli'] = module
   return sys.modules['run_cli']
+
+
+@contextlib.contextmanager
+def read_only_mount(folder):
+  """`folder` bind-mounted read-only on itself (root only: root ignores permissions)."""
+  if os.geteuid() != 0:
+    pytest.skip('a read-only mount needs root (CI runs as root)')
+  subprocess.run(['mount', '--bind', str(folder), str(folder)], check=True)
+  try:
+    subprocess.run(['mount', '-o', 'remount,ro,bind', str(folder)], check=True)
+    yield folder
+  finally:
+    subprocess.run(['umount', str(folder)], check=True)
+
+
+def one_line_exit(capsys, main, argv) -> str:
+  """Runs a command's main, expects a non-zero exit with one 'error:' line."""
+  with pytest.raises(SystemExit) as raised:
+    main(argv)
+  assert raised.value.code not in (0, None)
+  err = capsys.readouterr().err.strip()
+  assert err.startswith('error: ') and '\n' not in err and 'Traceback' not in err, err
+  return err

@@ -128,13 +128,7 @@ def write_bytes(path: str, data: bytes) -> bool:
   tmp = None
   try:
     os.makedirs(directory, exist_ok=True)
-    staging = _staging(path, directory)
-    fd, tmp = tempfile.mkstemp(dir=staging, prefix='.' + os.path.basename(path) + '.')
-    with os.fdopen(fd, 'wb') as f:
-      f.write(data)
-      f.flush()
-      os.fsync(f.fileno())
-    os.chmod(tmp, file_mode())
+    tmp = _temporary(_staging(path, directory), path, data)
     try:
       os.replace(tmp, path)
     except OSError as e:
@@ -142,12 +136,7 @@ def write_bytes(path: str, data: bytes) -> bool:
         raise
       _remove_quietly(tmp)  # a folder mounted inside the leased one: write beside the target
       tmp = None
-      fd, tmp = tempfile.mkstemp(dir=directory, prefix='.' + os.path.basename(path) + '.')
-      with os.fdopen(fd, 'wb') as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-      os.chmod(tmp, file_mode())
+      tmp = _temporary(directory, path, data)
       os.replace(tmp, path)
   except OSError as e:  # a path that cannot be a file (ENOTDIR, ENAMETOOLONG, ...) too
     _remove_quietly(tmp)
@@ -156,6 +145,21 @@ def write_bytes(path: str, data: bytes) -> bool:
     _remove_quietly(tmp)
     raise
   return True
+
+
+def _temporary(folder: str, path: str, data: bytes) -> str:
+  """A new file in `folder` holding `data`, synced, with the umask's mode; its path."""
+  fd, tmp = tempfile.mkstemp(dir=folder, prefix='.' + os.path.basename(path) + '.')
+  try:
+    with os.fdopen(fd, 'wb') as f:
+      f.write(data)
+      f.flush()
+      os.fsync(f.fileno())
+    os.chmod(tmp, file_mode())
+  except BaseException:
+    _remove_quietly(tmp)
+    raise
+  return tmp
 
 
 def copy_file(source: str, target: str) -> bool:

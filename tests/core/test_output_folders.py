@@ -2,10 +2,8 @@
 in one line naming that folder, why, and the option that chooses another
 (issue 76): a read-only mount, no permission, a full disk."""
 
-import contextlib
 import errno
 import os
-import subprocess
 
 import pytest
 
@@ -16,32 +14,12 @@ from attn_jax.tables import report_command_line as report_cli
 import helpers
 
 
-@contextlib.contextmanager
-def read_only(folder):
-  """`folder` bind-mounted read-only on itself (root only: root ignores permissions)."""
-  if os.geteuid() != 0:
-    pytest.skip('a read-only mount needs root (CI runs as root)')
-  subprocess.run(['mount', '--bind', str(folder), str(folder)], check=True)
-  try:
-    subprocess.run(['mount', '-o', 'remount,ro,bind', str(folder)], check=True)
-    yield folder
-  finally:
-    subprocess.run(['umount', str(folder)], check=True)
-
 
 def atomic_write_failing(path: str, code: int) -> None:
   """What `atomic_io.write_bytes` raises when the write meets `code`."""
   error = OSError(code, os.strerror(code))
   raise atomic_io.storage_error(path, error) from error
 
-
-def one_line(capsys, main, argv) -> str:
-  with pytest.raises(SystemExit) as raised:
-    main(argv)
-  assert raised.value.code not in (0, None)
-  err = capsys.readouterr().err.strip()
-  assert err.startswith('error: ') and '\n' not in err and 'Traceback' not in err, err
-  return err
 
 
 @pytest.mark.parametrize('code,why', [(errno.EROFS, 'the file system is read-only'),
@@ -91,12 +69,12 @@ def test_report_and_study_outputs_on_a_read_only_mount_are_one_line(capsys, smok
   root = tmp_path / 'root'
   helpers.trained_copy(smoke_trained, root / 'sst_average_dot' / 'seed0')
   (tmp_path / 'ro').mkdir()
-  with read_only(tmp_path / 'ro'):
+  with helpers.read_only_mount(tmp_path / 'ro'):
     for inside in ('', 'a/b'):
       target = str(tmp_path / 'ro' / inside) if inside else str(tmp_path / 'ro')
-      assert one_line(capsys, studies_cli.main, ['report', 'jw_grid', f'--root={root}', '--save', target]) == (
+      assert helpers.one_line_exit(capsys, studies_cli.main, ['report', 'jw_grid', f'--root={root}', '--save', target]) == (
           f'error: cannot write {target}: the file system is read-only (errno 30); give another folder with --save')
-      assert one_line(capsys, report_cli.main, ['reproduce', str(smoke_trained), '--out', target]) == (
+      assert helpers.one_line_exit(capsys, report_cli.main, ['reproduce', str(smoke_trained), '--out', target]) == (
           f'error: cannot write {target}: the file system is read-only (errno 30); give another folder with --out')
-      assert one_line(capsys, report_cli.main, ['training', str(smoke_trained), '--save', target]).endswith(
+      assert helpers.one_line_exit(capsys, report_cli.main, ['training', str(smoke_trained), '--save', target]).endswith(
           'give another folder with --save')

@@ -16,41 +16,32 @@ from attn_jax.studies import __main__ as studies_cli
 import helpers
 
 
-def one_line_exit(capsys, main, argv) -> str:
-  """Runs a command's main, expects a non-zero exit with one 'error:' line."""
-  with pytest.raises(SystemExit) as raised:
-    main(argv)
-  assert raised.value.code not in (0, None)
-  err = capsys.readouterr().err.strip()
-  assert err.startswith('error: ') and '\n' not in err and 'Traceback' not in err, err
-  return err
-
 
 def test_report_data_on_a_missing_file_or_a_folder(capsys, tmp_path):
-  assert 'does not exist: give the data_splits.json' in one_line_exit(
+  assert 'does not exist: give the data_splits.json' in helpers.one_line_exit(
       capsys, report_cli.main, ['data', str(tmp_path / 'missing.json')])
-  assert 'is a folder: give the data_splits.json' in one_line_exit(capsys, report_cli.main, ['data', str(tmp_path)])
+  assert 'is a folder: give the data_splits.json' in helpers.one_line_exit(capsys, report_cli.main, ['data', str(tmp_path)])
   (tmp_path / 'list.json').write_text('[1, 2]')
-  assert 'is not a JSON object' in one_line_exit(capsys, report_cli.main, ['data', str(tmp_path / 'list.json')])
+  assert 'is not a JSON object' in helpers.one_line_exit(capsys, report_cli.main, ['data', str(tmp_path / 'list.json')])
 
 
 def test_report_ss_data_on_a_folder_without_statistics(capsys, tmp_path):
-  assert "statistics.json does not exist: give a folder holding the statistics.json" in one_line_exit(
+  assert "statistics.json does not exist: give a folder holding the statistics.json" in helpers.one_line_exit(
       capsys, report_cli.main, ['ss-data', str(tmp_path)])
 
 
 def test_a_study_report_on_a_root_that_is_not_there(capsys, tmp_path):
-  assert 'is not a folder: give the root a `python -m attn_jax.studies run jw_grid` wrote' in one_line_exit(
+  assert 'is not a folder: give the root a `python -m attn_jax.studies run jw_grid` wrote' in helpers.one_line_exit(
       capsys, studies_cli.main, ['report', 'jw_grid', f'--root={tmp_path / "typo"}'])
 
 
 def test_report_wp_on_a_run_without_its_experiments(capsys, smoke_trained):
-  assert 'holds no W&P experiment results' in one_line_exit(capsys, report_cli.main, ['wp', str(smoke_trained)])
+  assert 'holds no W&P experiment results' in helpers.one_line_exit(capsys, report_cli.main, ['wp', str(smoke_trained)])
 
 
 def test_report_reproduce_out_that_is_a_file(capsys, smoke_trained, tmp_path):
   (tmp_path / 'report').write_text('x')
-  assert '--out' in one_line_exit(capsys, report_cli.main,
+  assert '--out' in helpers.one_line_exit(capsys, report_cli.main,
                                   ['reproduce', str(smoke_trained), '--out', str(tmp_path / 'report')])
 
 
@@ -115,12 +106,12 @@ def test_a_study_report_names_a_damaged_member_file(capsys, smoke_trained, tmp_p
   member = tmp_path / 'root' / 'sst_average_dot' / 'seed0'
   helpers.trained_copy(smoke_trained, member)
   (member / 'eval.json').write_text('\x00garbage{')
-  err = one_line_exit(capsys, studies_cli.main, ['report', 'jw_grid', f'--root={tmp_path / "root"}'])
+  err = helpers.one_line_exit(capsys, studies_cli.main, ['report', 'jw_grid', f'--root={tmp_path / "root"}'])
   assert 'seed0/eval.json is damaged (JSONDecodeError); rerun the study' in err
 
 
 def test_report_reproduce_refuses_a_text_too_long_to_explain(capsys, smoke_trained, tmp_path):
-  err = one_line_exit(capsys, report_cli.main, ['reproduce', str(smoke_trained), '--out', str(tmp_path / 'r'),
+  err = helpers.one_line_exit(capsys, report_cli.main, ['reproduce', str(smoke_trained), '--out', str(tmp_path / 'r'),
                                                 '--text', ' '.join(['good'] * 6000)])
   assert '--text: text 0 has 6,000 words, more than max_words=5,000' in err
 

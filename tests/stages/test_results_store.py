@@ -1,11 +1,9 @@
 """Analysis results on disk: one folder per key, verified before reuse,
 never replaced by other settings, not rewritten when nothing changed."""
 
-import contextlib
 import json
 import os
 import shutil
-import subprocess
 
 import jax
 import pytest
@@ -160,22 +158,10 @@ def test_an_edited_number_or_results_file_is_caught_before_it_is_read(copy):
                                               'differs from its sha256)')
 
 
-@contextlib.contextmanager
-def read_only(folder):
-  """`folder` bind-mounted read-only on itself (root), or made unwritable."""
-  if os.geteuid() != 0:
-    pytest.skip('a read-only mount needs root (CI runs as root)')
-  subprocess.run(['mount', '--bind', str(folder), str(folder)], check=True)
-  try:
-    subprocess.run(['mount', '-o', 'remount,ro,bind', str(folder)], check=True)
-    yield folder
-  finally:
-    subprocess.run(['umount', str(folder)], check=True)
-
 
 def test_a_read_only_workdir_reruns_restores_and_is_analysed_elsewhere(copy, tmp_path, capsys):
   expected = {stage: results_bytes(copy, stage) for stage in ('gradient', 'loo')}
-  with read_only(copy):
+  with helpers.read_only_mount(copy):
     with pytest.raises(StorageError):  # it is really read-only
       atomic_io.write_json(str(copy / 'x.json'), {})
     results = rerun(copy)
@@ -209,7 +195,7 @@ def test_written_files_follow_the_umask(tmp_path):
 def test_a_read_only_folder_is_a_one_line_storage_error(tmp_path):
   target = tmp_path / 'ro'
   target.mkdir()
-  with read_only(target):
+  with helpers.read_only_mount(target):
     with pytest.raises(StorageError, match=r'cannot write .*x.json: the file system is read-only'):
       atomic_io.write_json(str(target / 'x.json'), {})
     assert os.listdir(target) == []  # no temporary file left behind
