@@ -9,8 +9,10 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'structure_tool'))
 import follow_config  # noqa: E402
 
-# Measured on 2026-11-28 after issue 54 (before it, at 988e29a: 55 and 26).
-MOST_CROSSINGS, MOST_CLIMBS = 34, 16
+# Measured on 2026-11-28 after issue 54 (before it, at 988e29a: 55 and 26); one crossing more
+# since 2026-12-07: the pipeline refuses a one-class selection split (`check_selection_split`)
+# right after loading the data, before any training.
+MOST_CROSSINGS, MOST_CLIMBS = 35, 16
 
 
 @pytest.mark.heavy
