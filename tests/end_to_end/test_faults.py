@@ -75,6 +75,13 @@ def test_fingerprint_ignores_timings_but_not_values(tmp_path):
 
 
 @pytest.mark.heavy
+def test_a_ctrl_c_after_a_progress_bar_is_judged_by_its_one_line():
+  bar = 'vectors:   0%|          | 0/5 [00:00<?, ?epoch/s]\rvectors:  20%|##        | 1/5 [00:09<00:36]\n'
+  assert faults.judge_interrupt(130, bar + 'interrupted: rerun to resume\n') == ('survived', 'interrupted: rerun to resume')
+  assert faults.judge_interrupt(130, bar + 'a first line\na second\n')[0] == 'unclear failure'
+  assert faults.judge_interrupt(0, 'interrupted: rerun\n')[0] == 'unclear failure'
+
+
 def test_kill_9_mid_stage_then_rerun_gives_identical_results(finished, cache_env, tmp_path):
   workdir = copy_of(finished, tmp_path)
   shutil.rmtree(os.path.dirname(stage_file(workdir, 'gradient', 'results.npz')))

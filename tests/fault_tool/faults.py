@@ -284,10 +284,15 @@ def judge_bad_input(result: Result, expect: str = 'error') -> tuple[str, str]:
   return failure(result)
 
 
+# A progress bar's line (tqdm: 'vectors:  40%|████      | 2/5 [...]'): what the user watched
+# before the Ctrl-C, not something said about it.
+_PROGRESS_BAR = re.compile(r'\d+%\|.*\|')
+
+
 def judge_interrupt(returncode: Optional[int], stderr: str) -> tuple[str, str]:
-  """(outcome, message) of a command stopped by Ctrl-C: one line on stderr,
-  a non-zero exit, no traceback ('survived', the line)."""
-  lines = [l for l in stderr.splitlines() if l.strip()]
+  """(outcome, message) of a command stopped by Ctrl-C: one line on stderr
+  besides its progress bars, a non-zero exit, no traceback ('survived', the line)."""
+  lines = [l for l in re.split(r'[\r\n]', stderr) if l.strip() and not _PROGRESS_BAR.search(l)]
   if TRACEBACK in stderr:
     return 'traceback', (lines[-1] if lines else '')[:300]
   if returncode in (0, None) or len(lines) != 1:
