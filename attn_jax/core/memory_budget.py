@@ -21,7 +21,7 @@ from typing import Optional
 
 import jax
 
-from attn_jax.core import host_memory
+from attn_jax.core import host_memory, output_folders
 
 # Of what is free, the share a computation plans to use: the rest is left to
 # what the estimate does not count (arguments, outputs, other processes' growth).
@@ -90,12 +90,4 @@ def budget(device: Optional[jax.Device] = None) -> tuple[Optional[int], str]:
   free, where = available(device)
   if free is None:
     return None, f'unknown ({where})'
-  return int(free * HEADROOM), f'{HEADROOM:.0%} of the {gigabytes(free)} {where}'
-
-
-def gigabytes(n: float) -> str:
-  """Bytes as '1.93 TB', '77.0 GB', '512 MB' (powers of 1000, as the kernel's tools print)."""
-  for unit, size in (('TB', 1e12), ('GB', 1e9)):
-    if n >= size:
-      return f'{n / size:.3g} {unit}' if n < 100 * size else f'{n / size:.0f} {unit}'
-  return f'{n / 1e6:.3g} MB' if n >= 1e6 else f'{n / 1e3:.0f} kB'
+  return int(free * HEADROOM), f'{HEADROOM:.0%} of the {output_folders.size(free)} {where}'

@@ -18,7 +18,7 @@ import ml_collections
 import numpy as np
 
 from attn_jax.analysis import gradient_importance
-from attn_jax.core import memory_budget
+from attn_jax.core import memory_budget, output_folders
 from attn_jax.core.errors import AttnJaxError
 from attn_jax.data.batching import pad_texts
 from attn_jax.data.vocabulary import UNK
@@ -147,9 +147,9 @@ def _plan(ctx, batch: list[tuple[int, np.ndarray]], where: str) -> list[_Call]:
   advice = (f'texts of up to {fit:,} words fit: split it into parts of at most {fit:,} words' if fit else
             'not even a one-word text fits: free memory, or use a machine with more')
   raise TooLongForMemory(
-      f'text {i} has {len(seq):,} words: explaining it needs about {memory_budget.gigabytes(need)} at once '
+      f'text {i} has {len(seq):,} words: explaining it needs about {output_folders.size(need)} at once '
       f'(XLA\'s estimate of its larger program, leave-one-out\'s variants chunked to fit), more than the '
-      f'{memory_budget.gigabytes(budget)} it may use ({where}); {advice}')
+      f'{output_folders.size(budget)} it may use ({where}); {advice}')
 
 
 def explain_texts(ctx, batches: list[list[tuple[int, np.ndarray]]], where: str) -> dict[int, dict[str, np.ndarray]]:

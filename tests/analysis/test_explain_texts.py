@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import attn_jax as aj
-from attn_jax.core import memory_budget
+from attn_jax.core import memory_budget, output_folders
 from attn_jax.core.errors import AttnJaxError
 from attn_jax.data.vocabulary import SPECIALS, Vocabulary
 from attn_jax.explain import TextError, TextWarning
@@ -60,7 +60,7 @@ def test_a_text_too_long_for_any_chunking_is_refused_in_one_line_with_a_length_t
   message = str(refused.value)
   assert '\n' not in message and isinstance(refused.value, AttnJaxError)
   assert message.startswith('text 1 has 60 words: explaining it needs about ')
-  assert f'more than the {memory_budget.gigabytes(budget)} it may use (memory_bytes={budget:,})' in message
+  assert f'more than the {output_folders.size(budget)} it may use (memory_bytes={budget:,})' in message
   fit = int(message.split('texts of up to ')[1].split(' words fit')[0])
   assert 1 <= fit < 60
   e, = aj.explain(model, texts(fit), params=params, vocab=WORDS, memory_bytes=budget)  # the advice holds
@@ -80,7 +80,7 @@ def test_the_memory_there_is_is_known_here():
   assert free > 0 and where
   budget, said = memory_budget.budget()
   assert budget == pytest.approx(free * memory_budget.HEADROOM, rel=0.2) and said.startswith('75% of the ')
-  assert [memory_budget.gigabytes(n) for n in (1.93e12, 7.7e10, 5.12e8, 3e4)] == ['1.93 TB', '77 GB', '512 MB', '30 kB']
+  assert [output_folders.size(n) for n in (1.93e12, 7.7e10, 5.12e8, 3e4)] == ['1.9 TB', '77.0 GB', '512.0 MB', '30 KB']
 
 
 def test_an_empty_text_is_skipped_and_flagged_in_its_place(bilstm):
