@@ -40,7 +40,11 @@ from attn_jax.stages.text_chunks import TooLongForMemory
 from attn_jax.workdirs.restore import Restored, restore
 
 # TooLongForMemory is raised here (from `text_chunks`): callers catch it from this module.
-__all__ = ['Explanation', 'MAX_WORDS', 'TextError', 'TextWarning', 'TooLongForMemory', 'explain']
+__all__ = ['Explanation', 'GRADIENT_ATTACHED', 'GRADIENT_DETACHED', 'MAX_WORDS', 'TextError', 'TextWarning',
+           'TooLongForMemory', 'explain']
+
+GRADIENT_DETACHED = 'gradient (α detached)'     # J&W's gradient_mem
+GRADIENT_ATTACHED = 'gradient (attention attached)'  # a read-only α: the mean over heads, the rollout
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,12 +59,17 @@ class Explanation:
     known: [n] bool: the word is in the model's vocabulary (else read as UNK).
     prob: ŷ: the model's probability of the positive class.
     alpha: [n] attention weights (sum to 1 over the words).
-    gradient: [n] J&W `gradient_mem`: |∂ŷ/∂e_t · e_t|, α detached.
+    gradient: [n] J&W `gradient_mem`: |∂ŷ/∂e_t · e_t|, α detached; where
+      α cannot be imposed (the mean over heads, the rollout: no one value
+      holds every head's weights), the same with the attention attached.
+      `gradient_label` says which.
     loo: [n] J&W `remove_and_run`: |ŷ − ŷ with the word deleted|.
     skipped: why the text was not computed ('no words once tokenized'; then
       every array is empty and ŷ NaN), or '' where it was.
     only_unknown: every word is unknown to the vocabulary (all read as UNK):
       the scores say how the model reads UNK, not the words.
+    gradient_label: which gradient `gradient` is: `GRADIENT_DETACHED` or
+      `GRADIENT_ATTACHED`.
   """
   text: str
   words: list[str]
@@ -71,29 +80,35 @@ class Explanation:
   loo: np.ndarray       # J&W `remove_and_run`: |ŷ − ŷ with the word deleted|
   skipped: str = ''     # why the text was not computed ('' where it was)
   only_unknown: bool = False  # every word read as UNK
+  gradient_label: str = GRADIENT_DETACHED  # or GRADIENT_ATTACHED
 
   def table(self) -> str:
     """The words and their scores, one line each.
 
     Returns:
       A header line, then per word its text (with ' (UNK)' where unknown,
-      cut to 20 characters), α, gradient and LOO; a skipped text's one line
-      says why.
+      cut to 20 characters), α, gradient and LOO; where the gradient is
+      taken with the attention attached, a last line says so. A skipped
+      text's one line says why.
     """
     if self.skipped:
       return f'(skipped: {self.skipped})'
     lines = [f'{"word":20} {"alpha":>8} {"gradient":>9} {"loo":>8}']
     for w, k, a, g, l in zip(self.words, self.known, self.alpha, self.gradient, self.loo):
       lines.append(f'{(w if k else w + " (UNK)")[:20]:20} {a:8.4f} {g:9.4f} {l:8.4f}')
+    if self.gradient_label != GRADIENT_DETACHED:
+      lines.append('(gradient: taken with the attention attached; this α cannot be imposed)')
     return '\n'.join(lines)
 
   def measures(self) -> dict[str, np.ndarray]:
     """The rows of the heatmap.
 
     Returns:
-      measure name -> [n] scores: 'α', 'gradient' and 'leave-one-out'.
+      measure name -> [n] scores: 'α', the gradient (named by
+      `gradient_label`: 'gradient (α detached)' or 'gradient (attention
+      attached)') and 'leave-one-out'.
     """
-    return {'α': self.alpha, 'gradient': self.gradient, 'leave-one-out': self.loo}
+    return {'α': self.alpha, self.gradient_label: self.gradient, 'leave-one-out': self.loo}
 
   def _title(self) -> str:
     if self.skipped:
@@ -251,7 +266,9 @@ def explain(run: Union[str, Restored, AttentionModel], texts: Union[str, Sequenc
 
   Returns:
     One `Explanation` per text, in order: ŷ and, per word, α, gradient and
-    LOO ([n] arrays). A text with no words once tokenized is not computed:
+    LOO ([n] arrays); the gradient holds α constant where the model can
+    impose it, and is taken with the attention attached where it cannot
+    (a `mean_over_heads` or `rollout` view), as `gradient_label` says. A text with no words once tokenized is not computed:
     its `skipped` says so (arrays empty, ŷ NaN). A text of only unknown
     words has `only_unknown` set. Each of those also warns (`TextWarning`).
 
@@ -267,7 +284,8 @@ def explain(run: Union[str, Restored, AttentionModel], texts: Union[str, Sequenc
     ValueError: the run is a QA/NLI, hierarchical (S&S's HAN) or
       multi-class model, or its dataset has no tokenizer and none is passed.
     InterfaceError: the model is not a two-class model over words (e.g. it
-      attends with several heads: pick one with `attn_jax.models.heads`).
+      attends with several heads: pick a view with `attn_jax.models.heads`:
+      a head, the mean over heads or the rollout).
     CheckpointError: `run` is a workdir `restore` cannot load.
 
   Example:
@@ -332,21 +350,22 @@ def explain(run: Union[str, Restored, AttentionModel], texts: Union[str, Sequenc
   got = text_chunks.explain_texts(
       ctx, [[(i, ids[i]) for i in order[start:start + batch_size]] for start in range(0, len(order), batch_size)],
       where)
-  return [_explanation(i, texts[i], words[i], ids[i], got.get(i), dataset) for i in range(len(texts))]
+  label = GRADIENT_DETACHED if text_chunks.gradient_detached(model) else GRADIENT_ATTACHED
+  return [_explanation(i, texts[i], words[i], ids[i], got.get(i), dataset, label) for i in range(len(texts))]
 
 
 def _explanation(i: int, text: str, words: list[str], seq: np.ndarray, got: Optional[dict],
-                 dataset: str) -> Explanation:
+                 dataset: str, label: str) -> Explanation:
   """The `Explanation` of text `i` from its padded row of scores (None: skipped), warning of what it lacks."""
   if got is None:
     warnings.warn(f'text {i} ({text[:40]!r}) has no words once tokenized for {dataset}: skipped '
                   '(its Explanation has `skipped` set and no scores)', TextWarning, stacklevel=3)
     empty = np.zeros(0, np.float32)
     return Explanation(text, words, np.zeros(0, bool), float('nan'), empty, empty, empty,
-                       skipped='no words once tokenized')
+                       skipped='no words once tokenized', gradient_label=label)
   n, known = len(seq), seq != UNK
   if not known.any():
     warnings.warn(f'text {i} ({text[:40]!r}): all its {n} word(s) are unknown to the vocabulary (read as UNK): '
                   'its scores say how the model reads UNK, not these words', TextWarning, stacklevel=3)
   return Explanation(text, words, known, float(got['prob']), got['alpha'][1:n + 1], got['gradient'][1:n + 1],
-                     got['loo'][1:n + 1], only_unknown=not known.any())
+                     got['loo'][1:n + 1], only_unknown=not known.any(), gradient_label=label)

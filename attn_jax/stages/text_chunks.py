@@ -57,11 +57,23 @@ def context(model, params, key: dict, budget: Optional[int]) -> stage.AnalysisCo
   return stage.AnalysisContext(model, params, None, 'explain', cfg, '', '')
 
 
+def gradient_detached(model) -> bool:
+  """Whether explain's gradient holds α constant (J&W's `gradient_mem`).
+
+  Only where α can be imposed: a read-only α (the mean over heads, the
+  rollout) has no one value to hold every head at, so its gradient is taken
+  with the attention attached, and `explain` labels it so.
+  """
+  return 'imposes_attention' in model.capabilities
+
+
 def _scores(model):
+  detach = gradient_detached(model)
+
   def fn(params, tokens, lengths):
     forward = model.forward(params, tokens, lengths)
     return {'prob': jax.nn.sigmoid(forward.logits), 'alpha': forward.alpha,
-            'gradient': gradient_importance(model, params, tokens, lengths)}
+            'gradient': gradient_importance(model, params, tokens, lengths, detach_attention=detach)}
   return fn
 
 

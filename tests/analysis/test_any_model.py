@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 from flax import nnx
 
+import attn_jax as aj
 from attn_jax import analysis
+from attn_jax.explain import GRADIENT_ATTACHED, GRADIENT_DETACHED
 from attn_jax.analysis import needs
 from attn_jax.models import adapters, heads, masks, projections, stock
 from attn_jax.models.interface import InterfaceError
@@ -304,6 +306,30 @@ def test_one_head_or_every_head_detached_each_against_its_float64_loop():
   with pytest.raises(InterfaceError, match='for a view of a multi-head model'):
     analysis.gradient_importance(multi_head_single(), params, tokens, lengths, detach_attention='all_heads')
 
+
+
+def test_explain_on_a_head_the_mean_and_the_rollout_labels_its_gradient():
+  """A head's gradient holds that head's α constant (J&W); the mean over heads
+  cannot be imposed, so explain takes its gradient attached and says so."""
+  model, params, (tokens, lengths) = multi_head(), multi_head_params(), batch()
+  p64 = {k: np.asarray(v, np.float64) for k, v in params.items()}
+  docs = rows(tokens, lengths)
+  texts = [' '.join(f'w{int(t)}' for t in words) for words in docs]
+  vocab = {f'w{i}': i for i in range(4, 30)}
+  one = aj.explain(heads.head(model, 2), texts, params=params, vocab=vocab)
+  mean = aj.explain(heads.mean_over_heads(model), texts, params=params, vocab=vocab)
+  for words, e_one, e_mean in zip(docs, one, mean):
+    detached, a, y = multi_head_reference(p64, words, {2})
+    attached = multi_head_reference(p64, words, set())[0]
+    assert e_one.gradient_label == GRADIENT_DETACHED and e_mean.gradient_label == GRADIENT_ATTACHED
+    np.testing.assert_allclose(e_one.gradient, detached, rtol=1e-4, atol=1e-7)
+    np.testing.assert_allclose(e_mean.gradient, attached, rtol=1e-4, atol=1e-7)
+    np.testing.assert_allclose(e_one.alpha, a[2], rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(e_mean.alpha, a.mean(0), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose([e_one.prob, e_mean.prob], [y, y], rtol=1e-5)
+    assert np.max(np.abs(e_one.gradient - e_mean.gradient)) > 1e-4  # two gradients, told apart by the label
+    assert GRADIENT_ATTACHED in e_mean.measures() and 'attention attached' in e_mean.table().splitlines()[-1]
+    assert GRADIENT_DETACHED in e_one.measures() and 'attached' not in e_one.table()
 
 def multi_head_single():
   return adapters.from_functions(lambda p, t: p['E'][t], lambda p, e, n: jnp.tanh(e),

@@ -14,11 +14,14 @@ import numpy as np
 import pytest
 import scipy.stats
 
+import attn_jax as aj
+from attn_jax import analysis
+from attn_jax.explain import GRADIENT_ATTACHED
 from attn_jax.models import build_model, heads
 from attn_jax.models.interface import InterfaceError
 from attn_jax.models.self_attention import SelfAttention
 from attn_jax.tables import meister_heads as mh
-from analysis_helpers import VOCAB, documents, to_f64, x64_lengths
+from analysis_helpers import VOCAB, documents, pad, to_f64, x64_lengths
 from conftest import tiny_model_config
 
 LENGTHS = (9, 3, 6, 12)  # 7, 1, 4 and 10 words; batches of 3: the second is filled up
@@ -237,3 +240,25 @@ def test_seeds_become_intervals_a_row_per_view_and_a_rerun_keeps_them(tmp_path):
   assert table[3][3] == 'rows' and table[3][7] == '–'
   assert table[2][6] == '0.200 ± 0.000' and table[2][7] == f'-0.700 ± {expected:.3f}'
   assert any('below 0.01/n' in n for n in notes)
+
+
+def test_explain_reads_the_rollout_with_the_models_own_attached_gradient(tiny):
+  """The rollout's α is the view's; its gradient, attached, is the model's own
+  and so the same under the mean view."""
+  model, params, docs = tiny
+  texts = [' '.join(f'w{int(t)}' for t in doc[1:-1]) for doc in docs]  # a document holds SOS and EOS
+  vocab = {f'w{i}': i for i in range(4, VOCAB)}
+  attention = SelfAttention(model, LAYERS - 1, 'sos')
+  roll = aj.explain(heads.rollout(attention), texts, params=params, vocab=vocab)
+  mean = aj.explain(heads.mean_over_heads(attention), texts, params=params, vocab=vocab)
+  tokens, lengths = pad(docs)
+  alpha = np.asarray(heads.rollout(attention).forward(params, tokens, lengths).alpha)
+  attached = np.asarray(analysis.gradient_importance(model, params, tokens, lengths, detach_attention=False))
+  for b, (doc, r, m) in enumerate(zip(docs, roll, mean)):
+    n = len(doc) - 2
+    assert r.gradient_label == m.gradient_label == GRADIENT_ATTACHED
+    np.testing.assert_allclose(r.alpha, alpha[b, 1:n + 1], rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(r.gradient, attached[b, 1:n + 1], rtol=1e-4, atol=1e-7)
+    np.testing.assert_allclose(r.gradient, m.gradient, rtol=1e-5, atol=1e-8)
+  # two views' α beside one gradient (a one-word text has α = 1 under both)
+  assert max(np.max(np.abs(r.alpha - m.alpha)) for r, m in zip(roll, mean)) > 1e-3

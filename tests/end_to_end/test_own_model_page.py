@@ -21,4 +21,6 @@ def test_the_page_runs_as_printed_and_its_tables_are_current():
   for line in ('head 0:', 'head 1:', 'mean:', 'rollout:', 'forward only:', 'compact module:',
                'stock attention, head 0:', 'NNX stock attention'):
     assert line in output
+  # aj.explain on a head holds its α; on the mean and the rollout the gradient is attached
+  assert output.count('gradient (α detached)') == 1 and output.count('gradient (attention attached)') == 2
   assert page.render(text, output) == text, f'stale generated blocks: rerun {page.COMMAND}'
