@@ -507,6 +507,28 @@ def lease(path: str, what: str, wait: bool = True, log: Callable[[str], None] = 
         os.remove(path)
 
 
+
+def clear_stale(path: str, what: str, log: Callable[[str], None] = print) -> None:
+  """Removes lock file `path` where its holder is gone (`stale_reason`).
+
+  For work found finished and verified without taking its lease: a process
+  killed after its last write and before its release leaves the lock file,
+  and a reader of `held` would take the work for one in progress. A live
+  holder's lease is left as it is.
+
+  Args:
+    path: the lease file (absent: nothing to do).
+    what: the work it guards, for the line said when it is removed.
+    log: where that line goes.
+  """
+  record = read_holder(path)
+  reason = stale_reason(path, record, stale_after_seconds())
+  if reason is None:
+    return
+  _take_over(path, record, stale_after_seconds())
+  if not os.path.exists(path):
+    log(f'{what}: removed the lease left by {describe(record)} ({reason}); its work is finished')
+
 def guarded(path: str, what: str, wait: bool, log: Callable[[str], None] = print):
   """`lease(path, what, wait=wait)` on one host; nothing with several hosts,
   whose processes meet at barriers instead (one job).

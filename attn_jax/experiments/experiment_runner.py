@@ -72,14 +72,14 @@ def run_experiment(exp: Experiment, model, params, cfg, dataset, out_dir: str,
   key = experiment_key(exp, cfg, params_digest(params), dataset.fingerprint, hashes, models)
   directory = store.folder(out_dir, key)
   summary, problem = store.read(directory)
+  lock, what = os.path.join(directory, 'experiment' + leases.SUFFIX), f'experiment {exp.name} ({directory})'
   if summary is not None:
     log(f'{exp.name}: results for this model and these settings exist in {directory}; '
         'verified and skipped')
+    leases.clear_stale(lock, what, log)  # a holder killed between its summary and its release
     _point(out_dir, exp.name, directory, summary)
     return directory, summary
-  with leases.guarded(os.path.join(directory, 'experiment' + leases.SUFFIX),
-                      f'experiment {exp.name} ({directory})',
-                      cfg.wait_for_lock, log):
+  with leases.guarded(lock, what, cfg.wait_for_lock, log):
     summary, problem = store.read(directory)
     if summary is not None:  # another process finished it while this one waited
       log(f'{exp.name}: finished by the process this one waited for; reused')

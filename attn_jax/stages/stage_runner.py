@@ -205,12 +205,13 @@ def run_stage(ctx: AnalysisContext, stage: Stage, log: Callable[[str], None] = p
   directory = store.result_dir(ctx.out_dir, key)
   said = []  # a damaged folder is named once, not again under the lease
   summary = _reusable(ctx, stage, directory, lambda line: (said.append(line), log(line)))
+  lock, what = os.path.join(directory, 'stage' + leases.SUFFIX), f'stage {stage.name} ({directory})'
   if summary is not None:
     log(f'{stage.name}: results for this checkpoint, these {len(ctx.split)} documents and settings '
         f'exist in {directory}; verified and skipped')
+    leases.clear_stale(lock, what, log)  # a holder killed between its summary and its release
     return summary
-  with leases.guarded(os.path.join(directory, 'stage' + leases.SUFFIX), f'stage {stage.name} ({directory})',
-                      ctx.cfg.wait_for_lock, log):
+  with leases.guarded(lock, what, ctx.cfg.wait_for_lock, log):
     summary = _reusable(ctx, stage, directory, lambda line: None if line in said else log(line))
     if summary is not None:  # another process finished it while this one waited
       log(f'{stage.name}: finished by the process this one waited for; verified and reused')

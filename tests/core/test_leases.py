@@ -83,6 +83,42 @@ def test_a_holder_killed_with_sigkill_is_taken_over(tmp_path):
   assert 'stale' in said[0] and f'pid {holder.pid}' in said[0]
 
 
+
+def test_clear_stale_removes_a_dead_holders_lock_and_leaves_a_live_ones(tmp_path):
+  dead, live = str(tmp_path / 'dead.lease'), str(tmp_path / 'live.lease')
+  holder = hold_in_another_process(dead, 60)
+  holder.kill()
+  holder.wait()
+  said = []
+  leases.clear_stale(dead, 'stage kendall (w)', said.append)
+  assert not os.path.exists(dead)
+  assert said == [f'stage kendall (w): removed the lease left by {said[0].split("left by ")[1].split(" (")[0]} '
+                  '(its process is gone); its work is finished'] and f'pid {holder.pid}' in said[0]
+  with leases.lease(live, 'a live one', log=lambda _: None):
+    leases.clear_stale(live, 'a live one', said.append)
+    assert os.path.exists(live) and len(said) == 1
+  leases.clear_stale(str(tmp_path / 'absent.lease'), 'nothing', said.append)  # no file: nothing said
+  assert len(said) == 1
+
+
+@pytest.mark.heavy
+def test_a_finished_stage_drops_the_lease_a_killed_holder_left(tmp_path):
+  """kill -9 after a stage's summary and before its release leaves its lock
+  file; the rerun finds the results verified and removes it, so nothing reads
+  the stage as in progress (the fault suite found one such file)."""
+  workdir = tmp_path / 'w'
+  first = _run_py(workdir, '--config.analyses=loo', '--config.analysis.max_docs=4')
+  assert first.wait(timeout=600) == 0, first.stderr.read()[-2000:]
+  folder, = (workdir / 'analyses' / 'loo').glob('*/summary.json')
+  holder = hold_in_another_process(str(folder.parent / 'stage.lease'), 60)
+  holder.kill()
+  holder.wait()
+  again = _run_py(workdir, '--config.analyses=loo', '--config.analysis.max_docs=4')
+  out, err = again.communicate(timeout=600)
+  assert again.returncode == 0, err[-2000:]
+  assert 'removed the lease left by' in out + err and 'its process is gone' in out + err
+  assert not list(workdir.glob('**/*.lease'))
+
 def test_another_hosts_lock_is_stale_only_once_silent(tmp_path):
   path = str(tmp_path / 'training.lease')
   with open(path, 'w') as f:
