@@ -13,6 +13,11 @@ too (`contract`). `model` and the keyword options are static under `jax.jit`, e.
     result = loo(restored.model, restored.params, tokens, lengths)
 
 Kendall τ runs on the host (scipy) over the arrays these return.
+
+The importance measures ([B, L] scores) are registered in `MEASURES`, one
+`Measure` record each (name, label, paper and section, what it needs, its
+fast path, `fn`), by the module that computes it; `needs.NEEDS`,
+`every_analysis`, the stages and the tables read them from there.
 """
 
 from attn_jax.analysis import contract, needs
@@ -24,6 +29,10 @@ from attn_jax.analysis.attention_erasure import (FlipPoint, SingleErasure, decis
                                        erase_until_flip, prefix_logits, random_rankings, ranking,
                                        removal_comparison, single_weight_erasure)
 from attn_jax.analysis.gradients import embedding_gradient, gradient_importance
+from attn_jax.analysis.input_times_gradient import gradient_x_input
+from attn_jax.analysis.path_attributions import integrated_gradients
+from attn_jax.analysis.measure import Measure
+from attn_jax.core.registry import MEASURES
 from attn_jax.analysis.importance_measures import (attention_deletion, hidden_gradient, input_gradient,
                                           normalise, normalised_entropy, normalised_loo,
                                           state_gradient, state_gradient_entropy)
@@ -32,10 +41,10 @@ from attn_jax.analysis.loo import LeaveOneOut, leave_one_out
 from attn_jax.analysis.attention_permutation import Permutation, permutation_test, permute_attention, word_permutations
 
 __all__ = [
-    'Adversaries', 'FlipPoint', 'Focus', 'LeaveOneOut', 'Permutation', 'SingleErasure',
+    'Adversaries', 'FlipPoint', 'Focus', 'LeaveOneOut', 'MEASURES', 'Measure', 'Permutation', 'SingleErasure',
     'adversarial_attention', 'attention_deletion', 'attention_focus', 'attention_kl', 'binary_js', 'contract',
     'decision_gradient', 'embedding_gradient', 'erase', 'erase_until_flip', 'every_analysis',
-    'gradient_importance',
+    'gradient_importance', 'gradient_x_input', 'integrated_gradients',
     'hidden_gradient', 'input_gradient', 'jw_jsd', 'jw_kl', 'kendall_tau', 'leave_one_out',
     'max_jsd_within', 'needs', 'normalise', 'normalised_entropy', 'normalised_loo', 'permutation_test',
     'prefix_logits',

@@ -7,10 +7,25 @@ import os
 
 import numpy as np
 
+from attn_jax.core.registry import MEASURES
 from attn_jax.plots.figures import new_figure, save
 
-LABELS = {'g_y_x': 'g_ŷ(x)', 'd_y_x': 'D_ŷ(x)', 'g_y_i': 'g_ŷ(I)', 'd_y_i': 'D_ŷ(I)',
-          'g_y_i_detached': 'g_ŷ(I), α detached'}
+
+
+class _Labels(dict):
+  """The importance stage's measures' column labels, read from their records
+  (`MEASURES`, filled by attn_jax/analysis, imported by name when first read),
+  and the detached variant's."""
+
+  def get(self, name, default=None):
+    if not self:
+      self.update({m.stored_as['importance']: m.columns.get(m.stored_as['importance'], m.column)
+                   for m in MEASURES.values() if 'importance' in m.stored_as})
+      self['g_y_i_detached'] = 'g_ŷ(I), α detached'
+    return super().get(name, default)
+
+
+LABELS = _Labels()
 
 
 def tau_histograms_by_measure(arrays: dict, measures, directory: str) -> list[str]:

@@ -28,14 +28,16 @@ with the rows' names: what a paired test across questions reads.
 
 import numpy as np
 
-from attn_jax.analysis import attention_erasure as er, evidence_ranking as ev, statistics
+from attn_jax.analysis import attention_erasure as er, evidence_ranking as ev, measure, statistics
 from attn_jax.analysis import position_baselines as baselines
 from attn_jax.core.registry import STAGES
 from attn_jax.plots import evidence_figures
 from attn_jax.stages.stage import Stage
 from attn_jax.stages.feature_importance import GRADIENT_VARIANTS
 
-MEASURES = ('alpha', *GRADIENT_VARIANTS, 'loo', 'decision_gradient', 'decision_gradient_x_attention')
+# α, the registered measures it stores (`Measure.stored_as['evidence']`: the
+# `gradient` stage's variants and leave-one-out), and S&S's decision gradients.
+MEASURES = ('alpha', *measure.stored('evidence'), 'decision_gradient', 'decision_gradient_x_attention')
 _PAIRS_PER_CHUNK = 1 << 22  # the [B, L, L] comparisons stay ~4M (bAbI 3's passages reach 1,348 words)
 
 

@@ -5,19 +5,15 @@ from typing import Optional
 import jax
 import numpy as np
 
-from attn_jax.analysis import gradients as gi, kendall, loo as loo_lib, statistics
+from attn_jax.analysis import gradients as gi, kendall, loo as loo_lib, measure, statistics
 from attn_jax.plots import analysis_figures
 from attn_jax.core.registry import STAGES, Section
 from attn_jax.stages.stage import Stage, class_groups, predicted_classes
 
-# Variants of gradient importance: (target, detach_attention, reduction).
+# Variants of gradient importance: (target, detach_attention, reduction), the
+# registered measures the stage stores (`Measure.stored_as['gradient']`).
 # `gradient` is J&W's; `gradient_l2` is Meister et al.'s eq. 4 (attention in the graph).
-GRADIENT_VARIANTS = {
-    'gradient': ('prob', True, 'dot'),
-    'gradient_logit': ('logit', True, 'dot'),
-    'gradient_attached': ('prob', False, 'dot'),
-    'gradient_l2': ('prob', False, 'l2'),
-}
+GRADIENT_VARIANTS = {name: m.embedding_gradient for name, m in measure.stored('gradient').items()}
 # The three τ of J&W's Table 2 / CorrStats (`PlottingBC.plot_correlation_between_grad_and_loo`;
 # `ag` is α~LOO, `al` α~gradient).
 PAIRS = {'attention_gradient': ('alpha', 'gradient'), 'attention_loo': ('alpha', 'loo'),

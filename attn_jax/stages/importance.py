@@ -14,12 +14,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from attn_jax.analysis import importance_measures as imp, kendall, statistics
+from attn_jax.analysis import importance_measures as imp, kendall, measure, statistics
 from attn_jax.core.registry import STAGES, Section
 from attn_jax.plots import meister_figures
 from attn_jax.stages.stage import Stage
 
-MEASURES = ('g_y_x', 'd_y_x', 'g_y_i', 'd_y_i')  # Table 6's columns
+MEASURES = tuple(measure.stored('importance'))  # Table 6's columns: g_y_x, d_y_x, g_y_i, d_y_i
 ENTROPIES = ('alpha', 'g_y_x', 'd_y_x', 'g_y_i')
 
 

@@ -27,6 +27,7 @@ from attn_jax.core import atomic_io
 from attn_jax.core.errors import DataError
 from attn_jax.data import sources
 from attn_jax.plots import evidence_figures
+from attn_jax.analysis import measure
 from attn_jax.tables import render
 from attn_jax.tables.common import RunFolder
 from attn_jax.tables.jain_wallace import HEADER, alternatives, analysis_rows
@@ -35,9 +36,8 @@ from attn_jax.tables.study_results import cell, models as collect_models
 from attn_jax.stages import stage_store as store
 
 # The measures a table shows, in this order, and their column names.
-LABELS = {'alpha': 'α', 'gradient': 'J&W gradient', 'gradient_logit': 'gradient (logit)',
-          'gradient_attached': 'gradient, α attached', 'gradient_l2': 'Meister g(x)',
-          'loo': 'leave-one-out', 'decision_gradient': 'S&S ∂d/∂α',
+# The registered measures' columns are their records' (`Measure.column`, `columns`).
+LABELS = {'alpha': 'α', **measure.columns('evidence'), 'decision_gradient': 'S&S ∂d/∂α',
           'decision_gradient_x_attention': 'S&S α·∂d/∂α'}
 
 

@@ -15,6 +15,7 @@ tables they are about.
 
 import os
 
+from attn_jax.analysis import measure
 from attn_jax.core import atomic_io, errors
 from attn_jax.core.registry import EXPERIMENTS, STAGES
 from attn_jax.papers import published
@@ -29,7 +30,7 @@ from attn_jax.stages.importance import MEASURES
 MEAN_CLOSE = 0.05  # a mean within this of Meister's is "as published" (Tables 1, 3, 5)
 TAU_CLOSE = 0.10   # Table 6: τ means within this (their spread over documents is 0.05-0.28)
 HIGH_ENTROPY = 0.5  # qualitative (i): H̃(g_{h_p}(x)) high for every projection
-NAMES = {'g_y_x': 'g_ŷ(x)', 'd_y_x': 'D_ŷ(x)', 'g_y_i': 'g_ŷ(I)', 'd_y_i': 'D_ŷ(I)'}
+NAMES = measure.columns('importance')  # {'g_y_x': 'g_ŷ(x)', ...}: the measures' records
 
 
 def _f(x, digits: int = 2) -> str:
