@@ -17,8 +17,12 @@ Kendall τ runs on the host (scipy) over the arrays these return.
 The importance measures ([B, L] scores) are registered in `MEASURES`, one
 `Measure` record each (name, label, paper and section, what it needs, its
 fast path, `fn`), by the module that computes it; `needs.NEEDS`,
-`every_analysis`, the stages and the tables read them from there.
+`every_analysis`, the stages and the tables read them from there, and each
+is an attribute of this package by its name (`analysis.integrated_gradients`;
+one without an import line here is its `Measure.scores`).
 """
+
+import importlib.util
 
 from attn_jax.analysis import contract, needs
 from attn_jax.analysis.adversarial_search import Adversaries, adversarial_attention, max_jsd_within
@@ -52,3 +56,20 @@ __all__ = [
     'single_weight_erasure', 'state_gradient', 'state_gradient_entropy', 'summarize', 'wp_tvd',
     'word_permutations',
 ]
+
+
+def __getattr__(name: str):
+  """A registered measure that this file does not import, by its name
+  (PEP 562): its `Measure.scores`, so a measure's own module is all it takes."""
+  # A submodule not imported yet is left to the import system: reading the
+  # registry here would import every module of the package mid-import.
+  if name.startswith('_') or importlib.util.find_spec(f'{__name__}.{name}') is not None:
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+  entry = MEASURES.get(name)
+  if entry is None:
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+  return entry.scores
+
+
+def __dir__() -> list:
+  return sorted({*globals(), *MEASURES.names()})

@@ -158,7 +158,8 @@ GRADIENT = MEASURES.register(Measure(
     name='gradient_importance', label="J&W gradient, α detached (a head view: that head's only)",
     column='J&W gradient', paper='jw', section='§3 (Model.gradient_mem): |∂ŷ/∂e_t · e_t|', order=10,
     fn=_variant('prob', True, 'dot'), capabilities=('imposes_attention',), gradient=True,
-    embedding_gradient=('prob', True, 'dot'), stored_as={'gradient': 'gradient', 'evidence': 'gradient'}))
+    embedding_gradient=('prob', True, 'dot'), stored_as={'gradient': 'gradient', 'evidence': 'gradient'},
+    short='gradient'))
 GRADIENT_LOGIT = MEASURES.register(Measure(
     name='gradient_importance_logit', label='gradient of the logit z, α detached (target=\'logit\')',
     column='gradient (logit)', paper='jw', section='§3, of the logit', order=12,

@@ -1,14 +1,18 @@
-"""Gradient × input: e_t · ∂f/∂e_t, the attribution Captum, ferret, inseq and
-Madsen et al. (2022) call input × gradient (Shrikumar et al. 2016; Simonyan et al. 2014's
-gradient times the input).
+"""Gradient × input: e_t · ∂f/∂e_t per word, the attribution Captum, ferret,
+inseq and Madsen et al. (2022) call input × gradient (Shrikumar et al. 2016,
+"Not Just a Black Box"; Denil et al. 2014 scored sentences by the gradient
+times the word embeddings).
 
 f is the model's own output with α in the graph: ŷ = σ(z) of a two-class
 model, the predicted class's softmax probability with more classes
-(`target='logit'`: z, or the predicted class's logit). Its magnitude
-(the default) is J&W's |∂ŷ/∂e_t · e_t| with α attached
-(`gradient_importance(..., detach_attention=False)`); `signed=True` gives the
-attribution itself, which with a zero input is the first-order term of
-f(x) − f(0).
+(`target='logit'`: z, or the predicted class's logit). The dot product sums
+the embedding's dimensions (as J&W's gradient does), so a word gets one
+signed number. Its magnitude (the default) is J&W's |∂ŷ/∂e_t · e_t| with α
+attached (`gradient_importance(..., detach_attention=False)`, checked in
+tests/analysis/test_integrated_gradients.py); `signed=True` gives the
+attribution itself: summed over the words, the first-order estimate of
+f(x) − f(x') for x' the input with zero vectors at the words (integrated
+gradients' zero baseline, `path_attributions`, with one point at the input).
 """
 
 import jax.numpy as jnp
@@ -51,7 +55,11 @@ def gradient_x_input(model: AttentionModel, params, tokens: jnp.ndarray, lengths
   return attribution if signed else jnp.abs(attribution)
 
 
+# Stored by no stage of the four papers' (their results' keys stay as they
+# were); every_analysis runs it, and so do the stages that score every
+# registered measure.
 GRADIENT_X_INPUT = MEASURES.register(Measure(
-    name='gradient_x_input', label='gradient × input e_t · ∂ŷ/∂e_t (α attached)', column='gradient × input',
-    paper=None, section='Shrikumar et al. 2016; Madsen et al. 2022 (ROAR) "input times gradient"', order=50,
+    name='gradient_x_input', label='gradient × input |e_t · ∂ŷ/∂e_t|, α attached (Shrikumar et al. 2016)',
+    column='gradient × input', paper=None,
+    section='Shrikumar et al. 2016; Denil et al. 2014; Madsen et al. 2022 "input times gradient"', order=50,
     fn=gradient_x_input, gradient=True))

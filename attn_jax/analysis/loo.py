@@ -234,4 +234,4 @@ LEAVE_ONE_OUT = MEASURES.register(Measure(
     fn=lambda model, params, tokens, lengths: leave_one_out(model, params, tokens, lengths).importance,
     # deletion (the default mode); by replacement 'replacement_states'
     fast=(('deletion_states',), ('variant_windows', 'scores', 'pooled_decode')), check_fast=_check_once,
-    stored_as={'loo': 'loo', 'importance': 'd_y_x', 'evidence': 'loo'}, columns={'d_y_x': 'D_ŷ(x)'}))
+    stored_as={'loo': 'loo', 'importance': 'd_y_x', 'evidence': 'loo'}, columns={'d_y_x': 'D_ŷ(x)'}, short='LOO'))

@@ -1,18 +1,21 @@
-"""Integrated gradients (Sundararajan et al., ICML 2017, eq. 3): each word's
-embedding difference from a baseline times the gradient averaged along the
-straight path from the baseline to the input,
+"""Integrated gradients (Sundararajan et al., ICML 2017, "Axiomatic Attribution
+for Deep Networks", §3): each word's embedding difference from a baseline
+times the gradient averaged along the straight path from the baseline to
+the input,
 
     IG_t = (e_t − e'_t) · (1/m) Σ_k ∂f/∂e_t (e' + a_k (e − e')),   a_k = (k − ½)/m,
 
-the midpoint rule with m = `steps` (error O(1/m²) for a smooth f). f is the
-model's own output with α in the graph: ŷ = σ(z) of a two-class model, the
-softmax probability of the class predicted at the input with more classes
-(`target='logit'`: the logit). The baseline differs from the input at the
-words only (SOS, EOS and padding kept), so completeness reads
-Σ_words IG_t → f(x) − f(x') as m grows (checked in
-tests/analysis/test_integrated_gradients.py). Baselines: 'zero' (zero
+the integral approximated by a Riemann sum (their §5) at the midpoints of m =
+`steps` intervals, whose error falls as O(1/m²) for a smooth f. The dot
+product sums the embedding's dimensions, so a word gets one signed number.
+f is the model's own output with α in the graph: ŷ = σ(z) of a two-class
+model, the softmax probability of the class predicted at the input with
+more classes (`target='logit'`: the logit). The baseline differs from the
+input at the words only (SOS, EOS and padding kept), so completeness
+(their Proposition 1) reads Σ_words IG_t → f(x) − f(x') as m grows (checked
+in tests/analysis/test_integrated_gradients.py). Baselines: 'zero' (zero
 embeddings, Sundararajan et al.'s choice for text) or 'pad' (the embedding
-of PAD, Madsen et al.'s mask token's analogue).
+of PAD at every word, the analogue of Madsen et al.'s mask token).
 """
 
 from typing import Literal
@@ -140,7 +143,10 @@ def integrated_gradients(model: AttentionModel, params, tokens: jnp.ndarray, len
   return attribution if signed else jnp.abs(attribution)
 
 
+# Its settings are what every_analysis and a stage use (50 steps: Captum's
+# default; `integrated_gradients(..., steps=...)` for others).
+# Stored by no stage of the four papers' (their results' keys stay as they were).
 INTEGRATED_GRADIENTS = MEASURES.register(Measure(
-    name='integrated_gradients', label='integrated gradients (baseline, steps as settings)',
-    column='integrated gradients', paper=None, section='Sundararajan et al. 2017, eq. 3', order=60,
+    name='integrated_gradients', label='integrated gradients, zero baseline, 50 steps (Sundararajan et al. 2017)',
+    column='integrated gradients', paper=None, section='Sundararajan et al. 2017, §3 (computed as §5)', order=60,
     fn=integrated_gradients, gradient=True, settings={'steps': 50, 'baseline': 'zero'}))

@@ -34,8 +34,8 @@ from attn_jax.tables.report_registry import COMMANDS, SECTIONS, TABLES, Command,
 from attn_jax.stages import feature_importance, stage_store as store
 from attn_jax.training.metrics import classification_metrics
 
-_SHORT = {'alpha': 'α', 'gradient': 'gradient', 'loo': 'LOO'}
-TAU_PAIRS = {pair: f'τ({_SHORT[a]}, {_SHORT[b]})' for pair, (a, b) in feature_importance.PAIRS.items()}
+# J&W's three τ (the kendall stage's pairs) and their labels, 'τ(α, gradient)', from the measures' records.
+TAU_PAIRS = {pair: feature_importance.tau_label(pair) for pair in feature_importance.PAIRS}
 HEADER = ['run', 'statistic', 'measured', 'J&W published', 'verdict', 'from (documents, key)']
 METRICS = ('accuracy', 'f1_pos', 'roc_auc')
 DATASETS = ('sst', 'imdb', '20news', 'agnews')

@@ -1,7 +1,9 @@
-"""Integrated gradients and gradient × input against naive float64 loops, one
-unpadded document at a time; integrated gradients' completeness; and the
-measure registry (`MEASURES`): a measure registered is in `needs.NEEDS`,
-`every_analysis` and the tables' labels."""
+"""Integrated gradients and gradient × input (`path_attributions`,
+`input_times_gradient`) against naive float64 loops over one unpadded
+document at a time, on a two-class and a three-class model; and integrated
+gradients' completeness (Sundararajan et al. 2017, Proposition 1): the
+attributions sum to f(x) − f(x') within the midpoint rule's error bound,
+which shrinks as 1/m² with the steps m."""
 
 import functools
 
@@ -11,57 +13,26 @@ import numpy as np
 import pytest
 
 from attn_jax import analysis
-from attn_jax.analysis import measure, needs, path_attributions
-from attn_jax.core.registry import MEASURES
+from attn_jax.analysis import path_attributions
 from attn_jax.data.vocabulary import PAD
-from analysis_helpers import documents, pad, setup, to_f64, x64_lengths
+from attn_jax.models import build_model
+from analysis_helpers import VOCAB, documents, pad, setup, to_f64, x64_lengths
+from conftest import tiny_model_config
 
 WIDTH = 11
 LENGTHS = (9, 5, 3)  # 7, 3 and 1 words, padded to WIDTH
+CLASSES = (2, 3)  # one logit and a sigmoid; a softmax over three
 
 
-@functools.partial(jax.jit, static_argnums=(0, 3, 4))
-def _naive_grad(model, params, e, n, target):
-  """∂f/∂e [n, D] of one unpadded document's embeddings e [n, D], α attached."""
-  words = jnp.asarray((np.arange(n) >= 1) & (np.arange(n) <= n - 2))[None]
-
-  def f(x):
-    z = model.forward_embedded(params, x[None], x64_lengths([n]), words).logits[0]
-    return jax.nn.sigmoid(z) if target == 'prob' else z
-
-  return jax.grad(f)(e), f(e)
-
-
-def naive(doc, *, steps=None, baseline='zero', target='prob'):
-  """Float64 per-document loop: gradient × input (steps None) or integrated
-  gradients (midpoint rule, `steps` points), signed, 0 at SOS/EOS; and
-  f(x) − f(baseline)."""
-  model, params = setup()
-  n = len(doc)
-  with jax.enable_x64(True):
-    p64 = to_f64(params)
-    e = np.asarray(model.embed(p64, jnp.asarray(doc[None], jnp.int32))[0], np.float64)
-    base = e.copy()
-    if baseline == 'zero':
-      base[1:n - 1] = 0.0
-    else:
-      base[1:n - 1] = np.asarray(model.embed(p64, jnp.full((1, 1), PAD, jnp.int32))[0, 0])
-    if steps is None:
-      g, _ = _naive_grad(model, p64, jnp.asarray(e), n, target)
-      g = np.asarray(g)
-      scores = [float(g[t] @ e[t]) for t in range(n)]
-      difference = None
-    else:
-      total = np.zeros_like(e)
-      for k in range(steps):
-        a = (k + 0.5) / steps
-        g, _ = _naive_grad(model, p64, jnp.asarray(base + a * (e - base)), n, target)
-        total += np.asarray(g)
-      scores = [float((e[t] - base[t]) @ total[t]) / steps for t in range(n)]
-      difference = float(_naive_grad(model, p64, jnp.asarray(e), n, target)[1]
-                         - _naive_grad(model, p64, jnp.asarray(base), n, target)[1])
-  scores[0] = scores[-1] = 0.0
-  return np.array(scores), difference
+@functools.lru_cache(maxsize=None)
+def model_of(classes: int):
+  """A tiny BiLSTM + tanh model of `classes` classes and its params (seeded)."""
+  if classes == 2:
+    return setup()
+  cfg = tiny_model_config()
+  cfg.classes = classes
+  model = build_model(cfg, VOCAB)
+  return model, model.init(jax.random.PRNGKey(1))
 
 
 def _batch():
@@ -69,29 +40,76 @@ def _batch():
   return docs, *pad(docs, WIDTH)
 
 
-@pytest.mark.parametrize('target', ['prob', 'logit'])
-def test_gradient_x_input_matches_a_float64_loop(target):
-  model, params = setup()
+def output(model, params, tokens, lengths, embedded, target='prob', chosen=None):
+  """f [B] at embeddings [B, L, D], written out here: σ(z) or z of one logit;
+  with more classes the softmax probability or logit of class `chosen` [B]."""
+  z = model.forward_embedded(params, embedded, lengths, model.attention_mask(tokens, lengths)).logits
+  if z.ndim == 1:
+    return jax.nn.sigmoid(z) if target == 'prob' else z
+  values = jax.nn.softmax(z, axis=-1) if target == 'prob' else z
+  return jnp.take_along_axis(values, chosen[:, None], axis=-1)[:, 0]
+
+
+@functools.partial(jax.jit, static_argnums=(0, 4))
+def _naive_grad(model, params, doc, e, target, chosen):
+  """f and ∂f/∂e [n, D] of one unpadded document (its ids `doc` [n], its
+  embeddings `e` [n, D]), α attached."""
+  lengths = x64_lengths([doc.shape[0]])
+  f = lambda x: output(model, params, doc[None], lengths, x[None], target, chosen[None])[0]
+  return f(e), jax.grad(f)(e)
+
+
+def naive(model, params, doc, *, steps=None, baseline='zero', target='prob'):
+  """A float64 loop over one document: gradient × input (`steps` None) or
+  integrated gradients (the midpoint rule at `steps` points), signed, 0 at
+  SOS and EOS; and f(x) − f(x'), x' the baseline."""
+  n = len(doc)
+  with jax.enable_x64(True):
+    p64 = to_f64(params)
+    ids = jnp.asarray(doc[None], jnp.int32)
+    e = np.asarray(model.embed(p64, ids)[0], np.float64)
+    base = e.copy()  # the words replaced, SOS and EOS kept
+    base[1:n - 1] = 0.0 if baseline == 'zero' else np.asarray(
+        model.embed(p64, jnp.full((1, 1), PAD, jnp.int32))[0, 0])
+    z = np.asarray(model.forward(p64, ids, x64_lengths([n])).logits[0])
+    chosen = jnp.asarray(int(np.argmax(z)) if z.ndim == 1 else 0)  # the class predicted at the input
+    grad = lambda x: _naive_grad(model, p64, jnp.asarray(doc, jnp.int32), jnp.asarray(x), target, chosen)
+    f_x, g = grad(e)
+    if steps is None:
+      scores = [float(np.asarray(g)[t] @ e[t]) for t in range(n)]
+    else:
+      total = np.zeros_like(e)
+      for k in range(steps):
+        total += np.asarray(grad(base + (k + 0.5) / steps * (e - base))[1])
+      scores = [float((e[t] - base[t]) @ total[t]) / steps for t in range(n)]
+    difference = float(f_x - grad(base)[0])
+  scores[0] = scores[-1] = 0.0
+  return np.array(scores), difference
+
+
+@pytest.mark.parametrize('classes,target', [(2, 'prob'), (2, 'logit'), (3, 'prob')])
+def test_gradient_x_input_equals_a_float64_loop(classes, target):
+  model, params = model_of(classes)
   docs, tokens, lengths = _batch()
   got = np.asarray(analysis.gradient_x_input(model, params, tokens, lengths, target=target, signed=True))
   for row, doc in enumerate(docs):
-    expected, _ = naive(doc, target=target)
+    expected, _ = naive(model, params, doc, target=target)
     np.testing.assert_allclose(got[row, :len(doc)], expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
     assert np.all(got[row, len(doc):] == 0.0)
-  # Its magnitude is J&W's |∂ŷ/∂e·e| with α attached.
+  # Its magnitude is J&W's |∂ŷ/∂e·e| with α attached (a second name for the same scores).
   unsigned = analysis.gradient_x_input(model, params, tokens, lengths, target=target)
   jw = analysis.gradient_importance(model, params, tokens, lengths, target=target, detach_attention=False)
   np.testing.assert_allclose(np.asarray(unsigned), np.asarray(jw), rtol=1e-5, atol=1e-8)
 
 
-@pytest.mark.parametrize('baseline,target', [('zero', 'prob'), ('pad', 'logit')])
-def test_integrated_gradients_match_a_float64_loop(baseline, target):
-  model, params = setup()
+@pytest.mark.parametrize('classes,baseline,target', [(2, 'zero', 'prob'), (2, 'pad', 'logit'), (3, 'zero', 'prob')])
+def test_integrated_gradients_equal_a_float64_loop(classes, baseline, target):
+  model, params = model_of(classes)
   docs, tokens, lengths = _batch()
   got = np.asarray(analysis.integrated_gradients(model, params, tokens, lengths, steps=8, baseline=baseline,
                                                  target=target, signed=True))
   for row, doc in enumerate(docs):
-    expected, _ = naive(doc, steps=8, baseline=baseline, target=target)
+    expected, _ = naive(model, params, doc, steps=8, baseline=baseline, target=target)
     np.testing.assert_allclose(got[row, :len(doc)], expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
     assert np.all(got[row, len(doc):] == 0.0)
   unsigned = analysis.integrated_gradients(model, params, tokens, lengths, steps=8, baseline=baseline,
@@ -99,26 +117,43 @@ def test_integrated_gradients_match_a_float64_loop(baseline, target):
   np.testing.assert_allclose(np.asarray(unsigned), np.abs(got), rtol=1e-6)
 
 
-def test_integrated_gradients_are_complete_as_the_steps_grow():
-  """Σ_words IG_t → f(x) − f(baseline) (Sundararajan et al.'s completeness)."""
-  model, params = setup()
-  docs, tokens, lengths = _batch()
-  f = jax.nn.sigmoid(model.forward(params, tokens, lengths).logits)
-  _, base = path_attributions.baseline_embeddings(model, params, tokens, lengths)
-  mask = model.attention_mask(tokens, lengths)
-  f_base = jax.nn.sigmoid(model.forward_embedded(params, base, lengths, mask).logits)
-  difference = np.asarray(f - f_base)
-  errors = []
-  for steps in (1, 4, 32):
-    ig = analysis.integrated_gradients(model, params, tokens, lengths, steps=steps, signed=True)
-    errors.append(np.abs(np.asarray(ig).sum(axis=1) - difference))
-  assert np.all(errors[2] <= errors[0] + 1e-6)
-  np.testing.assert_allclose(errors[2], 0.0, atol=2e-4 + 1e-2 * np.abs(difference).max())
-  # The float64 loop's own completeness at the same steps: the same residual.
-  for row, doc in enumerate(docs):
-    scores, naive_difference = naive(doc, steps=32)
-    np.testing.assert_allclose(naive_difference, difference[row], rtol=1e-4, atol=1e-6)
-    assert abs(scores.sum() - naive_difference) == pytest.approx(errors[2][row], abs=1e-4)
+def _third_derivative(model, params, tokens, lengths, embedded, base, chosen, points: int = 401) -> np.ndarray:
+  """[B] max over a in [0, 1] of |h⁽³⁾(a)|, h(a) = f(x' + a(x − x')), by central
+  differences on `points` points (float64). The sum of the attributions is
+  the midpoint rule applied to h', so h⁽³⁾ bounds its error."""
+  f = jax.jit(lambda e: output(model, params, tokens, lengths, e, 'prob', chosen))
+  h = np.stack([np.asarray(f(base + a * (embedded - base))) for a in np.linspace(0.0, 1.0, points)])
+  step = 1.0 / (points - 1)
+  return np.abs(h[4:] - 2 * h[3:-1] + 2 * h[1:-3] - h[:-4]).max(axis=0) / (2 * step ** 3)
+
+
+@pytest.mark.parametrize('classes', CLASSES)
+def test_integrated_gradients_are_complete_within_a_bound_that_shrinks_with_the_steps(classes):
+  """Σ_words IG_t is the midpoint rule for ∫₀¹ h'(a) da = f(x) − f(x'), so
+  |Σ_words IG_t − (f(x) − f(x'))| ≤ max|h⁽³⁾| / (24 m²) (doubled for the
+  estimate of h⁽³⁾), in float64; float32 at the default 50 steps within that
+  bound and its rounding."""
+  model, params = model_of(classes)
+  _, tokens, lengths = _batch()
+  with jax.enable_x64(True):
+    p64, n64 = to_f64(params), x64_lengths(np.asarray(lengths))
+    embedded, base = path_attributions.baseline_embeddings(model, p64, tokens, n64)
+    z = model.forward(p64, tokens, n64).logits
+    chosen = jnp.argmax(z, axis=-1) if z.ndim == 2 else None
+    difference = np.asarray(output(model, p64, tokens, n64, embedded, 'prob', chosen)
+                            - output(model, p64, tokens, n64, base, 'prob', chosen))
+    third = _third_derivative(model, p64, tokens, n64, embedded, base, chosen)
+    bound = lambda m: 2 * third / (24 * m ** 2) + 1e-12
+    gaps = {}
+    for m in (1, 4, 16, 64):
+      ig = np.asarray(analysis.integrated_gradients(model, p64, tokens, n64, steps=m, signed=True))
+      gaps[m] = np.abs(ig.sum(axis=1) - difference)
+      assert np.all(gaps[m] <= bound(m)), (m, gaps[m], bound(m))
+  assert np.all(np.abs(difference) > 1e-4)  # the check is not of a flat f
+  assert np.all(gaps[64] <= gaps[1] + 1e-12)
+  ig = np.asarray(analysis.integrated_gradients(model, params, tokens, lengths, signed=True))  # 50 steps
+  rounding = 1e-5 * (1.0 + np.abs(ig).sum(axis=1))
+  assert np.all(np.abs(ig.sum(axis=1) - difference) <= bound(50) + rounding)
 
 
 def test_integrated_gradients_refuse_a_bad_setting():
@@ -128,34 +163,3 @@ def test_integrated_gradients_refuse_a_bad_setting():
     analysis.integrated_gradients(model, params, tokens, lengths, steps=0)
   with pytest.raises(ValueError, match='baseline'):
     analysis.integrated_gradients(model, params, tokens, lengths, baseline='mean')
-
-
-def test_every_measure_is_one_record_that_needs_every_analysis_and_the_tables_read():
-  ig = MEASURES['integrated_gradients']
-  assert ig.settings == {'steps': 50, 'baseline': 'zero'} and ig.multi_class and ig.paper is None
-  assert needs.NEEDS['integrated_gradients'] == ig.need
-  assert set(MEASURES.names()) <= set(needs.NEEDS)
-  # Meister's g(x) is one measure stored under two names.
-  assert measure.stored('importance')['g_y_x'] is measure.stored('gradient')['gradient_l2']
-  assert list(measure.stored('importance')) == ['g_y_x', 'd_y_x', 'g_y_i', 'd_y_i']
-  assert list(measure.stored('gradient')) == ['gradient', 'gradient_logit', 'gradient_attached', 'gradient_l2']
-
-
-def test_a_measure_registered_in_one_place_runs_in_every_analysis():
-  model, params = setup()
-  _, tokens, lengths = _batch()
-  length_measure = analysis.Measure(
-      name='word_position', label='the word position (a toy measure)', column='position', paper=None,
-      section='a test', order=99,
-      fn=lambda model, params, tokens, lengths: jnp.where(
-          jnp.arange(tokens.shape[1])[None] < lengths[:, None] - 1, jnp.arange(tokens.shape[1])[None], 0).astype(jnp.float32))
-  with MEASURES.registered(length_measure):
-    assert 'word_position' in needs.NEEDS and measure.columns()['word_position'] == 'position'
-    with jax.numpy_dtype_promotion('standard'):  # optax's Adam bias correction (the adversary)
-      results, refused = analysis.every_analysis(model, params, tokens, lengths, jax.random.PRNGKey(0),
-                                                 adversary_steps=2, permutations=2)
-    assert results['word_position'].shape == tokens.shape and set(refused) == {'gradient_importance_all_heads'}
-    for name in ('integrated_gradients', 'gradient_x_input'):
-      np.testing.assert_allclose(np.asarray(results[name]),
-                                 np.asarray(MEASURES[name].scores(model, params, tokens, lengths)), rtol=1e-5)
-  assert 'word_position' not in needs.NEEDS
