@@ -30,9 +30,11 @@ def _calls(model, adversary_steps: int, permutations: int) -> dict:
     return lambda params, tokens, lengths, keys: fn(params, model.forward(params, tokens, lengths),
                                                     lengths, keys)
 
-  measures = {m.name: (lambda m: lambda p, t, l, k: m.scores(model, p, t, l))(m) for m in MEASURES.values()}
+  def at_settings(measure):  # a registered measure at its default settings
+    return lambda params, tokens, lengths, keys: measure.scores(model, params, tokens, lengths)
+
   return {
-      **measures,
+      **{m.name: at_settings(m) for m in MEASURES.values()},
       'permutation_test': lambda p, t, l, k: permutation_test(model, p, t, l, k, permutations).median,
       'adversarial_attention': on_forward(lambda p, f, l, k: max_jsd_within(adversarial_attention(
           model, p, f.hidden, f.alpha, f.mask, l, k, steps=adversary_steps))),

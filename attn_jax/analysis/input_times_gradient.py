@@ -55,11 +55,11 @@ def gradient_x_input(model: AttentionModel, params, tokens: jnp.ndarray, lengths
   return attribution if signed else jnp.abs(attribution)
 
 
-# Stored by no stage of the four papers' (their results' keys stay as they
-# were); every_analysis runs it, and so do the stages that score every
-# registered measure.
+# No `stored_as`: the stages of the four papers keep the measures their
+# committed results were keyed with; every_analysis runs it.
 GRADIENT_X_INPUT = MEASURES.register(Measure(
-    name='gradient_x_input', label='gradient × input |e_t · ∂ŷ/∂e_t|, α attached (Shrikumar et al. 2016)',
+    name='gradient_x_input',
+    label='gradient × input, the magnitude of e_t · ∂ŷ/∂e_t, α attached (Shrikumar et al. 2016)',
     column='gradient × input', paper=None,
     section='Shrikumar et al. 2016; Denil et al. 2014; Madsen et al. 2022 "input times gradient"', order=50,
     fn=gradient_x_input, gradient=True))

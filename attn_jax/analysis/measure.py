@@ -83,6 +83,13 @@ class Measure:
   columns: Mapping[str, str] = dataclasses.field(default_factory=dict)
   short: Optional[str] = None
 
+  def __post_init__(self):
+    # Labels are cells of Markdown tables (`needs.table`, the reports): a '|' would split one.
+    for field in ('label', 'column', 'short'):
+      if '|' in (getattr(self, field) or ''):
+        raise ValueError(f"measure {self.name!r}: its {field} {getattr(self, field)!r} has a '|' "
+                         '(it is a Markdown table cell)')
+
   @property
   def need(self) -> needs.Need:
     """What it needs from a model, as `needs.NEEDS` lists it."""

@@ -145,7 +145,8 @@ def integrated_gradients(model: AttentionModel, params, tokens: jnp.ndarray, len
 
 # Its settings are what every_analysis and a stage use (50 steps: Captum's
 # default; `integrated_gradients(..., steps=...)` for others).
-# Stored by no stage of the four papers' (their results' keys stay as they were).
+# No `stored_as`: the stages of the four papers keep the measures their
+# committed results were keyed with.
 INTEGRATED_GRADIENTS = MEASURES.register(Measure(
     name='integrated_gradients', label='integrated gradients, zero baseline, 50 steps (Sundararajan et al. 2017)',
     column='integrated gradients', paper=None, section='Sundararajan et al. 2017, §3 (computed as §5)', order=60,

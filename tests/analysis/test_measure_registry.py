@@ -87,6 +87,8 @@ def test_the_measures_keep_the_names_and_labels_of_every_committed_result():
   assert studies.REFERENCE_COLUMNS == COMMITTED_LABELS['tau_compact']
   assert set(MEASURES.names()) <= set(needs.NEEDS)
   assert MEASURES['integrated_gradients'].settings == {'steps': 50, 'baseline': 'zero'}
+  with pytest.raises(ValueError, match='Markdown table cell'):  # needs.table and the reports print labels in cells
+    measure.Measure(name='bars', label='|e · g|', column='bars', paper=None, section='a test', fn=embedding_energy)
 
 
 def _committed(stage: str) -> list[dict]:
