@@ -2,8 +2,9 @@
 
     results, refused = every_analysis(model, params, tokens, lengths, jax.random.PRNGKey(0))
 
-`results` maps each analysis of `needs.NEEDS` that runs on the model to its
-output (each jitted on its own); `refused` maps the others to the one line
+`results` maps each analysis of `needs.NEEDS` that runs on the model — every
+registered importance measure (`attn_jax.core.registry.MEASURES`) and the
+other analyses — to its output (each jitted on its own); `refused` maps the others to the one line
 that says what the model lacks. Before anything is jitted the model's
 pieces are checked on the batch (`contract.check`) and so is every fast
 path an analysis will take (leave-one-out's, erase-until-flip's pooled
@@ -14,28 +15,26 @@ analysis stages of `run.py` are the resumable, keyed way over a split.
 
 import jax
 
-from attn_jax.analysis import attention_erasure as er, contract, loo, needs
+from attn_jax.analysis import attention_erasure as er, contract, needs
 from attn_jax.analysis.adversarial_search import adversarial_attention, max_jsd_within
 from attn_jax.analysis.attention_erasure import decision_gradient, erase_until_flip, ranking, single_weight_erasure
-from attn_jax.analysis.gradients import gradient_importance
-from attn_jax.analysis.importance_measures import attention_deletion, hidden_gradient, input_gradient, state_gradient
-from attn_jax.analysis.loo import leave_one_out
+from attn_jax.analysis.importance_measures import state_gradient
 from attn_jax.analysis.attention_permutation import permutation_test
+from attn_jax.core.registry import MEASURES
 
 
 def _calls(model, adversary_steps: int, permutations: int) -> dict:
-  """name -> f(params, tokens, lengths, keys), each an analysis of NEEDS."""
+  """name -> f(params, tokens, lengths, keys), each an analysis of NEEDS: every
+  registered importance measure (`MEASURES`, at its default settings), then the others."""
   def on_forward(fn):  # an analysis of the states and α one forward pass gives
     return lambda params, tokens, lengths, keys: fn(params, model.forward(params, tokens, lengths),
                                                     lengths, keys)
 
+  def at_settings(measure):  # a registered measure at its default settings
+    return lambda params, tokens, lengths, keys: measure.scores(model, params, tokens, lengths)
+
   return {
-      'gradient_importance': lambda p, t, l, k: gradient_importance(model, p, t, l),
-      'gradient_importance_all_heads': lambda p, t, l, k: gradient_importance(model, p, t, l,
-                                                                              detach_attention='all_heads'),
-      'gradient_importance_attached': lambda p, t, l, k: gradient_importance(model, p, t, l,
-                                                                             detach_attention=False),
-      'leave_one_out': lambda p, t, l, k: leave_one_out(model, p, t, l).importance,
+      **{m.name: at_settings(m) for m in MEASURES.values()},
       'permutation_test': lambda p, t, l, k: permutation_test(model, p, t, l, k, permutations).median,
       'adversarial_attention': on_forward(lambda p, f, l, k: max_jsd_within(adversarial_attention(
           model, p, f.hidden, f.alpha, f.mask, l, k, steps=adversary_steps))),
@@ -44,9 +43,6 @@ def _calls(model, adversary_steps: int, permutations: int) -> dict:
       'decision_gradient': on_forward(lambda p, f, l, k: decision_gradient(model, p, f.hidden, f.alpha)),
       'erase_until_flip': on_forward(lambda p, f, l, k: erase_until_flip(
           model, p, f.hidden, f.alpha, f.mask, ranking(f.alpha, f.mask))._asdict()),
-      'input_gradient': lambda p, t, l, k: input_gradient(model, p, t, l),
-      'hidden_gradient': lambda p, t, l, k: hidden_gradient(model, p, t, l),
-      'attention_deletion': lambda p, t, l, k: attention_deletion(model, p, t, l),
       'state_gradient': lambda p, t, l, k: state_gradient(model, p, t, l),
   }
 
@@ -89,9 +85,9 @@ def every_analysis(model, params, tokens, lengths, key: jax.Array, *, adversary_
 def _check(model, params, tokens, lengths) -> None:
   """The contract and the fast paths the analyses will take, before they are jitted (no values inside)."""
   contract.check(model, params, tokens, lengths)
-  if needs.refusal(model, 'leave_one_out') is None and loo.fast_path(model) != 'exact':
-    contract.once(contract.key(model, 'loo fast path', 'delete', True),
-                  lambda: loo.check_fast_path(model, params, tokens, lengths))
+  for measure in MEASURES.values():  # each measure's fast path, where it runs on the model
+    if measure.check_fast is not None and needs.refusal(model, measure.name) is None:
+      measure.check_fast(model, params, tokens, lengths)
   if needs.refusal(model, 'erase_until_flip') is None and er.resolve_path(model) == 'pooled':
     fwd = model.forward(params, tokens, lengths)
     contract.once(contract.key(model, 'pooled prefixes'),

@@ -20,6 +20,8 @@ import jax
 import jax.numpy as jnp
 
 from attn_jax.analysis import contract, needs
+from attn_jax.analysis.measure import Measure
+from attn_jax.core.registry import MEASURES
 from attn_jax.models import heads, masks
 from attn_jax.models.interface import AttentionModel
 
@@ -141,3 +143,36 @@ def gradient_importance(model: AttentionModel, params, tokens: jnp.ndarray, leng
   gradient, embedded = embedding_gradient(model, params, tokens, lengths, target=target,
                                           detach_attention=detach_attention)
   return reduce_gradient(gradient, embedded, lengths, reduction)
+
+
+def _variant(target: Target, detach: Detach, reduction: Reduction):
+  """gradient_importance with these options, as a `Measure.fn`."""
+  return lambda model, params, tokens, lengths: gradient_importance(
+      model, params, tokens, lengths, target=target, detach_attention=detach, reduction=reduction)
+
+
+# J&W's gradient and its variants. `embedding_gradient` is what the `gradient`
+# stage computes them from (one pass per detach); Meister's g_ŷ(x), the L2
+# variant with α attached, is `importance_measures.INPUT_GRADIENT`.
+GRADIENT = MEASURES.register(Measure(
+    name='gradient_importance', label="J&W gradient, α detached (a head view: that head's only)",
+    column='J&W gradient', paper='jw', section='§3 (Model.gradient_mem): |∂ŷ/∂e_t · e_t|', order=10,
+    fn=_variant('prob', True, 'dot'), capabilities=('imposes_attention',), gradient=True,
+    embedding_gradient=('prob', True, 'dot'), stored_as={'gradient': 'gradient', 'evidence': 'gradient'},
+    short='gradient'))
+GRADIENT_LOGIT = MEASURES.register(Measure(
+    name='gradient_importance_logit', label='gradient of the logit z, α detached (target=\'logit\')',
+    column='gradient (logit)', paper='jw', section='§3, of the logit', order=12,
+    fn=_variant('logit', True, 'dot'), capabilities=('imposes_attention',), gradient=True,
+    embedding_gradient=('logit', True, 'dot'),
+    stored_as={'gradient': 'gradient_logit', 'evidence': 'gradient_logit'}))
+GRADIENT_ATTACHED = MEASURES.register(Measure(
+    name='gradient_importance_attached', label='gradient, α attached (detach_attention=False)',
+    column='gradient, α attached', paper='jw', section='§3, α in the graph', order=14,
+    fn=_variant('prob', False, 'dot'), gradient=True, embedding_gradient=('prob', False, 'dot'),
+    stored_as={'gradient': 'gradient_attached', 'evidence': 'gradient_attached'}))
+GRADIENT_ALL_HEADS = MEASURES.register(Measure(
+    name='gradient_importance_all_heads',
+    label="J&W gradient, every head's α detached (detach_attention='all_heads')",
+    column="J&W gradient, all heads detached", paper='jw', section='§3, on a multi-head model', order=15,
+    fn=_variant('prob', 'all_heads', 'dot'), capabilities=('imposes_attention',), gradient=True, views=True))

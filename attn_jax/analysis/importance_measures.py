@@ -35,6 +35,8 @@ import jax.numpy as jnp
 
 from attn_jax.analysis import contract, needs
 from attn_jax.analysis.gradients import embedding_gradient, reduce_gradient
+from attn_jax.analysis.measure import Measure
+from attn_jax.core.registry import MEASURES
 from attn_jax.models import masks
 from attn_jax.models.interface import AttentionModel
 
@@ -297,3 +299,23 @@ def state_gradient_entropy(model: AttentionModel, params, tokens: jnp.ndarray, l
   entropy = _state_rows(model, params, tokens, lengths, layer, chunk,
                         lambda r: normalised_entropy(r, lengths))
   return jnp.where(masks.word_mask(lengths, tokens.shape[1]), entropy, jnp.nan)
+
+
+# Meister et al.'s measures of the inputs and of the states (Table 6's columns).
+# D_ŷ(x) is J&W's leave-one-out normalised (`loo.LEAVE_ONE_OUT`, stored by the
+# `importance` stage as 'd_y_x'). g_ŷ(x) is also the `gradient` stage's
+# unnormalised 'gradient_l2' (the same ranking), for any number of classes.
+INPUT_GRADIENT = MEASURES.register(Measure(
+    name='input_gradient', label='Meister eq. 4 g_ŷ(x)', column='g_ŷ(x)', paper='meister',
+    section='§3.1 eq. 4', order=16, fn=input_gradient, multi_class=False, gradient=True,
+    embedding_gradient=('prob', False, 'l2'),
+    stored_as={'gradient': 'gradient_l2', 'importance': 'g_y_x', 'evidence': 'gradient_l2'},
+    columns={'gradient_l2': 'Meister g(x)'}))
+HIDDEN_GRADIENT = MEASURES.register(Measure(
+    name='hidden_gradient', label='Meister g_ŷ(I)', column='g_ŷ(I)', paper='meister', section='§3.1',
+    order=30, fn=hidden_gradient, capabilities=('array_states',), multi_class=False,
+    stored_as={'importance': 'g_y_i'}))
+ATTENTION_DELETION = MEASURES.register(Measure(
+    name='attention_deletion', label='Meister D_ŷ(I)', column='D_ŷ(I)', paper='meister', section='§3.1',
+    order=40, fn=attention_deletion, capabilities=('scores', 'imposes_attention'), multi_class=False,
+    stored_as={'importance': 'd_y_i'}))

@@ -30,6 +30,8 @@ import jax
 import jax.numpy as jnp
 
 from attn_jax.analysis import contract, loo_windows, needs
+from attn_jax.analysis.measure import Measure
+from attn_jax.core.registry import MEASURES
 from attn_jax.data.vocabulary import PAD
 from attn_jax.models import masks
 from attn_jax.models.interface import AttentionModel, ContractError
@@ -215,3 +217,21 @@ def leave_one_out(model: AttentionModel, params, tokens: jnp.ndarray, lengths: j
     change = change.sum(axis=-1)
   importance = jnp.where(words, change, 0.0)
   return LeaveOneOut(importance, without, probs)
+
+
+def _check_once(model, params, tokens, lengths) -> None:
+  """The deletion fast path `model` takes, checked on this batch once per model."""
+  if fast_path(model) != 'exact':
+    contract.once(contract.key(model, 'loo fast path', 'delete', True),
+                  lambda: check_fast_path(model, params, tokens, lengths))
+
+
+# Stored by the `loo` stage as 'loo' and, normalised over the words (Meister's
+# D_ŷ(x), eq. 6: the same ranking), by the `importance` stage as 'd_y_x'.
+LEAVE_ONE_OUT = MEASURES.register(Measure(
+    name='leave_one_out', label='J&W leave-one-out', column='leave-one-out', paper='jw',
+    section='§3 (Model.remove_and_run): |ŷ − ŷ_{−t}|', order=20,
+    fn=lambda model, params, tokens, lengths: leave_one_out(model, params, tokens, lengths).importance,
+    # deletion (the default mode); by replacement 'replacement_states'
+    fast=(('deletion_states',), ('variant_windows', 'scores', 'pooled_decode')), check_fast=_check_once,
+    stored_as={'loo': 'loo', 'importance': 'd_y_x', 'evidence': 'loo'}, columns={'d_y_x': 'D_ŷ(x)'}, short='LOO'))

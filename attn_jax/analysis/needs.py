@@ -7,10 +7,14 @@ a forward of the ids alone; a `views` entry reads a head view's model); `table`
 prints which analyses run on which models (docs/own_model.md prints it for
 its examples). Analyses that only read arrays the model already gave —
 Kendall τ (`kendall_tau`), the divergences, `attention_focus`, the
-normalisations — need nothing and are not listed.
+normalisations — need nothing and are not listed. An importance measure's
+entry is read off its record (`attn_jax.analysis.measure.Measure`,
+registered in `MEASURES`); the other analyses' are `ANALYSES`.
 """
 
-from typing import NamedTuple, Optional
+from typing import Iterator, Mapping, NamedTuple, Optional
+
+from attn_jax.core.registry import MEASURES
 
 from attn_jax.models import heads
 from attn_jax.models.interface import InterfaceError, require
@@ -26,28 +30,41 @@ class Need(NamedTuple):
   views: bool = False        # it reads a head view's model (its capabilities checked there)
 
 
-NEEDS = {
-    'gradient_importance': Need("J&W gradient, α detached (a head view: that head's only)",
-                                ('imposes_attention',), gradient=True),
-    'gradient_importance_all_heads': Need("J&W gradient, every head's α detached "
-                                          "(detach_attention='all_heads')", ('imposes_attention',),
-                                          gradient=True, views=True),
-    'gradient_importance_attached': Need('gradient, α attached (detach_attention=False)', (),
-                                         gradient=True),
-    'leave_one_out': Need("J&W leave-one-out", (),
-                          # deletion (the default mode); by replacement 'replacement_states'
-                          fast=(('deletion_states',), ('variant_windows', 'scores', 'pooled_decode'))),
+# The analyses that are not importance measures ([B, L] scores): the
+# measures' entries come from their `Measure` records (`MEASURES`).
+ANALYSES = {
     'permutation_test': Need("J&W permutation", ('imposes_attention',)),
     'adversarial_attention': Need("J&W adversarial attention", ('imposes_attention',)),
     'single_weight_erasure': Need("S&S §4 single-weight erasure", ('imposes_attention',)),
     'decision_gradient': Need("S&S §5.1 decision gradient ∂d/∂α", ('imposes_attention',)),
     'erase_until_flip': Need("S&S §5 erase until the decision flips", ('imposes_attention',),
                              fast=(('pooled_decode',),)),
-    'input_gradient': Need("Meister eq. 4 g_ŷ(x)", (), True, gradient=True),
-    'hidden_gradient': Need("Meister g_ŷ(I)", ('array_states',), True),
-    'attention_deletion': Need("Meister D_ŷ(I)", ('scores', 'imposes_attention'), True),
     'state_gradient': Need("Meister eq. 5 g_{h_p}(x)", ('layer_states',), gradient=True),
 }
+
+
+class _Needs(Mapping):
+  """name -> `Need`: every registered importance measure's (`MEASURES`, in
+  its order), then the other analyses' (`ANALYSES`). Read when used, so a
+  measure registered later (`MEASURES.registered`) is listed too."""
+
+  def _all(self) -> dict:
+    return {**{m.name: m.need for m in MEASURES.values()}, **ANALYSES}
+
+  def __getitem__(self, name: str) -> Need:
+    found = self._all()
+    if name not in found:
+      raise KeyError(f'no analysis {name!r} in needs.NEEDS')
+    return found[name]
+
+  def __iter__(self) -> Iterator[str]:
+    return iter(self._all())
+
+  def __len__(self) -> int:
+    return len(self._all())
+
+
+NEEDS = _Needs()
 
 
 def check(model, name: str) -> None:

@@ -182,6 +182,9 @@ STAGES = Registry('analysis', 'attn_jax.stages')
 EXPERIMENTS = Registry('experiment', 'attn_jax.experiments')
 ENCODERS = Registry('encoder', 'attn_jax.models.encoders')
 DATASETS = Registry('dataset', 'attn_jax.data.datasets')
+# Importance measures ([B, L] scores of any model; `attn_jax.analysis.measure.Measure`),
+# each registered by the module of attn_jax/analysis/ that computes it.
+MEASURES = Registry('importance measure', 'attn_jax.analysis')
 
 
 def with_requirements(reg: Registry, names) -> tuple[str, ...]:

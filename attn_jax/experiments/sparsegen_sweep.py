@@ -25,7 +25,7 @@ from attn_jax.models import build_model
 from attn_jax.plots import meister_figures
 from attn_jax.stages import stage_store
 from attn_jax.stages.stage_runner import run_analyses
-from attn_jax.stages.importance import MEASURES
+from attn_jax.stages import importance as importance_stage
 
 LAMBDAS = '-64,-16,-4,-1,-0.25,0,0.25,0.5,0.75,0.9'
 SET = 'sparsegen'
@@ -55,8 +55,13 @@ def row(metrics: dict, importance: dict) -> dict:
           'entropy_g_y_x': importance['entropy']['g_y_x']['nanmean'],
           'entropy_alpha': importance['entropy']['alpha']['nanmean'],
           'alpha_zero_fraction': importance['alpha_zero_fraction'],
-          'tau': {m: importance['tau'][m]['nanmean'] for m in MEASURES},
-          'tau_std': {m: importance['tau'][m]['nanstd'] for m in MEASURES}}
+          'tau': {m: importance['tau'][m]['nanmean'] for m in _measures(importance)},
+          'tau_std': {m: importance['tau'][m]['nanstd'] for m in _measures(importance)}}
+
+
+def _measures(importance: dict) -> list:
+  """The importance stage's measures (registry order) that this summary has a τ of."""
+  return [m for m in importance_stage.measures() if m in importance['tau']]
 
 
 def correlations(rows: list) -> dict:
@@ -98,7 +103,7 @@ def _run(ctx):
   m = ctx.cfg.model
   base = {**row(base_metrics, base_summary), 'projection': m.projection,
           'sparsegen_lambda': m.sparsegen_lambda if m.projection == 'sparsegen' else None}
-  summary = {'n': len(ctx.split), 'lambdas': values, 'seed': seed, 'measures': list(MEASURES),
+  summary = {'n': len(ctx.split), 'lambdas': values, 'seed': seed, 'measures': _measures(base_summary),
              'rows': rows, 'base': base, 'correlation': correlations(rows),
              'training_seconds': round(trained.seconds, 1)}
   arrays = {'lambdas': np.array([r['lambda'] for r in rows if 'failed' not in r]),
@@ -108,4 +113,5 @@ def _run(ctx):
 
 SPARSEGEN_SWEEP = EXPERIMENTS.register(Experiment(
     name='sparsegen_sweep', paper='meister', order=50, section=Section(_defaults, _check), run=_run, stages=('importance',),
-    figures=lambda arrays, summary, directory: meister_figures.sweep_curves(summary, directory)))
+    figures=lambda arrays, summary, directory: meister_figures.sweep_curves(summary, directory,
+                                                                            importance_stage.labels())))

@@ -7,6 +7,7 @@ removed before the first decision flip per ranking (Fig. 5).
 """
 
 import os
+from typing import Optional
 
 import numpy as np
 
@@ -24,8 +25,22 @@ def _groups(groups: dict) -> list[tuple[str, np.ndarray, str]]:
   return [(label, rows, COLORS[i % len(COLORS)]) for i, (label, rows) in enumerate(named)]
 
 
-def tau_histograms(arrays: dict, pairs: list[str], directory: str, groups: dict) -> list[str]:
-  """`groups`: name -> [N] rows (`stages.base.class_groups`)."""
+def tau_histograms(arrays: dict, pairs: list[str], directory: str, groups: dict,
+                   titles: Optional[dict] = None) -> list[str]:
+  """One histogram of per-document τ per pair, by group.
+
+  Args:
+    arrays: the kendall stage's arrays, with `tau_<pair>` [N] for each pair.
+    pairs: the pair names to plot, in order.
+    directory: where the figure goes (PNG and SVG).
+    groups: name -> [N] rows (`stages.stage.class_groups`).
+    titles: {pair: its label} (the stage passes 'τ(α, gradient)', read from
+      the measures' records); a pair without one is titled 'attention ~ gradient'.
+
+  Returns:
+    The paths written.
+  """
+  titles = titles or {}
   fig, axes = new_figure(1, len(pairs), figsize=(4 * len(pairs), 3.2), squeeze=False)
   for ax, pair in zip(axes[0], pairs):
     tau = arrays[f'tau_{pair}']
@@ -34,7 +49,7 @@ def tau_histograms(arrays: dict, pairs: list[str], directory: str, groups: dict)
       if len(values):
         ax.hist(values, bins=30, range=(-1, 1), alpha=0.5, color=color,
                 weights=np.full(len(values), 1 / len(values)), label=label)
-    ax.set_title(pair.replace('_', ' ~ '))
+    ax.set_title(titles.get(pair, pair.replace('_', ' ~ ')))
     ax.set_xlabel('Kendall τ')
   axes[0][0].set_ylabel('fraction of documents')
   if axes[0][0].get_legend_handles_labels()[0]:  # no finite τ in the first pair: nothing to label

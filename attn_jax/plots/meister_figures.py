@@ -9,12 +9,21 @@ import numpy as np
 
 from attn_jax.plots.figures import new_figure, save
 
-LABELS = {'g_y_x': 'g_ŷ(x)', 'd_y_x': 'D_ŷ(x)', 'g_y_i': 'g_ŷ(I)', 'd_y_i': 'D_ŷ(I)',
-          'g_y_i_detached': 'g_ŷ(I), α detached'}
 
+def tau_histograms_by_measure(arrays: dict, measures, directory: str, labels=None) -> list[str]:
+  """One histogram of per-document τ(α, measure) per measure.
 
-def tau_histograms_by_measure(arrays: dict, measures, directory: str) -> list[str]:
-  """One histogram of per-document τ(α, measure) per measure."""
+  Args:
+    arrays: the importance stage's arrays, with `tau_<measure>` [N] for each measure.
+    measures: the array names to plot, in order.
+    directory: where the figure goes (PNG and SVG).
+    labels: {array name: its label} (the stage passes the measures'
+      records' columns, `measure.columns`); a name without one is printed as is.
+
+  Returns:
+    The paths written.
+  """
+  labels = labels or {}
   fig, axes = new_figure(1, len(measures), figsize=(3.6 * len(measures), 3.0), squeeze=False,
                          sharey=True)
   for ax, m in zip(axes[0], measures):
@@ -23,7 +32,7 @@ def tau_histograms_by_measure(arrays: dict, measures, directory: str) -> list[st
     if len(tau):
       ax.hist(tau, bins=40, range=(-1, 1), weights=np.full(len(tau), 1 / len(tau)))
       ax.axvline(float(np.mean(tau)), color='k', lw=1, ls='--')
-    ax.set_title(f'τ(α, {LABELS.get(m, m)})')
+    ax.set_title(f'τ(α, {labels.get(m, m)})')
     ax.set_xlabel('Kendall τ')
   axes[0][0].set_ylabel('fraction of documents')
   return save(fig, os.path.join(directory, 'tau_by_measure'))
@@ -49,14 +58,25 @@ def _symlog(ax):
   ax.set_xlabel('sparsegen λ (symlog)')
 
 
-def sweep_curves(summary: dict, directory: str) -> list[str]:
-  """Figure 3: mean τ(α, measure) and mean entropies against λ."""
+def sweep_curves(summary: dict, directory: str, labels=None) -> list[str]:
+  """Figure 3: mean τ(α, measure) and mean entropies against λ.
+
+  Args:
+    summary: the sparsegen sweep's summary (`rows`, each with `lambda` and `tau`; `measures`).
+    directory: where the figure goes (PNG and SVG).
+    labels: {measure's array name: its label} (`measure.columns`); a name
+      without one is printed as is.
+
+  Returns:
+    The paths written.
+  """
+  labels = labels or {}
   rows = [r for r in summary['rows'] if 'failed' not in r]
   lam = np.array([r['lambda'] for r in rows])
   fig, axes = new_figure(1, 2, figsize=(9, 3.4), squeeze=False)
   ax = axes[0][0]
   for m in summary.get('measures', ('g_y_x', 'd_y_x', 'g_y_i', 'd_y_i')):
-    ax.plot(lam, [r['tau'][m] for r in rows], marker='o', label=LABELS.get(m, m))
+    ax.plot(lam, [r['tau'][m] for r in rows], marker='o', label=labels.get(m, m))
   _symlog(ax)
   ax.set_ylabel('mean Kendall τ with α')
   ax.legend(fontsize=8)

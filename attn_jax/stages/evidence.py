@@ -28,27 +28,56 @@ with the rows' names: what a paired test across questions reads.
 
 import numpy as np
 
-from attn_jax.analysis import attention_erasure as er, evidence_ranking as ev, statistics
+from attn_jax.analysis import attention_erasure as er, evidence_ranking as ev, measure, statistics
 from attn_jax.analysis import position_baselines as baselines
 from attn_jax.core.registry import STAGES
 from attn_jax.plots import evidence_figures
 from attn_jax.stages.stage import Stage
-from attn_jax.stages.feature_importance import GRADIENT_VARIANTS
 
-MEASURES = ('alpha', *GRADIENT_VARIANTS, 'loo', 'decision_gradient', 'decision_gradient_x_attention')
+# The rows it scores: α, the registered measures that name the stage
+# (`Measure.stored_as['evidence']`: those the `gradient` or `loo` stage
+# stores are read from their results; any other is computed here by its own
+# function), then S&S's decision gradients. Its results were first keyed
+# with the gradient stage's four and leave-one-out.
+ATTENTION = 'alpha'
+DECISION = ('decision_gradient', 'decision_gradient_x_attention')
+EVIDENCE_KEYED = ('gradient', 'gradient_logit', 'gradient_attached', 'gradient_l2', 'loo')
+_INPUTS = ('gradient', 'loo')  # the required stages whose results hold a measure's scores
+
+
+def measures() -> tuple:
+  """The names of the rows the stage scores, in order (read from the registry now)."""
+  return (ATTENTION, *measure.stored('evidence'), *DECISION)
+
+
+def _from_inputs() -> dict:
+  """{row name: (required stage, its array)}: the measures read from the gradient and loo stages."""
+  out = {}
+  for name, m in measure.stored('evidence').items():
+    stage = next((s for s in _INPUTS if s in m.stored_as), None)
+    if stage is not None:
+      out[name] = (stage, m.stored_as[stage])
+  return out
+
+
 _PAIRS_PER_CHUNK = 1 << 22  # the [B, L, L] comparisons stay ~4M (bAbI 3's passages reach 1,348 words)
 
 
-def _decision_gradient_fn(model):
+def _decision_gradient_fn(model, from_inputs: tuple):
   def fn(params, tokens, lengths):
     fwd = model.forward(params, tokens, lengths)
     grad = er.decision_gradient(model, params, fwd.hidden, fwd.alpha)
-    return {'decision_gradient': grad, 'decision_gradient_x_attention': grad * fwd.alpha}
+    out = {'decision_gradient': grad, 'decision_gradient_x_attention': grad * fwd.alpha}
+    # A measure registered for the stage that no required stage stores.
+    out.update(measure.computed('evidence', model, params, tokens, lengths, elsewhere=from_inputs))
+    return out
   return fn
 
 
 def _compute(ctx, batch):
-  return ctx.jit('evidence', lambda: _decision_gradient_fn(ctx.model))(ctx.params, batch.tokens, batch.lengths)
+  from_inputs = tuple(_from_inputs())
+  fn = ctx.jit('evidence:' + ','.join(measures()), lambda: _decision_gradient_fn(ctx.model, from_inputs))
+  return fn(ctx.params, batch.tokens, batch.lengths)
 
 
 def evidence_mask(evidence: list, width: int) -> np.ndarray:
@@ -77,14 +106,16 @@ def score(measures: dict, evidence: np.ndarray, lengths: np.ndarray) -> dict:
 
 
 def _finalize(ctx, arrays, inputs):
-  grad, loo = inputs['gradient'], inputs['loo']
+  grad = inputs['gradient']
   lengths = grad['lengths']
   width = grad['alpha'].shape[1]
-  measures = {'alpha': grad['alpha'], **{k: grad[k] for k in GRADIENT_VARIANTS}, 'loo': loo['loo'],
-              'decision_gradient': arrays['decision_gradient'],
-              'decision_gradient_x_attention': arrays['decision_gradient_x_attention']}
+  found = {ATTENTION: grad[ATTENTION], **arrays}
+  found.update({name: inputs[stage][array] for name, (stage, array) in _from_inputs().items()
+                if array in inputs[stage]})
+  # In `measures()` order; a measure the model cannot take is absent.
+  rows = {name: found[name] for name in measures() if name in found}
   evidence = evidence_mask(ctx.split.evidence, width)
-  scored = score({n: np.asarray(m)[:, :width] for n, m in measures.items()}, evidence, lengths)
+  scored = score({n: np.asarray(m)[:, :width] for n, m in rows.items()}, evidence, lengths)
   count = evidence[:, 1:].sum(axis=1)
   chance = ev.chance_average_precision(count, np.maximum(np.asarray(lengths) - 2, 0))
   out = {'lengths': lengths, 'evidence_words': count.astype(np.int32), 'chance_ap': chance}
@@ -120,17 +151,18 @@ def kept(arrays, summary) -> dict:
   """The per-question AP of every measure and baseline, float16 [rows,
   questions], and the rows' names (`stage_store.KEPT`)."""
   del summary
-  names = [n for n in (*MEASURES, 'chance', *BASELINES) if f'ap_{n}' in arrays or n == 'chance']
+  names = [n for n in (*measures(), 'chance', *BASELINES) if f'ap_{n}' in arrays or n == 'chance']
   rows = [arrays['chance_ap'] if n == 'chance' else arrays[f'ap_{n}'] for n in names]
   return {'ap': np.asarray(rows, np.float16), 'names': np.asarray(names)}
 
 
 def _figures(arrays, inputs, summary, directory):
   return evidence_figures.average_precision_boxes(
-      {n: arrays[f'ap_{n}'] for n in MEASURES}, arrays['chance_ap'], directory)
+      {n: arrays[f'ap_{n}'] for n in measures() if f'ap_{n}' in arrays}, arrays['chance_ap'], directory)
 
 
 EVIDENCE = STAGES.register(Stage(
     name='evidence', paper='evidence', order=100, requires=('gradient', 'loo'),
-    compute=_compute, positional=frozenset({'decision_gradient', 'decision_gradient_x_attention'}),
-    finalize=_finalize, figures=_figures, multi_class=True, needs_evidence=True, kept=kept))
+    compute=_compute, positional=measure.Names('evidence', fixed=DECISION),
+    finalize=_finalize, figures=_figures, multi_class=True, needs_evidence=True, kept=kept,
+    keyed_measures=EVIDENCE_KEYED))

@@ -5,26 +5,73 @@ from typing import Optional
 import jax
 import numpy as np
 
-from attn_jax.analysis import gradients as gi, kendall, loo as loo_lib, statistics
+from attn_jax.analysis import gradients as gi, kendall, loo as loo_lib, measure, statistics
 from attn_jax.plots import analysis_figures
 from attn_jax.core.registry import STAGES, Section
 from attn_jax.stages.stage import Stage, class_groups, predicted_classes
 
-# Variants of gradient importance: (target, detach_attention, reduction).
-# `gradient` is J&W's; `gradient_l2` is Meister et al.'s eq. 4 (attention in the graph).
-GRADIENT_VARIANTS = {
-    'gradient': ('prob', True, 'dot'),
-    'gradient_logit': ('logit', True, 'dot'),
-    'gradient_attached': ('prob', False, 'dot'),
-    'gradient_l2': ('prob', False, 'l2'),
-}
-# The three τ of J&W's Table 2 / CorrStats (`PlottingBC.plot_correlation_between_grad_and_loo`;
-# `ag` is α~LOO, `al` α~gradient).
-PAIRS = {'attention_gradient': ('alpha', 'gradient'), 'attention_loo': ('alpha', 'loo'),
-         'gradient_loo': ('gradient', 'loo')}
+# The measures the `gradient` stage stores are the registered ones that name
+# it (`Measure.stored_as['gradient']`); its results were first keyed with
+# these four: J&W's `gradient`, its logit and α-attached variants, and
+# `gradient_l2`, Meister et al.'s g_ŷ(x) of eq. 4 unnormalised (attention in
+# the graph). A measure registered for it since is in its key (`Stage.keyed_measures`).
+GRADIENT_KEYED = ('gradient', 'gradient_logit', 'gradient_attached', 'gradient_l2')
+# The τ sides that are not a registered measure's array.
+ATTENTION = 'alpha'
+_SHORT = {ATTENTION: 'α'}
 
 
-def _gradient_fn(model):
+def gradient_variants() -> dict:
+  """{array name: (target, detach_attention, reduction)}: the measures the
+  `gradient` stage computes from one gradient at the embeddings per detach
+  (`Measure.embedding_gradient`), read from the registry now."""
+  return {name: m.embedding_gradient for name, m in measure.stored('gradient').items()
+          if m.embedding_gradient is not None}
+
+
+def gradient_measures() -> tuple:
+  """The array names of every measure the `gradient` stage stores, registry order."""
+  return tuple(measure.stored('gradient'))
+
+
+GRADIENT_VARIANTS = gradient_variants()  # at import: the four of GRADIENT_KEYED
+
+
+def _jw_pairs() -> dict:
+  """J&W's three τ (Table 2 / CorrStats, `PlottingBC.plot_correlation_between_grad_and_loo`;
+  `ag` is α~LOO, `al` α~gradient), named from the arrays of J&W's gradient
+  and leave-one-out records: {'attention_gradient': ('alpha', 'gradient'), ...}."""
+  gradient, loo = gi.GRADIENT.stored_as['gradient'], loo_lib.LEAVE_ONE_OUT.stored_as['loo']
+  return {f'attention_{gradient}': (ATTENTION, gradient), f'attention_{loo}': (ATTENTION, loo),
+          f'{gradient}_{loo}': (gradient, loo)}
+
+
+# pair name (the results' `tau_<pair>`) -> the two arrays it ranks.
+PAIRS = _jw_pairs()
+
+
+def tau_label(pair: str, short: Optional[dict] = None) -> str:
+  """'τ(α, gradient)' for a pair of `PAIRS` (or 'attention_<array>'), its
+  sides named by their measures' records (`Measure.short`, else `column`).
+
+  Args:
+    pair: a pair name ('attention_gradient', 'gradient_loo', 'attention_gradient_l2').
+    short: {side's name in the label: the name to print instead} ({'gradient': 'grad'}).
+
+  Returns:
+    The τ's label.
+  """
+  a, b = PAIRS[pair] if pair in PAIRS else (ATTENTION, pair.removeprefix('attention_'))
+
+  def name(side):
+    found = measure.of_array(side)
+    text = _SHORT.get(side) or ((found.short or found.column_of(side)) if found is not None else side)
+    return (short or {}).get(text, text)
+
+  return f'τ({name(a)}, {name(b)})'
+
+
+def _gradient_fn(model, variants: dict):
   def fn(params, tokens, lengths):
     fwd = model.forward(params, tokens, lengths)
     probs = model.probabilities(fwd.logits)
@@ -37,26 +84,35 @@ def _gradient_fn(model):
       grads = {target: gi.embedding_gradient(model, params, tokens, lengths, target=target,
                                              detach_attention=detach)
                for target in (('prob', 'logit') if multi_class else ('logit',))}
-      for name, (target, variant_detach, reduction) in GRADIENT_VARIANTS.items():
+      for name, (target, variant_detach, reduction) in variants.items():
         if variant_detach == detach:
           if multi_class:
             out[name] = gi.reduce_gradient(*grads[target], lengths, reduction)
           else:
             scores = gi.reduce_gradient(*grads['logit'], lengths, reduction)
             out[name] = scores * (probs * (1.0 - probs))[:, None] if target == 'prob' else scores
+    # Any other measure registered for the stage: its own function.
+    out.update(measure.computed('gradient', model, params, tokens, lengths, elsewhere=variants))
     return out
   return fn
 
 
 def _compute_gradient(ctx, batch):
-  fn = ctx.jit('gradient', lambda: _gradient_fn(ctx.model))
+  variants = gradient_variants()
+  # The measures are in the program's name: one registered since is compiled in, not reused without.
+  fn = ctx.jit('gradient:' + ','.join(gradient_measures()), lambda: _gradient_fn(ctx.model, variants))
   return fn(ctx.params, batch.tokens, batch.lengths)
 
 
 def _finalize_gradient(ctx, arrays, inputs):
   arrays['lengths'] = ctx.split.lengths.astype(np.int32)
-  return arrays, {'variants': {k: dict(zip(('target', 'detach_attention', 'reduction'), v))
-                               for k, v in GRADIENT_VARIANTS.items()}}
+  summary = {'variants': {k: dict(zip(('target', 'detach_attention', 'reduction'), v))
+                          for k, v in gradient_variants().items()}}
+  others = [n for n in gradient_measures() if n not in summary['variants']]
+  if others:  # the registered measures computed by their own function (none of the four first keyed)
+    summary['measures'] = {n: {'measure': measure.stored('gradient')[n].name, 'stored': n in arrays}
+                           for n in others}
+  return arrays, summary
 
 
 # The default budget for a chunk's temporary memory. At 4 GiB, with chunks
@@ -145,11 +201,12 @@ def _finalize_loo(ctx, arrays, inputs):
 def _finalize_kendall(ctx, arrays, inputs):
   grad, loo = inputs['gradient'], inputs['loo']
   lengths = grad['lengths']
-  scores = {'alpha': grad['alpha'], 'loo': loo['loo'], **{k: grad[k] for k in GRADIENT_VARIANTS}}
+  measures = [k for k in gradient_measures() if k in grad]  # a measure the model refused is absent
+  scores = {ATTENTION: grad[ATTENTION], 'loo': loo['loo'], **{k: grad[k] for k in measures}}
   predicted = predicted_classes(grad['probs'])
   groups = class_groups(predicted, grad['probs'])
-  pairs = dict(PAIRS)
-  pairs.update({f'attention_{k}': ('alpha', k) for k in GRADIENT_VARIANTS if k != 'gradient'})
+  pairs = dict(PAIRS)  # J&W's three, then α with every other measure of the gradient stage
+  pairs.update({f'attention_{k}': (ATTENTION, k) for k in measures if f'attention_{k}' not in pairs})
   if np.ndim(grad['probs']) == 2:  # every class predicted at least once, by index
     counts = {str(c): int(n) for c, n in enumerate(np.bincount(predicted)) if n}
   else:
@@ -173,13 +230,14 @@ def _finalize_kendall(ctx, arrays, inputs):
 
 def _kendall_figures(arrays, inputs, summary, directory):
   groups = class_groups(arrays['predicted'], inputs['gradient']['probs'])
-  return analysis_figures.tau_histograms(arrays, list(PAIRS), directory, groups)
+  return analysis_figures.tau_histograms(arrays, list(PAIRS), directory, groups,
+                                        {p: tau_label(p) for p in PAIRS})
 
 
 GRADIENT = STAGES.register(Stage(
     name='gradient', paper='jw', order=10, compute=_compute_gradient,
-    positional=frozenset({'alpha', *GRADIENT_VARIANTS}), finalize=_finalize_gradient,
-    figures=lambda *args: [], multi_class=True))
+    positional=measure.Names('gradient', fixed=(ATTENTION,)), finalize=_finalize_gradient,
+    figures=lambda *args: [], multi_class=True, keyed_measures=GRADIENT_KEYED))
 LOO = STAGES.register(Stage(
     name='loo', paper='jw', order=20, compute=_compute_loo, check=_check_loo,
     positional=frozenset({'loo', 'probs_without'}), finalize=_finalize_loo,

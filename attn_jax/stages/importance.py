@@ -14,32 +14,55 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from attn_jax.analysis import importance_measures as imp, kendall, statistics
+from attn_jax.analysis import importance_measures as imp, kendall, measure, statistics
 from attn_jax.core.registry import STAGES, Section
 from attn_jax.plots import meister_figures
 from attn_jax.stages.stage import Stage
 
-MEASURES = ('g_y_x', 'd_y_x', 'g_y_i', 'd_y_i')  # Table 6's columns
-ENTROPIES = ('alpha', 'g_y_x', 'd_y_x', 'g_y_i')
+# The measures the stage stores are the registered ones that name it
+# (`Measure.stored_as['importance']`); its results were first keyed with
+# Table 6's four columns. D_ŷ(x) is a measure the `loo` stage stores too:
+# its leave-one-out, normalised over the words here; the others are computed
+# by their own function.
+IMPORTANCE_KEYED = ('g_y_x', 'd_y_x', 'g_y_i', 'd_y_i')
+ENTROPIES = ('alpha', 'g_y_x', 'd_y_x', 'g_y_i')  # Meister's Table 2 / Figure 3 entropies
+DETACHED = 'g_y_i_detached'  # g_ŷ(I) with α detached (Meister et al.'s variant), beside Table 6
+DETACHED_LABEL = 'g_ŷ(I), α detached'
 
 
-def _importance_fn(model, detached: bool):
+def measures() -> tuple:
+  """The array names of the measures the stage stores, registry order (Table 6's columns first)."""
+  return tuple(measure.stored('importance'))
+
+
+def _from_loo() -> dict:
+  """{array name: the `loo` stage's array}: the measures taken from its results, normalised."""
+  return {name: m.stored_as['loo'] for name, m in measure.stored('importance').items() if 'loo' in m.stored_as}
+
+
+def labels() -> dict:
+  """{array name: label} of the stage's τ: its measures' columns and the detached g_ŷ(I)."""
+  return {**measure.columns('importance'), DETACHED: DETACHED_LABEL}
+
+
+
+
+def _importance_fn(model, detached: bool, from_loo: tuple):
   def fn(params, tokens, lengths):
     fwd = model.forward(params, tokens, lengths)
-    out = {'alpha': fwd.alpha, 'probs': jax.nn.sigmoid(fwd.logits),
-           'g_y_x': imp.input_gradient(model, params, tokens, lengths),
-           'g_y_i': imp.hidden_gradient(model, params, tokens, lengths),
-           'd_y_i': imp.attention_deletion(model, params, tokens, lengths)}
+    out = {'alpha': fwd.alpha, 'probs': jax.nn.sigmoid(fwd.logits)}
+    # g_ŷ(x), g_ŷ(I), D_ŷ(I) and any measure registered for the stage since.
+    out.update(measure.computed('importance', model, params, tokens, lengths, elsewhere=from_loo))
     if detached:
-      out['g_y_i_detached'] = imp.hidden_gradient(model, params, tokens, lengths,
-                                                  detach_attention=True)
+      out[DETACHED] = imp.hidden_gradient(model, params, tokens, lengths, detach_attention=True)
     return out
   return fn
 
 
 def _compute(ctx, batch):
   detached = ctx.settings.importance.hidden_gradient_detached
-  fn = ctx.jit('importance', lambda: _importance_fn(ctx.model, detached))
+  from_loo = tuple(_from_loo())
+  fn = ctx.jit('importance:' + ','.join(measures()), lambda: _importance_fn(ctx.model, detached, from_loo))
   return fn(ctx.params, batch.tokens, batch.lengths)
 
 
@@ -55,8 +78,9 @@ def _stats(values: np.ndarray) -> dict:
 def _finalize(ctx, arrays, inputs):
   lengths = ctx.split.lengths.astype(np.int32)
   width = arrays['alpha'].shape[1]
-  loo = inputs['loo']['loo'][:, :width]
-  arrays['d_y_x'] = np.asarray(imp.normalised_loo(jnp.asarray(loo), jnp.asarray(lengths)))
+  for name, loo_name in _from_loo().items():  # D_ŷ(x): the loo stage's leave-one-out, normalised
+    loo = inputs['loo'][loo_name][:, :width]
+    arrays[name] = np.asarray(imp.normalised_loo(jnp.asarray(loo), jnp.asarray(lengths)))
   arrays['lengths'] = lengths
   predicted = (arrays['probs'] > 0.5).astype(np.int32)
   arrays['predicted'] = predicted
@@ -65,16 +89,17 @@ def _finalize(ctx, arrays, inputs):
              'sparsegen_lambda': m.sparsegen_lambda if m.projection == 'sparsegen' else None,
              'n': len(lengths), 'loo_mode': ctx.settings.loo.mode, 'tau': {}, 'entropy': {},
              'hidden_gradient_detached': bool(ctx.settings.importance.hidden_gradient_detached)}
-  measures = MEASURES + (('g_y_i_detached',) if 'g_y_i_detached' in arrays else ())
-  for name in measures:
+  # A measure the model cannot take is absent (`measure.computed`); the detached g_ŷ(I) last.
+  taus = tuple(n for n in measures() if n in arrays) + ((DETACHED,) if DETACHED in arrays else ())
+  for name in taus:
     tau, p = kendall.kendall_tau(arrays['alpha'], arrays[name], lengths)
     arrays[f'tau_{name}'], arrays[f'p_{name}'] = tau, p
     entry = kendall.summarize(tau, predicted, p)['overall']
     ci = statistics.bootstrap_interval(tau, seed=ctx.settings.seed)
     entry['bootstrap_ci95'] = [ci['low'], ci['high']]
     summary['tau'][name] = entry
-  if 'g_y_i_detached' in summary['tau']:  # also apart: it is not one of Table 6's columns
-    summary['tau_detached'] = summary['tau']['g_y_i_detached']
+  if DETACHED in summary['tau']:  # also apart: it is not one of Table 6's columns
+    summary['tau_detached'] = summary['tau'][DETACHED]
   for name in ENTROPIES:
     h = np.asarray(imp.normalised_entropy(jnp.asarray(arrays[name]), jnp.asarray(lengths)), np.float64)
     arrays[f'entropy_{name}'] = h
@@ -89,10 +114,11 @@ def _finalize(ctx, arrays, inputs):
 
 IMPORTANCE = STAGES.register(Stage(
     name='importance', paper='meister', order=80, compute=_compute,
-    positional=frozenset({'alpha', 'g_y_x', 'g_y_i', 'g_y_i_detached', 'd_y_i'}),
+    positional=measure.Names('importance', fixed=('alpha', DETACHED)),
     requires=('loo',), finalize=_finalize,
     figures=lambda arrays, inputs, summary, d: meister_figures.tau_histograms_by_measure(
-        arrays, MEASURES, d),
+        arrays, [n for n in measures() if f'tau_{n}' in arrays], d, labels()),
     cost=lambda batch: float(np.sum(batch.index >= 0)) * batch.tokens.shape[1],
     # Also the intermediate gradient with α detached (Meister et al.'s variant).
-    section=Section(lambda dataset, encoder, variant: dict(hidden_gradient_detached=True))))
+    section=Section(lambda dataset, encoder, variant: dict(hidden_gradient_detached=True)),
+    keyed_measures=IMPORTANCE_KEYED))

@@ -12,6 +12,7 @@ import jax
 import ml_collections
 import numpy as np
 
+from attn_jax.analysis import measure
 from attn_jax.core import sharding
 from attn_jax.core.registry import Section
 from attn_jax.data import split_batches
@@ -146,7 +147,8 @@ class Stage:
     (filler rows included; the runner drops them). None for stages that only
     combine the results of `requires`.
   positional: names of computed arrays whose last axis is the position; the
-    runner pads it to the split's longest document.
+    runner pads it to the split's longest document (a set, or a
+    `measure.Names` that follows the measures registered for the stage).
   finalize: (ctx, arrays, inputs) -> (arrays, summary); `inputs` maps each
     required stage to its arrays.
   figures: (arrays, inputs, summary, directory) -> written paths.
@@ -173,6 +175,11 @@ class Stage:
     runner writes to `stage_store.KEPT` beside results.npz (hashed with it)
     and `report --save` copies with the summary, so results/ keeps them
     (e.g. the evidence stage's per-question AP, float16); None: nothing.
+  keyed_measures: the array names of the registered measures it stored
+    (`Measure.stored_as`) when its results were first keyed; None: it
+    stores none. Its key names the measures only once they differ
+    (`measure.key_items`), so a measure registered for it later gives new
+    results a new key and leaves the saved ones where they are.
   """
   name: str
   paper: str
@@ -191,6 +198,7 @@ class Stage:
   needs_evidence: bool = False
   check: Optional[Callable[[AnalysisContext, Batch], None]] = None
   kept: Optional[Callable[[Arrays, dict], Arrays]] = None
+  keyed_measures: Optional[tuple] = None
 
   def key_settings(self, analysis: ml_collections.ConfigDict) -> dict:
     """The values of its section that change its results: its key's `settings`.
@@ -199,12 +207,15 @@ class Stage:
       analysis: the run's `config.analysis`.
 
     Returns:
-      `section.key_items` of `analysis.<name>` ({} for a stage without a section).
+      `section.key_items` of `analysis.<name>` ({} for a stage without a
+      section), and `measures` where the registered measures it stores are
+      no longer `keyed_measures`.
     """
     values = analysis.get(self.name)
-    if not isinstance(values, ml_collections.ConfigDict):
-      return {}
-    return self.section.key_items(values.to_dict())
+    items = self.section.key_items(values.to_dict()) if isinstance(values, ml_collections.ConfigDict) else {}
+    if self.keyed_measures is not None:
+      items.update(measure.key_items(self.name, self.keyed_measures))
+    return items
 
 
 def predicted_classes(probs: np.ndarray) -> np.ndarray:

@@ -31,11 +31,11 @@ from attn_jax.tables import render, seed_spread
 from attn_jax.tables.common import (RunFolder, check_any_marker, load_run, load_stage_results, markdown, nothing_to_report,
                                     plain, read_saved, root_of, save_run_files, data_source_cell, write_blocks)
 from attn_jax.tables.report_registry import COMMANDS, SECTIONS, TABLES, Command, PaperSections, Table, tables
-from attn_jax.stages import stage_store as store
+from attn_jax.stages import feature_importance, stage_store as store
 from attn_jax.training.metrics import classification_metrics
 
-TAU_PAIRS = {'attention_gradient': 'τ(α, gradient)', 'attention_loo': 'τ(α, LOO)',
-             'gradient_loo': 'τ(gradient, LOO)'}
+# J&W's three τ (the kendall stage's pairs) and their labels, 'τ(α, gradient)', from the measures' records.
+TAU_PAIRS = {pair: feature_importance.tau_label(pair) for pair in feature_importance.PAIRS}
 HEADER = ['run', 'statistic', 'measured', 'J&W published', 'verdict', 'from (documents, key)']
 METRICS = ('accuracy', 'f1_pos', 'roc_auc')
 DATASETS = ('sst', 'imdb', '20news', 'agnews')

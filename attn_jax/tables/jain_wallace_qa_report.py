@@ -20,6 +20,7 @@ import scipy.stats
 
 from attn_jax.analysis import statistics
 from attn_jax.papers import published
+from attn_jax.stages import feature_importance
 from attn_jax.tables import jain_wallace_reference, known_evidence
 from attn_jax.tables.common import markdown, plain, root_of, write_blocks
 from attn_jax.tables.report_registry import TABLES, Table
@@ -27,7 +28,7 @@ from attn_jax.tables.studies import (REFERENCE_COLUMNS, analysed_cell, earlier_r
                                      saved, seeds_cell, seeds_needed_text, totals, wall_seconds)
 from attn_jax.tables.study_results import cell, collect_arm
 
-PAIRS = ('attention_gradient', 'attention_loo', 'gradient_loo')
+PAIRS = tuple(feature_importance.PAIRS)  # J&W's three τ, as the kendall stage names them
 COMPARED = REFERENCE_COLUMNS  # (statistic, label): accuracy and the three τ; margins by statistic
 
 

@@ -22,7 +22,7 @@ from typing import Optional
 
 import numpy as np
 
-from attn_jax.analysis import evidence_ranking, position_baselines, statistics, verdicts
+from attn_jax.analysis import evidence_ranking, measure, position_baselines, statistics, verdicts
 from attn_jax.core import atomic_io
 from attn_jax.core.errors import DataError
 from attn_jax.data import sources
@@ -32,13 +32,30 @@ from attn_jax.tables.common import RunFolder
 from attn_jax.tables.jain_wallace import HEADER, alternatives, analysis_rows
 from attn_jax.tables.report_registry import SECTIONS, TABLES, PaperSections, Table
 from attn_jax.tables.study_results import cell, models as collect_models
-from attn_jax.stages import stage_store as store
+from attn_jax.stages import evidence as evidence_stage, stage_store as store
 
-# The measures a table shows, in this order, and their column names.
-LABELS = {'alpha': 'α', 'gradient': 'J&W gradient', 'gradient_logit': 'gradient (logit)',
-          'gradient_attached': 'gradient, α attached', 'gradient_l2': 'Meister g(x)',
-          'loo': 'leave-one-out', 'decision_gradient': 'S&S ∂d/∂α',
-          'decision_gradient_x_attention': 'S&S α·∂d/∂α'}
+# The measures a table shows, in this order, and their column names: α, the
+# registered measures the evidence stage scores (their records' columns,
+# `Measure.column`; read when used, so a measure registered since is here),
+# and S&S's decision gradients.
+LABELS = measure.Labels('evidence', before={'alpha': 'α'},
+                        after={'decision_gradient': 'S&S ∂d/∂α', 'decision_gradient_x_attention': 'S&S α·∂d/∂α'})
+# The columns of the study's table whatever the saved models hold (those its
+# models were first scored on); a measure registered since has its column
+# once a model of the table has it.
+ALWAYS_SHOWN = ('alpha', *evidence_stage.EVIDENCE_KEYED, *evidence_stage.DECISION)
+
+
+def shown(cis_by_arm: list) -> list:
+  """The measures a study table shows: `ALWAYS_SHOWN` and any other with a value in an arm.
+
+  Args:
+    cis_by_arm: per arm, {measure: t interval} (`arm_intervals`, `arm_evidence`'s 'cis').
+
+  Returns:
+    Measure names in `LABELS` order.
+  """
+  return [m for m in LABELS if m in ALWAYS_SHOWN or any(cis.get(m, {}).get('n') for cis in cis_by_arm)]
 
 
 def evidence_rows(name: str, dataset: str, evidence: dict, model: str = '') -> list[list[str]]:
@@ -356,9 +373,11 @@ def _number(value) -> str:
   return '–' if value is None else f'{value:.3f}'
 
 
-STUDY_HEADER = ['configuration', 'seeds', *LABELS.values(), 'chance: random words', 'random word types',
-                'later words first', 'last statement first', 'best vs next (paired over seeds)',
-                'beat chance', 'beat later words first', 'beat last statement first']
+def study_header(measures: list) -> list[str]:
+  """The study table's header row, with a column per measure of `measures` (`shown`)."""
+  return ['configuration', 'seeds', *[LABELS[m] for m in measures], 'chance: random words', 'random word types',
+          'later words first', 'last statement first', 'best vs next (paired over seeds)',
+          'beat chance', 'beat later words first', 'beat last statement first']
 
 
 def study_rows(arms: list[tuple[str, str]]) -> list[list[str]]:
@@ -367,11 +386,12 @@ def study_rows(arms: list[tuple[str, str]]) -> list[list[str]]:
   best measure against the next (paired test over seeds, 'tied' where not
   shown above it), and which measures beat chance (random word types for
   an Average encoder), later words first and the last statement first."""
-  rows = [list(STUDY_HEADER)]
-  for name, folder in arms:
-    found = arm_evidence(folder)
+  found_by_arm = [(name, arm_evidence(folder)) for name, folder in arms]
+  measures = shown([found['cis'] for _, found in found_by_arm])
+  rows = [study_header(measures)]
+  for name, found in found_by_arm:
     cis, b = found['cis'], found['baselines']
-    rows.append([name, str(found['n']) if found['n'] else '0 (not run yet)', *[cell(cis[m]) for m in LABELS],
+    rows.append([name, str(found['n']) if found['n'] else '0 (not run yet)', *[cell(cis[m]) for m in measures],
                  cell(cis['chance']), _number(b.get('random_word_types')), _number(b.get('later_words_first')),
                  _number(b.get('last_statement_first')), best_text(found),
                  beaten_text(found, found['chance_name']), beaten_text(found, 'later_words_first'),
@@ -451,12 +471,13 @@ def baseline_notes(found: list[tuple[str, str, dict]]) -> list[str]:
 
 def study_figure(arms: list[tuple[str, str]], path: str) -> list[str]:
   rows = [(name, arm_intervals(folder)) for name, folder in arms]
+  measures = shown([cis for _, cis in rows])
   rows = [(name, {LABELS.get(m, m): ci for m, ci in cis.items()}) for name, cis in rows
           if any(ci['n'] for ci in cis.values())]
   if not rows:
     return []
   os.makedirs(os.path.dirname(path) or '.', exist_ok=True)
-  return evidence_figures.study_intervals(rows, list(LABELS.values()), path)
+  return evidence_figures.study_intervals(rows, [LABELS[m] for m in measures], path)
 
 
 def chance_note(arms: list[tuple[str, str]]) -> str:

@@ -15,6 +15,7 @@ tables they are about.
 
 import os
 
+from attn_jax.analysis import measure
 from attn_jax.core import atomic_io, errors
 from attn_jax.core.registry import EXPERIMENTS, STAGES
 from attn_jax.papers import published
@@ -24,12 +25,20 @@ from attn_jax.tables.common import (check_markers, load_experiment_summaries, lo
 from attn_jax.tables.report_registry import (COMMANDS, SECTIONS, TABLES, Command, PaperSections, Table, blocks,
                                               made_tables, titles)
 from attn_jax.stages import stage_store
-from attn_jax.stages.importance import MEASURES
+from attn_jax.stages import importance as importance_stage
 
 MEAN_CLOSE = 0.05  # a mean within this of Meister's is "as published" (Tables 1, 3, 5)
 TAU_CLOSE = 0.10   # Table 6: τ means within this (their spread over documents is 0.05-0.28)
 HIGH_ENTROPY = 0.5  # qualitative (i): H̃(g_{h_p}(x)) high for every projection
-NAMES = {'g_y_x': 'g_ŷ(x)', 'd_y_x': 'D_ŷ(x)', 'g_y_i': 'g_ŷ(I)', 'd_y_i': 'D_ŷ(I)'}
+# {'g_y_x': 'g_ŷ(x)', ...}: the importance stage's measures' columns, from their records (read when used).
+NAMES = measure.Labels('importance')
+TABLE6 = importance_stage.IMPORTANCE_KEYED  # Meister's Table 6 columns: the measures of their claims
+
+
+def shown(taus: list) -> list:
+  """The importance measures a table shows: Table 6's four, and any other
+  registered for the stage that one of `taus` ({measure: τ}) has, in registry order."""
+  return [m for m in importance_stage.measures() if m in TABLE6 or any(m in t for t in taus)]
 
 
 def _f(x, digits: int = 2) -> str:
@@ -93,15 +102,19 @@ def table1_notes(runs: list) -> list[str]:
 
 
 def table6_rows(runs: list) -> list[list[str]]:
-  rows = [['dataset', 'model', 'run'] + [f'τ(α, {NAMES[m]}) (Meister)' for m in MEASURES] + ['verdict']]
+  measures = shown([r['stages']['importance']['tau'] for r in runs if 'importance' in r['stages']])
+  rows = [['dataset', 'model', 'run'] + [f'τ(α, {NAMES[m]}) (Meister)' for m in measures] + ['verdict']]
   for r in runs:
     s = r['stages'].get('importance')
     if s is None:
       continue
     paper = published.MEISTER_TABLE6.get((r['dataset'], model_key(r)), {})
     cells, missed = [], []
-    for m in MEASURES:
-      t, p = s['tau'][m], paper.get(m)
+    for m in measures:
+      t, p = s['tau'].get(m), paper.get(m)
+      if t is None:  # a measure registered since this run was analysed
+        cells.append('–')
+        continue
       cells.append(f'{_f(t["nanmean"])} ± {_f(t["nanstd"])} ({_f(p and p[0])} ± {_f(p and p[1])})')
       if p is not None and abs(t['nanmean'] - p[0]) > TAU_CLOSE:
         missed.append(NAMES[m])
@@ -117,7 +130,7 @@ def table6_notes(runs: list) -> list[str]:
     s = r['stages'].get('importance')
     if s is None:
       continue
-    tau = {m: s['tau'][m]['nanmean'] for m in MEASURES}
+    tau = {m: s['tau'][m]['nanmean'] for m in TABLE6}
     intermediate, inputs = max(tau['g_y_i'], tau['d_y_i']), max(tau['g_y_x'], tau['d_y_x'])
     notes.append(f'{r["name"]}: τ with intermediate importance {"≫" if intermediate > inputs + 0.2 else "not ≫"} '
                  f'τ with input importance ({_f(intermediate)} vs {_f(inputs)}); '
@@ -156,7 +169,9 @@ def table2_rows(runs: list) -> list[list[str]]:
 
 
 def sweep_rows(runs: list) -> list[list[str]]:
-  rows = [['run', 'λ', 'accuracy', 'H̃(g_ŷ(x))', 'H̃(α)', 'α = 0'] + [f'τ(α, {NAMES[m]})' for m in MEASURES]]
+  sweeps = [r['experiments']['sparsegen_sweep'] for r in runs if r['experiments'].get('sparsegen_sweep')]
+  measures = shown([x['tau'] for s in sweeps for x in (s['base'], *s['rows']) if 'tau' in x])
+  rows = [['run', 'λ', 'accuracy', 'H̃(g_ŷ(x))', 'H̃(α)', 'α = 0'] + [f'τ(α, {NAMES[m]})' for m in measures]]
   for r in runs:
     s = r['experiments'].get('sparsegen_sweep')
     if s is None:
@@ -169,7 +184,7 @@ def sweep_rows(runs: list) -> list[list[str]]:
         continue
       rows.append([r['name'], label, _f(x['accuracy'], 3), _f(x['entropy_g_y_x'], 3),
                    _f(x['entropy_alpha'], 3), f'{x["alpha_zero_fraction"]:.0%}']
-                  + [_f(x['tau'][m]) for m in MEASURES])
+                  + [_f(x['tau'].get(m)) for m in measures])
   return rows
 
 

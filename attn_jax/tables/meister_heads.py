@@ -55,7 +55,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from attn_jax.analysis import contract, importance_measures as imp, kendall, statistics
+from attn_jax.analysis import contract, importance_measures as imp, kendall, measure, statistics
 from attn_jax.core import atomic_io
 from attn_jax.data.dataset import load_dataset
 from attn_jax.models import heads, masks
@@ -67,7 +67,7 @@ from attn_jax.workdirs.restore import restore
 VERSION = 1
 BLOCK = 'meister-transformer-heads'
 NEAR_ZERO = 0.01  # a weight below NEAR_ZERO / n is near zero (n: the document's words)
-MEASURES = (('g_y_x', 'g_ŷ(x)'), ('g_y_i', 'g_ŷ(I)'), ('d_y_i', 'D_ŷ(I)'))
+MEASURES = tuple((m, measure.columns('importance')[m]) for m in ('g_y_x', 'g_y_i', 'd_y_i'))  # labels: the records'
 PER_DOCUMENT = ('entropy', 'near_zero', 'zero', 'largest')
 ROWS = 'rows'
 

@@ -20,14 +20,15 @@ their single model was a typical seed.
 
 import os
 
-from attn_jax.analysis import statistics, verdicts
+from attn_jax.analysis import measure, statistics, verdicts
 from attn_jax.papers import published
 from attn_jax.tables import study_results
 from attn_jax.tables.common import plain, root_of, with_notes, write_blocks
 from attn_jax.tables.report_registry import TABLES, Table
 from attn_jax.tables.studies import saved, totals
 
-MEASURES = (('g_y_x', 'g_ŷ(x)'), ('d_y_x', 'D_ŷ(x)'), ('g_y_i', 'g_ŷ(I)'), ('d_y_i', 'D_ŷ(I)'))
+# Meister's Table 6 measures, labelled by their records (`Measure.column`).
+MEASURES = tuple((m, measure.columns('importance')[m]) for m in ('g_y_x', 'd_y_x', 'g_y_i', 'd_y_i'))
 
 
 def _accuracy(member: str):

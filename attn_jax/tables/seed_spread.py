@@ -19,6 +19,7 @@ import ml_collections
 from attn_jax import config as config_lib
 from attn_jax.analysis import statistics
 from attn_jax.core import atomic_io
+from attn_jax.stages import feature_importance
 from attn_jax.tables import study_results
 
 # The grids a run may be set beside, under results/ of the checkout, newest
@@ -26,7 +27,7 @@ from attn_jax.tables import study_results
 # today's recipe with each seed's own batch order, saved row by row as it is
 # trained; jw_grid_lstm2 has every fix of the recipe but one batch order a row.
 GRIDS = ('jw_grid', 'jw_grid_lstm2')
-PAIRS = ('tau_attention_gradient', 'tau_attention_loo', 'tau_gradient_loo')
+PAIRS = tuple(f'tau_{p}' for p in feature_importance.PAIRS)  # J&W's three τ (the kendall stage's)
 # What differs between a grid row's seeds by design, and so not between recipes.
 SEED_KEYS = frozenset({'seed', 'train.batch_seed', 'vectors.seed'})
 

@@ -35,6 +35,8 @@ from attn_jax.stages import feature_importance, stage_store as store
 from attn_jax.workdirs import model_axis
 
 MODEL_FILES = ('eval.json', 'config.json', 'metrics.jsonl', 'data.json', 'embeddings.json')
+TAU_PAIRS = tuple(feature_importance.PAIRS)  # J&W's three τ, as the kendall stage names them
+COMPACT = {'gradient': 'grad'}  # the narrow tables' τ labels: τ(α, grad)
 
 
 def wall_seconds(root: str, arm: str):
@@ -101,7 +103,7 @@ def seeds_cell(study, arm, folder: str, n: int) -> str:
 
 def grid_rows(study, root: str) -> list[list[str]]:
   rows = [['configuration', 'embeddings', 'seeds', 'accuracy [J&W]', 'F1 pos [J&W]', 'ROC-AUC [J&W]',
-           'τ(α, grad) [J&W]', 'τ(α, LOO) [J&W]', 'τ(grad, LOO) [J&W]',
+           *[f'{feature_importance.tau_label(p, COMPACT)} [J&W]' for p in TAU_PAIRS],
            'adv. max JSD neg / pos [J&W ≈]', 'perm. median ∣Δŷ∣ neg / pos', 'test docs analysed',
            'wall time']]
   # Every configuration gets its row, run or not, so the table says what is missing.
@@ -115,7 +117,7 @@ def grid_rows(study, root: str) -> list[list[str]]:
     rows.append([arm.name, embeddings_cell(os.path.join(root, study.folder_name(arm))),
                  seeds_cell(study, arm, os.path.join(root, study.folder_name(arm)), c['accuracy']['n']),
                  *[cell(c[m], paper=test.get(m)) for m in ('accuracy', 'f1_pos', 'roc_auc')],
-                 tau_cell('attention_gradient'), tau_cell('attention_loo'), tau_cell('gradient_loo'),
+                 *[tau_cell(p) for p in TAU_PAIRS],
                  f'{cell(c["adversarial_neg"], 2)} / {cell(c["adversarial_pos"], 2)}'
                  + (f' [≈{adv["neg"]:.2f} / {adv["pos"]:.2f}]' if adv else ''),
                  f'{cell(c["permutation_neg"])} / {cell(c["permutation_pos"])}',
@@ -128,8 +130,7 @@ def grid_rows(study, root: str) -> list[list[str]]:
 
 FIDELITY_COLUMNS = ('coverage', 'accuracy', 'f1_pos', 'roc_auc', 'dev_roc_auc', 'dev_accuracy',
                     'selected_epoch', 'max_attention_median', 'max_attention_ge_075', 'entropy',
-                    'tau_attention_gradient', 'tau_attention_loo', 'tau_gradient_loo',
-                    'adversarial_neg', 'adversarial_pos')
+                    *[f'tau_{p}' for p in TAU_PAIRS], 'adversarial_neg', 'adversarial_pos')
 
 
 def fidelity_rows(study, root: str) -> list[list[str]]:
@@ -159,7 +160,7 @@ def above(a: dict, *others: dict) -> str:
   return APART if all(a['low'] > b['high'] for b in others) else MEANS_ONLY
 
 
-TAU_PAIRS = tuple(feature_importance.PAIRS)  # J&W's three τ
+
 
 
 def agreement(rows: list[tuple[str, str, dict, dict]], tolerance: float = 0.08) -> list[str]:
@@ -237,8 +238,8 @@ def patterns(study, root: str) -> list[str]:
   return lines
 
 
-REFERENCE_COLUMNS = (('accuracy', 'accuracy'), ('tau_attention_gradient', 'τ(α, grad)'),
-                     ('tau_attention_loo', 'τ(α, LOO)'), ('tau_gradient_loo', 'τ(grad, LOO)'))
+REFERENCE_COLUMNS = (('accuracy', 'accuracy'),
+                     *((f'tau_{p}', feature_importance.tau_label(p, COMPACT)) for p in TAU_PAIRS))
 
 
 def reference_comparisons(study, root: str, reference: str) -> list[tuple[str, dict, dict]]:

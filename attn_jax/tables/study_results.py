@@ -15,7 +15,7 @@ from typing import Callable, Optional
 
 from attn_jax.core import atomic_io, errors
 from attn_jax.analysis import statistics
-from attn_jax.stages import stage_store as store
+from attn_jax.stages import feature_importance, stage_store as store
 
 
 def record_path(root: str) -> str:
@@ -102,9 +102,8 @@ STATISTICS: dict[str, tuple[str, Callable[[str], Optional[float]]]] = {
     'max_attention_ge_075': ('max α ≥ 0.75', lambda m: _get(_summary(m, 'attention'), 'max_attention',
                                                               'fraction_at_least_0.75')),
     'entropy': ('H̃(α)', lambda m: _get(_summary(m, 'attention'), 'normalised_entropy', 'mean')),
-    'tau_attention_gradient': ('τ(α, gradient)', _tau('attention_gradient')),
-    'tau_attention_loo': ('τ(α, LOO)', _tau('attention_loo')),
-    'tau_gradient_loo': ('τ(gradient, LOO)', _tau('gradient_loo')),
+    # J&W's three τ (the kendall stage's pairs), labelled from the measures' records.
+    **{f'tau_{pair}': (feature_importance.tau_label(pair), _tau(pair)) for pair in feature_importance.PAIRS},
     'adversarial_neg': ('adv. max JSD neg', lambda m: _get(_summary(m, 'adversarial'), 'neg', 'mean_max_jsd')),
     'adversarial_pos': ('adv. max JSD pos', lambda m: _get(_summary(m, 'adversarial'), 'pos', 'mean_max_jsd')),
     # Models of more classes (QA, NLI): over all documents, J&W's QA numbers (TVD).

@@ -74,7 +74,7 @@ def test_the_stage_on_the_synthetic_task(smoke_trained, tmp_path):
   directory = helpers.stage_dir(workdir, 'evidence')
   summary = json.loads(open(os.path.join(directory, 'summary.json')).read())
   arrays = np.load(os.path.join(directory, 'results.npz'))
-  assert set(summary['measures']) == set(evidence_stage.MEASURES)
+  assert set(summary['measures']) == set(evidence_stage.measures())
   gradient = np.load(os.path.join(helpers.stage_dir(workdir, 'gradient'), 'results.npz'))
   lengths = gradient['lengths']
   # The stage's AP of α, recomputed by the loop from its arrays.
@@ -95,7 +95,7 @@ def test_the_stage_on_the_synthetic_task(smoke_trained, tmp_path):
   # The per-question APs results/ keeps: float16, one row per measure and baseline, hashed.
   kept = np.load(os.path.join(directory, 'kept.npz'))
   names = list(kept['names'])
-  assert names == [*evidence_stage.MEASURES, 'chance', *evidence_stage.BASELINES]
+  assert names == [*evidence_stage.measures(), 'chance', *evidence_stage.BASELINES]
   assert kept['ap'].dtype == np.float16 and kept['ap'].shape == (len(names), len(lengths))
   np.testing.assert_allclose(kept['ap'][names.index('alpha')], arrays['ap_alpha'], atol=1e-3)
   assert 'kept.npz' in summary['sha256']

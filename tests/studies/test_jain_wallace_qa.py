@@ -150,8 +150,7 @@ def test_the_evidence_table_tests_each_measure_against_the_baselines(baseline_tr
 
 def test_baselines_of_other_questions_are_not_used(baseline_tree):
   evidence_arm(baseline_tree, 'babi1_cnn_tanh', 'cnn', {'loo': [0.7, 0.72, 0.74, 0.71, 0.73]}, chance=0.25)
-  row = known_evidence.study_rows([('babi1_cnn_tanh', str(baseline_tree / 'babi1_cnn_tanh'))])[1]
-  header = known_evidence.STUDY_HEADER
+  header, row = known_evidence.study_rows([('babi1_cnn_tanh', str(baseline_tree / 'babi1_cnn_tanh'))])
   assert row[header.index('later words first')] == '–' and row[header.index('beat later words first')] == '–'
   found = known_evidence.arm_evidence(str(baseline_tree / 'babi1_cnn_tanh'))
   assert found['checked'] == (0, 5) and set(found['baselines']) == {'random_words'}
