@@ -37,6 +37,8 @@ NEEDS = {
     'leave_one_out': Need("J&W leave-one-out", (),
                           # deletion (the default mode); by replacement 'replacement_states'
                           fast=(('deletion_states',), ('variant_windows', 'scores', 'pooled_decode'))),
+    # Deletes words and re-encodes: the forward alone (a forward-only model runs it), any classes.
+    'erasure_metrics': Need("ERASER §4.2 comprehensiveness and sufficiency"),
     'permutation_test': Need("J&W permutation", ('imposes_attention',)),
     'adversarial_attention': Need("J&W adversarial attention", ('imposes_attention',)),
     'single_weight_erasure': Need("S&S §4 single-weight erasure", ('imposes_attention',)),
