@@ -1,5 +1,6 @@
-"""The analyses of J&W, S&S (§§4–5), W&P's divergences and Meister et al.'s
-importance measures (§3.1) as batched, jittable functions.
+"""The analyses of J&W, S&S (§§4–5), W&P's divergences, Meister et al.'s
+importance measures (§3.1) and ERASER's erasure metrics (DeYoung et al.
+§4.2) as batched, jittable functions.
 
 Each takes a model in the interface `attn_jax.models.interface` states —
 embed, encode, the attention under test, decode, with its capabilities
@@ -28,6 +29,7 @@ from attn_jax.analysis import contract, needs
 from attn_jax.analysis.adversarial_search import Adversaries, adversarial_attention, max_jsd_within
 from attn_jax.analysis.attention_focus import Focus, attention_focus
 from attn_jax.analysis.divergences import attention_kl, binary_js, jw_jsd, jw_kl, wp_tvd
+from attn_jax.analysis.eraser_metrics import ErasureCurves, aopc, erasure_metrics, random_scores
 from attn_jax.analysis.every import every_analysis
 from attn_jax.analysis.attention_erasure import (FlipPoint, SingleErasure, decision_gradient, erase,
                                        erase_until_flip, prefix_logits, random_rankings, ranking,
@@ -45,14 +47,14 @@ from attn_jax.analysis.loo import LeaveOneOut, leave_one_out
 from attn_jax.analysis.attention_permutation import Permutation, permutation_test, permute_attention, word_permutations
 
 __all__ = [
-    'Adversaries', 'FlipPoint', 'Focus', 'LeaveOneOut', 'MEASURES', 'Measure', 'Permutation', 'SingleErasure',
-    'adversarial_attention', 'attention_deletion', 'attention_focus', 'attention_kl', 'binary_js', 'contract',
-    'decision_gradient', 'embedding_gradient', 'erase', 'erase_until_flip', 'every_analysis',
-    'gradient_importance', 'gradient_x_input', 'integrated_gradients',
+    'Adversaries', 'ErasureCurves', 'FlipPoint', 'Focus', 'LeaveOneOut', 'MEASURES', 'Measure', 'Permutation',
+    'SingleErasure', 'adversarial_attention', 'aopc', 'attention_deletion', 'attention_focus', 'attention_kl',
+    'binary_js', 'contract', 'decision_gradient', 'embedding_gradient', 'erase', 'erase_until_flip',
+    'erasure_metrics', 'every_analysis', 'gradient_importance', 'gradient_x_input', 'integrated_gradients',
     'hidden_gradient', 'input_gradient', 'jw_jsd', 'jw_kl', 'kendall_tau', 'leave_one_out',
     'max_jsd_within', 'needs', 'normalise', 'normalised_entropy', 'normalised_loo', 'permutation_test',
     'prefix_logits',
-    'permute_attention', 'random_rankings', 'ranking', 'removal_comparison',
+    'permute_attention', 'random_rankings', 'random_scores', 'ranking', 'removal_comparison',
     'single_weight_erasure', 'state_gradient', 'state_gradient_entropy', 'summarize', 'wp_tvd',
     'word_permutations',
 ]

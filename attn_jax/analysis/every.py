@@ -14,12 +14,14 @@ analysis stages of `run.py` are the resumable, keyed way over a split.
 """
 
 import jax
+import jax.numpy as jnp
 
 from attn_jax.analysis import attention_erasure as er, contract, needs
 from attn_jax.analysis.adversarial_search import adversarial_attention, max_jsd_within
 from attn_jax.analysis.attention_erasure import decision_gradient, erase_until_flip, ranking, single_weight_erasure
 from attn_jax.analysis.importance_measures import state_gradient
 from attn_jax.analysis.attention_permutation import permutation_test
+from attn_jax.analysis.eraser_metrics import erasure_metrics, random_scores
 from attn_jax.core.registry import MEASURES
 
 
@@ -44,6 +46,9 @@ def _calls(model, adversary_steps: int, permutations: int) -> dict:
       'erase_until_flip': on_forward(lambda p, f, l, k: erase_until_flip(
           model, p, f.hidden, f.alpha, f.mask, ranking(f.alpha, f.mask))._asdict()),
       'state_gradient': lambda p, t, l, k: state_gradient(model, p, t, l),
+      # ERASER's curves of α's ranking beside a random one (rows 0 and 1 of each array)
+      'erasure_metrics': lambda p, t, l, k: erasure_metrics(model, p, t, l, jnp.concatenate(
+          [model.forward(p, t, l).alpha[None], random_scores(k, l, t.shape[1])]))._asdict(),
   }
 
 

@@ -33,6 +33,8 @@ class Need(NamedTuple):
 # The analyses that are not importance measures ([B, L] scores): the
 # measures' entries come from their `Measure` records (`MEASURES`).
 ANALYSES = {
+    # Deletes words and re-encodes: the forward alone (a forward-only model runs it), any classes.
+    'erasure_metrics': Need("ERASER §4.2 comprehensiveness and sufficiency"),
     'permutation_test': Need("J&W permutation", ('imposes_attention',)),
     'adversarial_attention': Need("J&W adversarial attention", ('imposes_attention',)),
     'single_weight_erasure': Need("S&S §4 single-weight erasure", ('imposes_attention',)),

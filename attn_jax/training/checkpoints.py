@@ -39,7 +39,7 @@ from typing import Any, Optional
 import jax
 import orbax.checkpoint as ocp
 
-from attn_jax.core import atomic_io, digests, leases
+from attn_jax.core import atomic_io, digests, interrupts, leases
 from attn_jax.core.errors import CheckpointError, StorageError
 from attn_jax.training import orbax_noise
 
@@ -175,13 +175,16 @@ class CheckpointStore:
     leases.verify(target)  # before the first byte
     staged = None
     try:
-      with orbax_noise.without_event_loop_tracebacks(), orbax_noise.quiet_logs():
-        staged = os.path.join(self._staging(target), f'{kind}-{step}')
-        if os.path.lexists(staged):
-          shutil.rmtree(staged, ignore_errors=True)  # our own, from a save that failed
-        self._checkpointer().save(staged, args=args)
-      _seal(staged)
-      self._commit(kind, step, staged, target)
+      # Ctrl-C waits for the commit: one interrupting orbax's save leaves its
+      # event loop's callbacks printing tracebacks (`interrupts`).
+      with interrupts.deferred():
+        with orbax_noise.without_event_loop_tracebacks(), orbax_noise.quiet_logs():
+          staged = os.path.join(self._staging(target), f'{kind}-{step}')
+          if os.path.lexists(staged):
+            shutil.rmtree(staged, ignore_errors=True)  # our own, from a save that failed
+          self._checkpointer().save(staged, args=args)
+        _seal(staged)
+        self._commit(kind, step, staged, target)
     except (leases.LeaseLost, StorageError):
       raise  # the lease's own line; or the disk's, the previous checkpoint intact
     except Exception as e:  # pylint: disable=broad-except
