@@ -53,6 +53,16 @@ def history(workdir):
     return [json.loads(line) for line in f]
 
 
+def padded_rows(split, rows):
+  """[len(rows), width] int32 tokens of a split's documents `rows`, padded to the longest."""
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  width = max(len(split.sequences[i]) for i in rows)
+  tokens = np.zeros((len(rows), width), np.int32)
+  for r, i in enumerate(rows):
+    tokens[r, :len(split.sequences[i])] = split.sequences[i]
+  return tokens
+
+
 def stage_dir(out, name):
   """The folder of the most complete results of stage `name` under `out`."""
   found = store.most_complete(str(out), name)

@@ -196,14 +196,11 @@ def test_the_stages_store_a_measure_registered_in_one_module_and_reuse_results_w
     restored = restore(str(workdir))
     test = load_dataset(cfg.data).splits['test']
     rows = [0, 1, 2]
-    width = max(len(test.sequences[i]) for i in rows)
-    tokens = np.zeros((len(rows), width), np.int32)
-    for r, i in enumerate(rows):
-      tokens[r, :len(test.sequences[i])] = test.sequences[i]
+    tokens = helpers.padded_rows(test, rows)
     expected = np.asarray(embedding_energy(restored.model, restored.params, jnp.asarray(tokens),
                                            jnp.asarray(test.lengths[rows])))
     for stage, name in (('gradient', 'toy'), ('importance', 'toy_meister')):
-      np.testing.assert_allclose(arrays[stage][name][rows, :width], expected, rtol=1e-5, err_msg=stage)
+      np.testing.assert_allclose(arrays[stage][name][rows, :tokens.shape[1]], expected, rtol=1e-5, err_msg=stage)
     assert 'tau_attention_toy' in arrays['kendall'] and 'attention_toy' in summaries['kendall']['pairs']
     assert 'toy_meister' in summaries['importance']['tau']
     assert {'toy', 'toy_evidence'} <= set(summaries['evidence']['measures'])

@@ -135,16 +135,13 @@ def test_gradient_stage_variants_equal_the_library_function(trained):
   restored = restore(str(workdir))
   test = load_dataset(cfg.data).splits['test']
   rows = [0, 1, 2]
-  width = max(len(test.sequences[i]) for i in rows)
-  tokens = np.zeros((len(rows), width), np.int32)
-  for r, i in enumerate(rows):
-    tokens[r, :len(test.sequences[i])] = test.sequences[i]
+  tokens = helpers.padded_rows(test, rows)
   lengths = test.lengths[rows]
   with np.load(os.path.join(helpers.stage_dir(workdir, 'gradient'), 'results.npz')) as f:
     for name, (target, detach, reduction) in GRADIENT_VARIANTS.items():
       expected = gradient_importance(restored.model, restored.params, tokens, lengths, target=target,
                                      detach_attention=detach, reduction=reduction)
-      np.testing.assert_allclose(f[name][rows, :width], expected, rtol=1e-4, atol=1e-7, err_msg=name)
+      np.testing.assert_allclose(f[name][rows, :tokens.shape[1]], expected, rtol=1e-4, atol=1e-7, err_msg=name)
 
 
 def test_a_killed_stage_resumes_where_it_stopped(trained, tmp_path, monkeypatch):
