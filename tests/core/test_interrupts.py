@@ -9,6 +9,15 @@ import pytest
 from attn_jax.core import interrupts
 
 
+@pytest.fixture(autouse=True)
+def python_s_own_sigint_handler():
+  """Python's own handler, as a terminal's Ctrl-C finds it; a CI job started
+  in the background may inherit SIGINT ignored."""
+  previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+  yield
+  signal.signal(signal.SIGINT, previous)
+
+
 def test_a_ctrl_c_inside_the_block_is_raised_after_it():
   done = []
   with pytest.raises(KeyboardInterrupt):
