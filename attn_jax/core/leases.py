@@ -521,11 +521,11 @@ def clear_stale(path: str, what: str, log: Callable[[str], None] = print) -> Non
     what: the work it guards, for the line said when it is removed.
     log: where that line goes.
   """
-  record = read_holder(path)
-  reason = stale_reason(path, record, stale_after_seconds())
+  record, stale_after = read_holder(path), stale_after_seconds()
+  reason = stale_reason(path, record, stale_after)
   if reason is None:
     return
-  _take_over(path, record, stale_after_seconds())
+  _take_over(path, record, stale_after)
   if not os.path.exists(path):
     log(f'{what}: removed the lease left by {describe(record)} ({reason}); its work is finished')
 

@@ -52,25 +52,27 @@ def test_a_ctrl_c_inside_orbax_s_save_waits_for_the_commit(tmp_path, monkeypatch
   """Ctrl-C while orbax writes: the save finishes and commits, then the run is
   interrupted, with no event-loop tracebacks after it (the fault suite's
   Ctrl-C in epoch 2 printed them once in 32 trials)."""
-  # Python's own handler, as a terminal's Ctrl-C finds it (a background CI job may inherit SIGINT ignored)
-  previous = signal.signal(signal.SIGINT, signal.default_int_handler)
   real_save = checkpoints_lib.ocp.Checkpointer.save
   def interrupted_save(self, directory, *args, **kwargs):
     os.kill(os.getpid(), signal.SIGINT)  # the Ctrl-C lands mid-save
     return real_save(self, directory, *args, **kwargs)
   monkeypatch.setattr(checkpoints_lib.ocp.Checkpointer, 'save', interrupted_save)
   params = {'w': jnp.arange(3.0)}
-  with pytest.raises(KeyboardInterrupt):
-    with CheckpointStore(str(tmp_path)) as store:
-      store.save_best(4, params, {'score': 0.5})
+  # Python's own handler, as a terminal's Ctrl-C finds it (a background CI job may inherit SIGINT ignored)
+  previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+  try:
+    with pytest.raises(KeyboardInterrupt):
+      with CheckpointStore(str(tmp_path)) as store:
+        store.save_best(4, params, {'score': 0.5})
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+  finally:
+    signal.signal(signal.SIGINT, previous)
   monkeypatch.undo()
   with CheckpointStore(str(tmp_path)) as store:
     restored, selection = store.restore_best(params)
   np.testing.assert_array_equal(restored['w'], np.arange(3.0))
   assert selection == {'score': 0.5}
   assert 'Traceback' not in capfd.readouterr().err
-  assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-  signal.signal(signal.SIGINT, previous)
 
 def test_saving_a_step_again_replaces_it(tmp_path):
   params = {'w': jnp.zeros(3)}
