@@ -34,4 +34,10 @@ PAPERS: dict[str, Paper] = {p.key: p for p in (
     # Beyond the four: attn-jax's own study, so no authors' repository.
     Paper('evidence', 'evidence', 'Known evidence: which importance measure finds bAbI\'s supporting facts',
           '', 'docs/known_evidence.md'),
+    # Beyond the four: which importance measure is faithful to the model, by
+    # erasure without retraining (ERASER: DeYoung et al., ACL 2020) and with it
+    # (ROAR: Hooker et al., NeurIPS 2019; recursive ROAR: Madsen et al.,
+    # Findings of EMNLP 2022, AndreasMadsen/nlp-roar-interpretability).
+    Paper('faithfulness', 'faithfulness', 'Which importance measure is faithful? ERASER and ROAR',
+          'AndreasMadsen/nlp-roar-interpretability', 'docs/faithfulness.md'),
 )}
