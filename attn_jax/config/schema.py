@@ -407,7 +407,7 @@ def validate(cfg: ml_collections.ConfigDict) -> None:
       raise ConfigError(f'analysis stage {name!r} needs known evidence per document, which '
                         f'{cfg.data.dataset} does not give; run it on {", ".join(having)}, or leave it '
                         'out of --config.analyses')
-  asked = experiments(cfg)
+  asked = [n for n in experiments(cfg) if cfg.model.hierarchical or not EXPERIMENTS[n].multi_class]
   if asked and (cfg.model.classes > 2 or cfg.model.hierarchical):
     # W&P's and Meister's experiments are their papers' binary tasks' (their
     # losses, TVD bounds and tables are for one output probability).

@@ -47,6 +47,7 @@ class Experiment:
   requires: experiments whose results it reads (`ctx.inputs[name]`).
   stages: analysis stages of the base model it reads (`ctx.stages[name]`).
   version: bumped when what it computes changes.
+  multi_class: it runs on flat models of more than two classes (False: binary only).
   """
   name: str
   paper: str
@@ -57,6 +58,7 @@ class Experiment:
   requires: tuple = ()
   stages: tuple = ()
   version: int = 1
+  multi_class: bool = False  # it runs on models of more than two classes too (not on a HAN)
 
 
 @dataclasses.dataclass
@@ -160,7 +162,8 @@ class ExperimentContext:
     predict = _jitted_predict(model, objective.logits)
     data = self.dataset.splits[split]
     probs = predict_split(predict, params, data, self.cfg.train.eval_batch_size, self.buckets(),
-                          member or {}, lambda index, width: objective.batch_inputs(split, index, width))
+                          member or {}, lambda index, width: objective.batch_inputs(split, index, width),
+                          model.num_classes)
     return evaluate_probs(data.labels, probs), probs
 
 

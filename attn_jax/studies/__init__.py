@@ -15,6 +15,7 @@ one program and analysed, with a table of mean ± 95 % CI over seeds.
     python -m attn_jax.studies report vector_seeds --root=workdirs/vector_seeds --save=results/vector_seeds --readme=docs/jain_wallace.md
     python -m attn_jax.studies run batch_seeds --only='sst_*'   # batch order as a random factor
     python -m attn_jax.studies run vector_workers   # vectors by 1 or 2 gensim threads, 5 seeds each
+    python -m attn_jax.studies run roar --only='sst_*' --one-at-a-time   # ROAR and recursive ROAR
 
 The `vector_seeds` study adds the vectors' own randomness to the J&W grid's
 BiLSTM + tanh rows of SST and IMDB: vector seed k with model seed k for
@@ -25,8 +26,9 @@ the two intervals side by side (reading the grid from `jw_grid` beside its
 root).
 """
 
-from attn_jax.studies import (batch_seeds, fidelity, jain_wallace_grid, jain_wallace_qa, meister_seeds,
-                              serrano_smith_models, vector_seeds, vector_workers, wiegreffe_pinter_table2)
+from attn_jax.studies import (batch_seeds, faithfulness_roar, fidelity, jain_wallace_grid, jain_wallace_qa,
+                              meister_seeds, serrano_smith_models, vector_seeds, vector_workers,
+                              wiegreffe_pinter_table2)
 from attn_jax.tables.report_registry import COMMANDS, Command
 from attn_jax.studies.arms import Arm, Study
 
@@ -48,6 +50,9 @@ STUDIES = {
     # learning rates (attn_jax.studies.meister_seeds).
     'meister_seeds': Study('meister_seeds', meister_seeds.ARMS, meister_seeds.ANALYSES, seeds=5,
                            description=meister_seeds.__doc__.split('\n\n')[0], kind='meister_seeds'),
+    # ROAR and recursive ROAR on J&W's BiLSTM + tanh rows, 3 seeds (attn_jax.studies.faithfulness_roar).
+    'roar': Study('roar', faithfulness_roar.ARMS, faithfulness_roar.ANALYSES, seeds=3,
+                  description=faithfulness_roar.__doc__.split('\n\n')[0], kind='roar'),
     'ss_models': Study('ss_models', serrano_smith_models.ARMS, serrano_smith_models.ANALYSES, seeds=1,
                        description=serrano_smith_models.__doc__.split('\n\n')[0], kind='ss'),
     # Vector seed k with model seed k, k = 1..4 (one model per arm); k = 0 is

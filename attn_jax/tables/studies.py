@@ -22,7 +22,7 @@ import os
 
 from attn_jax import config as config_lib
 from attn_jax.core import atomic_io, errors
-from attn_jax.core.registry import STAGES
+from attn_jax.core.registry import EXPERIMENTS, STAGES
 from attn_jax.papers import published
 from attn_jax.analysis import statistics, verdicts
 from attn_jax.tables import jain_wallace_reference, serrano_smith_models_report as serrano_smith_models, serrano_smith_recipe
@@ -393,6 +393,10 @@ def save(study, root: str, target: str) -> None:
           relative = os.path.relpath(found.directory, source)
           atomic_io.write_json(os.path.join(dest, relative, 'summary.json'), store.summary_copy(found))
           store.copy_kept(found, os.path.join(dest, relative))  # the stage's small per-document arrays
+      for experiment in EXPERIMENTS.names():  # an experiment's summary (its pointer copy)
+        summary = os.path.join(source, 'experiments', experiment, 'summary.json')
+        if os.path.exists(summary):
+          atomic_io.copy_file(summary, os.path.join(dest, 'experiments', experiment, 'summary.json'))
   study_results.copy_records(root, target, saved)
 
 

@@ -163,3 +163,28 @@ def test_integrated_gradients_refuse_a_bad_setting():
     analysis.integrated_gradients(model, params, tokens, lengths, steps=0)
   with pytest.raises(ValueError, match='baseline'):
     analysis.integrated_gradients(model, params, tokens, lengths, baseline='mean')
+
+
+@pytest.mark.parametrize('classes,target', [(2, 'prob'), (2, 'logit'), (3, 'prob')])
+def test_gradient_norm_equals_a_float64_loop(classes, target):
+  """‖∂f/∂e_t‖₂ against the float64 loop's gradient; on two classes, normalised
+  over the words, it is Meister's g_ŷ(x) (`input_gradient`)."""
+  model, params = model_of(classes)
+  docs, tokens, lengths = _batch()
+  got = np.asarray(analysis.gradient_norm(model, params, tokens, lengths, target=target))
+  for row, doc in enumerate(docs):
+    n = len(doc)
+    with jax.enable_x64(True):
+      p64 = to_f64(params)
+      ids = jnp.asarray(doc[None], jnp.int32)
+      e = np.asarray(model.embed(p64, ids)[0], np.float64)
+      z = np.asarray(model.forward(p64, ids, x64_lengths([n])).logits[0])
+      chosen = jnp.asarray(int(np.argmax(z)) if z.ndim == 1 else 0)
+      _, g = _naive_grad(model, p64, jnp.asarray(doc, jnp.int32), jnp.asarray(e), target, chosen)
+    expected = np.linalg.norm(np.asarray(g), axis=-1)
+    expected[0] = expected[-1] = 0.0
+    np.testing.assert_allclose(got[row, :n], expected, rtol=1e-4, atol=1e-4 * expected.max())
+    assert np.all(got[row, n:] == 0.0)
+  if classes == 2 and target == 'prob':
+    meister = np.asarray(analysis.input_gradient(model, params, tokens, lengths))
+    np.testing.assert_allclose(got / got.sum(axis=1, keepdims=True), meister, rtol=1e-5, atol=1e-7)
