@@ -200,13 +200,16 @@ def _run(ctx: ExperimentContext, recursive: bool):
   previous, previous_fraction = None, (0, 1)
   for j, k in enumerate(ks):
     set_name = f'k{round(100 * k):02d}'
-    path = os.path.join(ctx.group_dir(set_name), RANKS_FILE)
-    tables = _saved_tables(path)
+    # ROAR ranks once (the base model's ranking serves every k, kept beside
+    # the first k's models); recursive ROAR ranks at every k.
+    ranked_in = set_name if recursive or j == 0 else f'k{round(100 * ks[0]):02d}'
+    path = os.path.join(ctx.group_dir(ranked_in), RANKS_FILE)
+    tables = _saved_tables(path) if recursive or j == 0 else tables
     if tables is None:
       ctx.log(f'{ctx.name}: ranking every split by {", ".join(names)} for k = {k:g}')
       tables = rank_tables(ctx, *ranked_by, names, previous, previous_fraction, mask_id,
                            step=j if recursive else 0)
-      os.makedirs(ctx.group_dir(set_name), exist_ok=True)
+      os.makedirs(ctx.group_dir(ranked_in), exist_ok=True)
       _save_tables(path, tables)
     fraction = _ratio(k)
     objective = masked_training.masked_objective(loss, tables, range(len(names)), [fraction] * len(names),
