@@ -109,7 +109,8 @@ def eraser_chunks(ctx, batch, keys, names: tuple) -> tuple[int, Optional[int]]:
   analysis read (`AnalysisContext.temp_bytes`; the run then uses that
   compilation): where it fits, or where there is no analysis (a batch split
   over devices) or no budget, it is the one. Otherwise as many documents
-  as fit; where one document alone does not, its variant rows a chunk at a
+  as fit (extrapolated from one document's and `docs_per_chunk`'s, then
+  measured); where one document alone does not, its variant rows a chunk at a
   time (the rows' share measured on `_PROBE_ROWS`, the program's fixed part
   counted per row: conservative).
   """
@@ -122,11 +123,12 @@ def eraser_chunks(ctx, batch, keys, names: tuple) -> tuple[int, Optional[int]]:
   if full is None or full <= budget:
     return most, None
   one = measure(1, None)
-  if one <= budget:
-    docs = int(min(most - 1, budget // max(one, 1)))
-    while docs > 1 and measure(docs, None) > budget:
+  if one <= budget:  # then most > 1: the documents' share of `full`, the rest fixed
+    per_doc = max((full - one) / (most - 1), 1.0)
+    docs = int(min(most - 1, 1 + (budget - one) // per_doc))
+    while docs > 1 and measure(docs, None) > budget:  # the chosen program is compiled anyway
       docs -= 1
-    return max(docs, 1), None
+    return docs, None
   per_row = measure(1, _PROBE_ROWS) / _PROBE_ROWS
   return 1, int(max(1, budget // max(per_row, 1)))
 
