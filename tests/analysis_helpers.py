@@ -2,6 +2,8 @@
 the tests of `attn_jax.analysis`."""
 
 import functools
+import math
+from fractions import Fraction
 
 import jax
 import jax.numpy as jnp
@@ -83,3 +85,26 @@ def naive_average_precision(scores, evidence, n_words):
     new = [i for i in range(n_words) if s[i] == threshold and e[i]]
     total += len(new) / relevant * sum(e[i] for i in at) / len(at)
   return total
+
+
+# ERASER (`eraser_metrics`): one document, one measure, one fraction, by the definitions.
+
+def naive_count(n, fraction, rounding='floor', min_words=0):
+  exact = Fraction(str(fraction)) * n
+  count = {'floor': math.floor(exact), 'ceil': math.ceil(exact), 'round': math.floor(exact + Fraction(1, 2))}
+  return min(max(count[rounding], min_words), n)
+
+
+def naive_top(scores, count):
+  """The `count` highest-scored of n words (indices 0 .. n − 1), ties to the earlier, in document order."""
+  return sorted(sorted(range(len(scores)), key=lambda i: (-scores[i], i))[:count])
+
+
+def naive(distribution, words, scores, fraction, **counting):
+  """(comprehensiveness, sufficiency, count) of one document, one measure, one fraction."""
+  full = distribution(words)
+  predicted = int(np.argmax(full))
+  top = naive_top(scores, naive_count(len(words), fraction, **counting))
+  without = distribution(np.delete(words, top))
+  alone = distribution(np.asarray(words)[top])
+  return full[predicted] - without[predicted], full[predicted] - alone[predicted], len(top)

@@ -162,7 +162,7 @@ def columns(stage: Optional[str] = None) -> dict:
   return out
 
 
-def key_items(stage: str, keyed: Iterable[str]) -> dict:
+def key_items(stage: str, keyed: Iterable[str], now: Optional[Iterable[str]] = None) -> dict:
   """What a stage's key adds for the measures it stores.
 
   A stage's results were first keyed when it stored `keyed`; while it
@@ -174,11 +174,14 @@ def key_items(stage: str, keyed: Iterable[str]) -> dict:
   Args:
     stage: the stage's name (`Measure.stored_as`).
     keyed: the array names it stored when its results were first keyed.
+    now: the names it stores today, where they are not those naming it in
+      `Measure.stored_as` (a stage that scores every registered measure);
+      None: those.
 
   Returns:
     {} or {'measures': [array names, in registry order]}.
   """
-  now = list(stored(stage))
+  now = list(stored(stage)) if now is None else list(now)
   return {} if now == list(keyed) else {'measures': now}
 
 

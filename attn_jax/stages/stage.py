@@ -180,6 +180,9 @@ class Stage:
     stores none. Its key names the measures only once they differ
     (`measure.key_items`), so a measure registered for it later gives new
     results a new key and leaves the saved ones where they are.
+  measures: () -> the names of the measures it stores now, where they are
+    not those naming it in `Measure.stored_as` (the `eraser` stage scores
+    every registered measure); None: those. Read when its key is made.
   """
   name: str
   paper: str
@@ -199,6 +202,7 @@ class Stage:
   check: Optional[Callable[[AnalysisContext, Batch], None]] = None
   kept: Optional[Callable[[Arrays, dict], Arrays]] = None
   keyed_measures: Optional[tuple] = None
+  measures: Optional[Callable[[], tuple]] = None
 
   def key_settings(self, analysis: ml_collections.ConfigDict) -> dict:
     """The values of its section that change its results: its key's `settings`.
@@ -214,7 +218,8 @@ class Stage:
     values = analysis.get(self.name)
     items = self.section.key_items(values.to_dict()) if isinstance(values, ml_collections.ConfigDict) else {}
     if self.keyed_measures is not None:
-      items.update(measure.key_items(self.name, self.keyed_measures))
+      items.update(measure.key_items(self.name, self.keyed_measures,
+                                     None if self.measures is None else self.measures()))
     return items
 
 

@@ -341,8 +341,8 @@ COMMANDS.register(Command('training', 10, 'WORKDIR_OR_RESULTS_DIR ... [--save re
 COMMANDS.register(Command('data', 20, '[SAVED.json] [--save results]',
                           "split sizes and vocabularies beside J&W's", _data))
 COMMANDS.register(Command('analyses', 30, 'WORKDIR_OR_RESULTS_DIR ... [--save results] [--block NAME]',
-                          'every stage\'s numbers beside the published ones (J&W, S&S; known evidence)',
-                          _analyses, papers=('jw', 'ss', 'evidence')))
+                          'every stage\'s numbers beside the published ones (J&W, S&S; known evidence; ERASER)',
+                          _analyses, papers=('jw', 'ss', 'evidence', 'faithfulness')))
 
 
 # -------------------------------------------- the reproduction report's part

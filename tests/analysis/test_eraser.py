@@ -7,9 +7,6 @@ baseline's keys, ties, documents shorter than 1/k words, chunking under
 jit, the refusals, and a planted model on which a perfect ranking scores
 above a random one."""
 
-import math
-from fractions import Fraction
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -21,7 +18,7 @@ from attn_jax.analysis import needs
 from attn_jax.data.vocabulary import EOS, SOS
 from attn_jax.models import adapters, masks, projections
 from attn_jax.models.interface import InterfaceError
-from analysis_helpers import documents, pad, setup, to_f64
+from analysis_helpers import documents, naive, naive_top, pad, setup, to_f64
 from test_qa_analyses import documents as qa_documents, one, qa_setup, softmax
 
 D, VOCAB = 5, 30
@@ -63,27 +60,6 @@ def distribution64(p, words):
     y = 1.0 / (1.0 + np.exp(-z))
     return np.array([1.0 - y, y])
   return softmax(z)
-
-
-def naive_count(n, fraction, rounding='floor', min_words=0):
-  exact = Fraction(str(fraction)) * n
-  count = {'floor': math.floor(exact), 'ceil': math.ceil(exact), 'round': math.floor(exact + Fraction(1, 2))}
-  return min(max(count[rounding], min_words), n)
-
-
-def naive_top(scores, count):
-  """The `count` highest-scored of n words (indices 0 .. n − 1), ties to the earlier, in document order."""
-  return sorted(sorted(range(len(scores)), key=lambda i: (-scores[i], i))[:count])
-
-
-def naive(distribution, words, scores, fraction, **counting):
-  """(comprehensiveness, sufficiency, count) of one document, one measure, one fraction."""
-  full = distribution(words)
-  predicted = int(np.argmax(full))
-  top = naive_top(scores, naive_count(len(words), fraction, **counting))
-  without = distribution(np.delete(words, top))
-  alone = distribution(np.asarray(words)[top])
-  return full[predicted] - without[predicted], full[predicted] - alone[predicted], len(top)
 
 
 def measures(tokens, lengths, seed=0):

@@ -42,7 +42,7 @@ def stage_files(workdir, name):
 def test_every_stage_writes_results_summary_and_figures(trained):
   workdir, cfg, _ = trained
   figures = {'kendall': 1, 'permutation': 1, 'adversarial': 1, 'erasure': 2, 'importance': 1,
-             'state_importance': 1, 'evidence': 1}
+             'state_importance': 1, 'evidence': 1, 'eraser': 1}
   for name in config_lib.ANALYSES:
     files = stage_files(workdir, name)
     assert 'results.npz' in files and 'summary.json' in files and 'partial.npz' not in files

@@ -123,6 +123,25 @@ def test_set_takes_analysis_settings_only_and_names_a_misspelt_one():
     analysis_overrides(['analysis.sample_doc=5'])
   with pytest.raises(ConfigError, match='write KEY=VALUE'):
     analysis_overrides(['analysis.sample_docs'])
+  # The stages an arm runs are an analysis setting: one stage added to trained arms, or none.
+  assert analysis_overrides(['analyses=eraser', 'analyses=']) == {'analyses': ''}
+  assert analysis_overrides(['analyses=eraser']) == {'analyses': 'eraser'}
+
+
+@pytest.mark.heavy
+def test_set_analyses_runs_one_more_stage_on_the_trained_arms_alone(tmp_path):
+  from attn_jax.studies.__main__ import analysis_overrides  # pylint: disable=g-import-not-at-top
+  study = Study('tiny_eraser', TINY.arms[1:], analyses='', seeds=2, description='a test')
+  quiet = {'train.progress': False}
+  with jax.numpy_dtype_promotion('standard'):
+    runner.run(study, str(tmp_path), overrides=quiet, log=lambda _: None)  # trained, no analysis
+    logs = []
+    runner.run(study, str(tmp_path), overrides={**analysis_overrides(['analyses=eraser', 'analysis.max_docs=4']),
+                                                **quiet}, log=logs.append)
+  assert any('training already finished' in line for line in logs)
+  assert [line.split(':')[0] for line in logs if ' documents in ' in line] == ['eraser', 'eraser']  # a seed each
+  for seed in ('seed0', 'seed1'):
+    assert [p.name for p in (tmp_path / TINY.arms[1].name / seed / 'analyses').iterdir()] == ['eraser']
 
 
 def test_a_pattern_holds_apart_only_when_every_interval_is_apart():
