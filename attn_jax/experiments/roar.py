@@ -42,7 +42,7 @@ from attn_jax.core.registry import EXPERIMENTS, MEASURES, Section
 from attn_jax.data import split_batches, vocabulary
 from attn_jax.experiments.experiment import Experiment, ExperimentContext, comma_floats
 from attn_jax.models import build_model
-from attn_jax.plots import faithfulness_roar
+from attn_jax.plots import roar_figures
 from attn_jax.training.loss import LOSSES
 from attn_jax.training import masked_training
 
@@ -273,9 +273,9 @@ def _section(recursive: bool) -> Section:
 ROAR = EXPERIMENTS.register(Experiment(
     name='roar', paper='faithfulness', order=70, section=_section(False), multi_class=True,
     run=lambda ctx: _run(ctx, recursive=False),
-    figures=lambda arrays, summary, directory: faithfulness_roar.accuracy_curves(summary, directory)))
+    figures=lambda arrays, summary, directory: roar_figures.accuracy_curves(summary, directory)))
 
 RECURSIVE_ROAR = EXPERIMENTS.register(Experiment(
     name='recursive_roar', paper='faithfulness', order=71, section=_section(True), multi_class=True,
     run=lambda ctx: _run(ctx, recursive=True),
-    figures=lambda arrays, summary, directory: faithfulness_roar.accuracy_curves(summary, directory)))
+    figures=lambda arrays, summary, directory: roar_figures.accuracy_curves(summary, directory)))

@@ -41,7 +41,7 @@ METRICS = ('comprehensiveness', 'sufficiency')
 # it are not read as if they had it.
 ERASER_KEYED = ('gradient_importance', 'gradient_importance_logit', 'gradient_importance_attached',
                 'gradient_importance_all_heads', 'input_gradient', 'leave_one_out', 'hidden_gradient',
-                'attention_deletion', 'gradient_x_input', 'integrated_gradients')
+                'attention_deletion', 'gradient_norm', 'gradient_x_input', 'integrated_gradients')
 # The equivalence margin of the verdicts, in AOPC units (a change of p(ŷ)
 # averaged over the bins): 0.02, the margin the project uses for other
 # probabilities (accuracy, F1, evidence AP; `verdicts.MARGINS`), set before

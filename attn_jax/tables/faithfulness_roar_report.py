@@ -26,7 +26,7 @@ import numpy as np
 
 from attn_jax.analysis import statistics, verdicts
 from attn_jax.core import atomic_io
-from attn_jax.plots import faithfulness_roar
+from attn_jax.plots import roar_figures
 from attn_jax.tables import study_results
 from attn_jax.tables.common import plain, root_of, with_notes, write_blocks
 from attn_jax.tables.report_registry import TABLES, Table
@@ -104,7 +104,7 @@ def arm_rows(label: str, summaries: list[dict], figure_stem: str | None) -> tupl
       cis = [statistics.t_interval(v[:, j]) for j in range(v.shape[1])]
       bands[n] = (np.array([c['mean'] - c['half_width'] if c['n'] > 1 else c['mean'] for c in cis]),
                   np.array([c['mean'] + c['half_width'] if c['n'] > 1 else c['mean'] for c in cis]))
-    faithfulness_roar.study_curves(ks, means, bands, f'{label} ({len(curves)} seeds)', figure_stem)
+    roar_figures.study_curves(ks, means, bands, f'{label} ({len(curves)} seeds)', figure_stem)
   return rows, tests, notes
 
 
