@@ -4,8 +4,9 @@ grid or QA study), erasure without retraining (ERASER's AOPC above random,
 the `eraser` stage over seeds) and removal with retraining (ROAR's area
 between random's accuracy curve and the measure's, the `roar` study).
 
-    python -m attn_jax.tables.faithfulness_views --row sst_bilstm_tanh=results/jw_grid/sst_bilstm_tanh \\
-        --eraser results/eraser --roar results/roar --readme docs/faithfulness.md
+    python -m attn_jax.tables.faithfulness_views \\
+        --row sst_bilstm_tanh results/jw_grid/sst_bilstm_tanh results/eraser/jw_grid/sst_bilstm_tanh-3seeds \\
+        --roar results/roar --readme docs/faithfulness.md
 
 Each cell is a mean ± 95 % Student-t half-width over seeds with the verdict
 of `verdicts.compare` against random (ERASER: paired by seed at the stage's
@@ -106,15 +107,15 @@ def rows(name: str, grid_arm: str, eraser_arm: str, roar_arm: str) -> tuple[list
 
 def main(argv=None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-  parser.add_argument('--row', action='append', default=[], help='NAME=GRID_ARM_FOLDER (repeatable)')
-  parser.add_argument('--eraser', required=True, help='the root whose <NAME>/ arms hold eraser results')
+  parser.add_argument('--row', action='append', nargs=3, default=[], metavar=('NAME', 'GRID_ARM', 'ERASER_ARM'),
+                      help='a row: its name (its folder in --roar), the J&W study arm holding its τ, and the '
+                           'study arm holding its eraser results (repeatable)')
   parser.add_argument('--roar', required=True, help='the roar study root (<NAME>/ arms)')
   parser.add_argument('--readme', action='append', default=[])
   args = parser.parse_args(argv)
   table, notes = [HEADER], []
-  for spec in args.row:
-    name, _, grid_arm = spec.partition('=')
-    r, n = rows(name, grid_arm, os.path.join(args.eraser, name), os.path.join(args.roar, name))
+  for name, grid_arm, eraser_arm in args.row:
+    r, n = rows(name, grid_arm, eraser_arm, os.path.join(args.roar, name))
     table += r
     notes += n
   notes.append('mean ± 95 % Student-t half-width over seeds; ERASER: each seed\'s mean AOPC minus random\'s '
@@ -125,7 +126,7 @@ def main(argv=None) -> None:
     source = os.path.relpath(args.roar, root_of(readme))
     write_blocks(readme, BLOCK, with_notes(table, notes),
                  'python -m attn_jax.tables.faithfulness_views ' + ' '.join(
-                     [f'--row {r}' for r in args.row] + [f'--eraser {args.eraser}', f'--roar {args.roar}']),
+                     [f'--row {" ".join(r)}' for r in args.row] + [f'--roar {args.roar}']),
                  [f'{source}/<row>/<seed>/experiments/*/summary.json'], optional=True)
 
 
