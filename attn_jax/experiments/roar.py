@@ -264,10 +264,8 @@ def _initial(ctx, member):
 
 
 def _section(recursive: bool) -> Section:
-  return Section(_defaults, _check, choices={'rounding': ('floor', 'ceil', 'round')},
-                 help={'measures': 'importance measures whose top words are masked (alpha, random, registered)',
-                       'fractions': 'the fractions k of each document\'s words masked, increasing'},
-                 runtime=('batch_size',))
+  # No `help`: run.py's --help lists every key; docs/faithfulness.md says what each does.
+  return Section(_defaults, _check, choices={'rounding': ('floor', 'ceil', 'round')}, runtime=('batch_size',))
 
 
 ROAR = EXPERIMENTS.register(Experiment(

@@ -213,12 +213,4 @@ ERASER = STAGES.register(Stage(
             margin=MARGIN, docs_per_chunk=4, max_chunk_bytes=CHUNK_BYTES),
         runtime=('docs_per_chunk', 'max_chunk_bytes'),
         choices={'rounding': ('floor', 'ceil', 'round'), 'normaliser': ('bins', 'bins_plus_one')},
-        check=_check_section,
-        help={'fractions': "the shares k of each document's words removed or kept (ERASER's 1, 5, 10, 20, 50 %)",
-              'rounding': 'how many words k % of n is: floor (ERASER\'s baseline code), ceil or round',
-              'min_words': 'the fewest words a fraction covers (0: 1 % of a short sentence is no word)',
-              'normaliser': "AOPC's divisor: bins (ERASER's code) or bins_plus_one (the paper's formula)",
-              'random_rankings': 'random rankings scored beside the measures (their mean is the baseline)',
-              'margin': 'equivalence margin of the verdicts, in AOPC (a change of p(ŷ))',
-              'docs_per_chunk': 'the most documents whose variant rows run at once (runtime)',
-              'max_chunk_bytes': "a chunk's temporary memory budget, from XLA's memory analysis (runtime)"})))
+        check=_check_section)))

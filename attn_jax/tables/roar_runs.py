@@ -57,7 +57,10 @@ def _command(parser, args, argv) -> None:
 
 COMMANDS.register(Command('faithfulness', 55, 'RUN ...',
                           "ROAR's and recursive ROAR's accuracy curves and areas against random",
-                          _command, papers=('faithfulness',)))
+                          _command, papers=('faithfulness',),
+                          # ERASER, a stage, is in `report analyses`: this one reads runs of the experiments.
+                          applies=lambda cfg: bool({e.name for e in EXPERIMENTS.of_paper('faithfulness')}
+                                                   & {n.strip() for n in str(cfg.experiments).split(',')})))
 
 
 def _sections(runs) -> list[render.Section]:

@@ -29,7 +29,10 @@ def test_help_lists_configs_variants_and_keys():
     assert f'--config.{key} ' in out
   for key, _ in config_lib.flat_items(config_lib.default_config('sst', 'bilstm')):
     assert key.partition('.')[2 if '.' in key else 0] in out  # every key, under its group
-  assert len(out.splitlines()) <= 80, 'keep --help readable'
+  # 80 lines until the faithfulness paper's stage and two experiments (2026-12-08): their sections'
+  # keys (listed above, as every key is) and their names in the analyses and experiments lines
+  # took it to 87, with none of their keys in "Often used".
+  assert len(out.splitlines()) <= 88, 'keep --help readable'
 
 
 @pytest.mark.parametrize('flag,says', [
@@ -50,7 +53,7 @@ def test_a_flag_that_does_not_parse_is_one_line(tmp_path, flag, says):
     ('epochs', "did you mean 'train.epochs' or 'vectors.epochs'?", 'valid keys at the top level: '
      'analyses, compilation_cache, devices, experiments, name, seed, sweep'),
     ('analysis.lo.mode', "did you mean 'analysis.loo.mode'?", 'config groups in analysis: '
-     'analysis.adversarial, analysis.erasure, analysis.importance, analysis.loo'),
+     'analysis.adversarial, analysis.eraser, analysis.erasure, analysis.importance, analysis.loo'),
 ])
 def test_unknown_override_names_the_groups_and_closest_key(key, hint, lists):
   message = config_lib.unknown_override(config_lib.default_config('synthetic', 'bilstm'), [key])
