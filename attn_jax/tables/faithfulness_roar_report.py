@@ -142,10 +142,11 @@ def table(study, root: str, save_to, readme, reference) -> list[list[str]]:
   print(plain(table_rows) + '\n' + '\n'.join(notes))
   if readme:
     source = os.path.relpath(root, root_of(readme))
+    ran = [e for e, _ in EXPERIMENTS if any(_summaries(os.path.join(root, study.folder_name(a)), e)
+                                            for a in study.arms)]
     write_blocks(readme, f'{study.name}-table', with_notes(table_rows, notes),
                  f'python -m attn_jax.studies report {study.name} --root={source}',
-                 [f'{source}/<arm>/<seed>/experiments/roar/summary.json',
-                  f'{source}/<arm>/<seed>/experiments/recursive_roar/summary.json', f'{source}/study.json'],
+                 [f'{source}/<arm>/<seed>/experiments/{e}/summary.json' for e in ran] + [f'{source}/study.json'],
                  optional=True)
   return table_rows
 

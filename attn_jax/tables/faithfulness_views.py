@@ -123,11 +123,24 @@ def main(argv=None) -> None:
                'ABC = ∫(random − measure) dk; each against 0: ' + verdicts.LEGEND)
   print(plain(table) + '\n' + '\n'.join(notes))
   for readme in args.readme:
-    source = os.path.relpath(args.roar, root_of(readme))
     write_blocks(readme, BLOCK, with_notes(table, notes),
                  'python -m attn_jax.tables.faithfulness_views ' + ' '.join(
                      [f'--row {" ".join(r)}' for r in args.row] + [f'--roar {args.roar}']),
-                 [f'{source}/<row>/<seed>/experiments/*/summary.json'], optional=True)
+                 _sources(args, readme), optional=True)
+
+
+def _sources(args, readme: str) -> list[str]:
+  """The files the table reads that exist: the ROAR summaries, the eraser summaries, the J&W arms' τ."""
+  base = root_of(readme)
+  found = []
+  if any(roar._summaries(os.path.join(args.roar, name), e) for name, _, _ in args.row for e, _ in roar.EXPERIMENTS):  # pylint: disable=protected-access
+    found.append(f'{os.path.relpath(args.roar, base)}/<row>/<seed>/experiments/*/summary.json')
+  for _, grid_arm, eraser_arm in args.row:
+    if faithfulness.arm_summaries(eraser_arm):
+      found.append(f'{os.path.relpath(eraser_arm, base)}/<seed>/analyses/eraser/*/summary.json')
+    if os.path.isdir(grid_arm):
+      found.append(f'{os.path.relpath(grid_arm, base)}/<seed>/analyses/kendall/*/summary.json')
+  return found
 
 
 if __name__ == '__main__':
