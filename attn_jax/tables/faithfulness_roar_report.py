@@ -104,7 +104,7 @@ def arm_rows(label: str, summaries: list[dict], figure_stem: str | None) -> tupl
       cis = [statistics.t_interval(v[:, j]) for j in range(v.shape[1])]
       bands[n] = (np.array([c['mean'] - c['half_width'] if c['n'] > 1 else c['mean'] for c in cis]),
                   np.array([c['mean'] + c['half_width'] if c['n'] > 1 else c['mean'] for c in cis]))
-    roar_figures.study_curves(ks, means, bands, f'{label} ({len(curves)} seeds)', figure_stem)
+    roar_figures.study_curves(ks, means, bands, f'{label} ({len(curves)} seed{"" if len(curves) == 1 else "s"})', figure_stem)
   return rows, tests, notes
 
 
