@@ -91,7 +91,7 @@ class ErasureCurves(NamedTuple):
   counts: jnp.ndarray             # [K, B] top words per fraction
 
 
-def _ratio(fraction: float) -> tuple[int, int]:
+def fraction_ratio(fraction: float) -> tuple[int, int]:
   """A fraction in (0, 1] as integers (p, q), so that k·n is rounded without float error."""
   if not 0.0 < float(fraction) <= 1.0:
     raise ValueError(f'fractions must lie in (0, 1], not {fraction!r}')
@@ -129,7 +129,7 @@ def word_counts(lengths: jnp.ndarray, fractions: tuple = FRACTIONS, rounding: Ro
   n = jnp.maximum(lengths.astype(jnp.int32) - 2, 0)
   rows = []
   for fraction in fractions:
-    p, q = _ratio(fraction)
+    p, q = fraction_ratio(fraction)
     scaled = p * n  # int32: p <= q <= 10⁴, so n may reach 2·10⁵ words
     if rounding == 'floor':
       count = scaled // q

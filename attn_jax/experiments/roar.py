@@ -89,11 +89,6 @@ def _check(section, cfg) -> str | None:
   return None
 
 
-def _ratio(fraction: float) -> tuple[int, int]:
-  p, q = eraser_metrics._ratio(fraction)  # pylint: disable=protected-access  (one exact reading of k)
-  return p, q
-
-
 def _scores_fn(model, name: str) -> Callable:
   """(params, tokens, lengths, keys) -> [B, L] scores of measure `name` on `model`."""
   if name == ALPHA:
@@ -211,7 +206,7 @@ def _run(ctx: ExperimentContext, recursive: bool):
                            step=j if recursive else 0)
       os.makedirs(ctx.group_dir(ranked_in), exist_ok=True)
       _save_tables(path, tables)
-    fraction = _ratio(k)
+    fraction = eraser_metrics.fraction_ratio(k)  # k as integers, as ERASER's counts read it
     objective = masked_training.masked_objective(loss, tables, range(len(names)), [fraction] * len(names),
                                                  mask_id, section.rounding)
     trained = masked_ctx.train(set_name, {n: member for n in names}, objective,
